@@ -1,0 +1,486 @@
+//! Arguments of `reduce` and `doctor`, and their translation into [`ReduceOptions`].
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::oracle::OracleSpec;
+use crate::reduce::{self, PassName, ReduceError, ReduceOptions};
+use crate::tree::{IgnoreRules, parse_rel_path};
+
+/// Options that decide whether a run shows the same failure.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Oracle")]
+pub struct OracleArgs {
+    /// Require the combined output to match this regular expression (replaces the learned
+    /// signature).
+    #[arg(long, value_name = "REGEX")]
+    pub expect: Option<String>,
+
+    /// Require the normalised output to contain this text (replaces the learned signature).
+    #[arg(long, value_name = "TEXT")]
+    pub signature: Option<String>,
+
+    /// Require exactly this exit status (the output may change freely unless --expect or
+    /// --signature is given). Use 0 for tests that succeed when the input is interesting.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub exit_code: Option<i32>,
+
+    /// Require exactly the termination the baseline shows: the same signal or exit status.
+    #[arg(long)]
+    pub process_failure: bool,
+
+    /// Accept any non-zero exit, whatever the output: a bare oracle that may keep a
+    /// different failure than the one you meant.
+    #[arg(long)]
+    pub any_failure: bool,
+
+    /// Reduce even when the command also fails on an empty tree.
+    #[arg(long)]
+    pub allow_trivial: bool,
+}
+
+/// Options that decide which entries of SOURCE take part.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Tree")]
+pub struct TreeArgs {
+    /// Leave out every entry with this basename (repeatable; built-in: .git, target,
+    /// node_modules, __pycache__, .pytest_cache and other generated directories).
+    #[arg(long, value_name = "NAME")]
+    pub ignore: Vec<String>,
+
+    /// Leave out this relative path and everything below it (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub ignore_path: Vec<String>,
+
+    /// Never delete this relative path (file or directory); wins over every ignore rule
+    /// (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub keep: Vec<String>,
+
+    /// Apply SOURCE/.gitignore.
+    #[arg(long)]
+    pub gitignore: bool,
+
+    /// Apply this gitignore-style rule file, scoped to SOURCE (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub gitignore_file: Vec<PathBuf>,
+
+    /// Also apply nested .gitignore files, each within its own directory.
+    #[arg(long)]
+    pub gitignore_recursive: bool,
+}
+
+/// Options of how the command runs.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Running")]
+pub struct RunArgs {
+    /// Kill a run after this long, e.g. 30s, 500ms, 2m [default: 3 x the slowest baseline
+    /// run, at least 10s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// Run this many candidates at once [default: the number of cores]. The result does not
+    /// depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Set an environment variable for the command (repeatable). Only the names and a digest
+    /// are recorded, never the values.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+
+    /// Baseline runs before reduction; all must agree.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub baseline_runs: usize,
+}
+
+/// A reduction pass.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum PassArg {
+    /// Empty each file; strip blank and comment lines.
+    Prelude,
+    /// Delete files and directories.
+    Files,
+    /// Delete lines, to 1-minimality.
+    Lines,
+}
+
+impl From<PassArg> for PassName {
+    fn from(p: PassArg) -> PassName {
+        match p {
+            PassArg::Prelude => PassName::Prelude,
+            PassArg::Files => PassName::Files,
+            PassArg::Lines => PassName::Lines,
+        }
+    }
+}
+
+/// `repromin reduce`.
+#[derive(Debug, Args, Clone)]
+pub struct ReduceArgs {
+    /// The tree to reduce. It is only read.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+
+    /// Where to publish the reduced tree; must not exist. The report goes to
+    /// OUTPUT.repromin/.
+    #[arg(value_name = "OUTPUT")]
+    pub output: PathBuf,
+
+    /// The failing command, run with a copy of the tree as its working directory. Exit
+    /// status 125 means "cannot tell" and never counts as the failure.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+
+    #[command(flatten)]
+    /// Oracle options.
+    pub oracle: OracleArgs,
+
+    #[command(flatten)]
+    /// Tree options.
+    pub tree: TreeArgs,
+
+    #[command(flatten)]
+    /// Running options.
+    pub run: RunArgs,
+
+    /// Stop after trying this many candidates and publish the last reproducing state.
+    #[arg(long, value_name = "N", help_heading = "Budget")]
+    pub max_attempts: Option<u64>,
+
+    /// Stop reducing after this long and publish the last reproducing state.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Budget")]
+    pub max_duration: Option<Duration>,
+
+    /// The passes to run, comma-separated [default: all].
+    #[arg(
+        long,
+        value_name = "PASS",
+        value_delimiter = ',',
+        help_heading = "Passes"
+    )]
+    pub passes: Vec<PassArg>,
+
+    /// Never draw progress on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `repromin doctor`.
+#[derive(Debug, Args, Clone)]
+pub struct DoctorArgs {
+    /// The tree a reduction would start from.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+
+    /// The failing command.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+
+    #[command(flatten)]
+    /// Oracle options.
+    pub oracle: OracleArgs,
+
+    #[command(flatten)]
+    /// Tree options.
+    pub tree: TreeArgs,
+
+    #[command(flatten)]
+    /// Running options.
+    pub run: RunArgs,
+
+    /// The passes that would run, comma-separated [default: all].
+    #[arg(
+        long,
+        value_name = "PASS",
+        value_delimiter = ',',
+        help_heading = "Passes"
+    )]
+    pub passes: Vec<PassArg>,
+}
+
+/// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (try 30s, 500ms, 2m)"))?;
+    let factor = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 0.001,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}` (use ms, s, m or h)"
+            ));
+        }
+    };
+    let secs = value * factor;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("`{text}` must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ReduceError> {
+    let name_ok = |n: &str| {
+        let mut chars = n.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for item in items {
+        let Some((name, value)) = item.split_once('=') else {
+            return Err(ReduceError::Usage(format!(
+                "--env `{item}` must have the form NAME=VALUE"
+            )));
+        };
+        if !name_ok(name) {
+            return Err(ReduceError::Usage(format!(
+                "--env name `{name}` must match [A-Za-z_][A-Za-z0-9_]*"
+            )));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(ReduceError::Usage(format!("--env `{name}` is given twice")));
+        }
+        out.push((name.to_string(), value.to_string()));
+    }
+    Ok(out)
+}
+
+fn build_options(
+    source: PathBuf,
+    output: PathBuf,
+    command: &[String],
+    oracle: &OracleArgs,
+    tree: &TreeArgs,
+    run: &RunArgs,
+    passes: &[PassArg],
+) -> Result<ReduceOptions, ReduceError> {
+    let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
+    options.command.env = parse_env(&run.env)?;
+    options.oracle = OracleSpec {
+        expect: oracle.expect.clone(),
+        signature: oracle.signature.clone(),
+        exit_code: oracle.exit_code,
+        process_failure: oracle.process_failure,
+        any_failure: oracle.any_failure,
+    };
+    options.allow_trivial = oracle.allow_trivial;
+    let mut gitignore_files = Vec::new();
+    if tree.gitignore {
+        let path = source.join(".gitignore");
+        if !path.is_file() {
+            return Err(ReduceError::Usage(format!(
+                "--gitignore was given but `{}` does not exist",
+                path.display()
+            )));
+        }
+        gitignore_files.push(path);
+    }
+    for file in &tree.gitignore_file {
+        if !file.is_file() {
+            return Err(ReduceError::Usage(format!(
+                "gitignore file `{}` does not exist",
+                file.display()
+            )));
+        }
+        gitignore_files.push(file.clone());
+    }
+    for name in &tree.ignore {
+        if name.is_empty() || name.contains('/') {
+            return Err(ReduceError::Usage(format!(
+                "--ignore takes a basename, not `{name}` (use --ignore-path for paths)"
+            )));
+        }
+    }
+    options.rules = IgnoreRules {
+        names: tree.ignore.clone(),
+        paths: tree
+            .ignore_path
+            .iter()
+            .map(|p| parse_rel_path(p))
+            .collect::<Result<_, _>>()?,
+        gitignore_files,
+        gitignore_recursive: tree.gitignore_recursive,
+        keep: tree
+            .keep
+            .iter()
+            .map(|p| parse_rel_path(p))
+            .collect::<Result<_, _>>()?,
+    };
+    options.timeout = run.timeout;
+    if let Some(jobs) = run.jobs {
+        options.jobs = jobs;
+    }
+    options.baseline_runs = run.baseline_runs;
+    if !passes.is_empty() {
+        let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
+        list.sort();
+        list.dedup();
+        options.passes = list;
+    }
+    Ok(options)
+}
+
+impl ReduceArgs {
+    /// The library options these arguments stand for.
+    ///
+    /// # Errors
+    /// A usage error naming the bad value.
+    pub fn to_options(&self) -> Result<ReduceOptions, ReduceError> {
+        let mut options = build_options(
+            self.source.clone(),
+            self.output.clone(),
+            &self.command,
+            &self.oracle,
+            &self.tree,
+            &self.run,
+            &self.passes,
+        )?;
+        options.max_attempts = self.max_attempts;
+        options.max_duration = self.max_duration;
+        Ok(options)
+    }
+}
+
+/// Runs `doctor` and returns its report.
+pub(super) fn doctor(
+    args: &DoctorArgs,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<String, ReduceError> {
+    let name = args
+        .source
+        .file_name()
+        .map_or_else(|| "tree".into(), std::ffi::OsStr::to_os_string);
+    let options = build_options(
+        args.source.clone(),
+        PathBuf::from(name),
+        &args.command,
+        &args.oracle,
+        &args.tree,
+        &args.run,
+        &args.passes,
+    )?;
+    reduce::validate(&options, false)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-doctor-")
+        .tempdir()
+        .map_err(|source| crate::tree::TreeError::Io {
+            action: "create a scratch directory in",
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let pre = reduce::preflight(&options, scratch.path(), interrupt)?;
+    let size = pre.tree.size();
+    let summary = pre.oracle.summary();
+    let mut out = String::new();
+    let _ = writeln!(out, "source: {}", options.source.display());
+    let _ = writeln!(
+        out,
+        "tree: {} files, {} directories, {} symlinks, {} bytes",
+        size.files, size.dirs, size.symlinks, size.bytes
+    );
+    let _ = writeln!(out, "tree-sha256-v2: {}", pre.tree.fingerprint());
+    let _ = writeln!(
+        out,
+        "tree-content-sha256-v1: {}",
+        pre.tree.content_fingerprint()
+    );
+    if !pre.scan.ignored.is_empty() {
+        let _ = writeln!(out, "left out: {}", pre.scan.ignored.join(", "));
+    }
+    let _ = writeln!(out, "command: {}", options.command.argv.join(" "));
+    for (i, run) in pre.baseline.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "baseline run {}: {} in {} ms",
+            i + 1,
+            run.termination.describe(),
+            run.duration_ms
+        );
+    }
+    let _ = writeln!(out, "oracle: {}", summary.mode);
+    if let Some(sig) = &summary.signature {
+        let source = summary.signature_source.as_deref().unwrap_or("given");
+        let _ = writeln!(out, "signature ({source}): {sig}");
+    }
+    let _ = writeln!(
+        out,
+        "timeout per candidate: {:.1} s{}",
+        pre.timeout.as_secs_f64(),
+        if options.timeout.is_some() {
+            ""
+        } else {
+            " (derived)"
+        }
+    );
+    match pre.trivial {
+        None => {
+            let _ = writeln!(
+                out,
+                "empty tree: nothing can be deleted (every entry is kept)"
+            );
+        }
+        Some(false) => {
+            let _ = writeln!(out, "empty tree: does not reproduce (good)");
+        }
+        Some(true) => {
+            let _ = writeln!(out, "empty tree: REPRODUCES (allowed by --allow-trivial)");
+        }
+    }
+    if !pre.named.is_empty() {
+        let _ = writeln!(
+            out,
+            "files named in the failure, reduced first: {}",
+            pre.named.join(", ")
+        );
+    }
+    let passes: Vec<String> = options
+        .passes
+        .iter()
+        .map(|p| format!("{p:?}").to_lowercase())
+        .collect();
+    let _ = writeln!(out, "passes: {}", passes.join(", "));
+    let _ = write!(out, "jobs: {}", options.jobs);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("3 weeks").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn environment_overrides_are_checked() {
+        assert_eq!(
+            parse_env(&["A_1=x=y".into()]).unwrap(),
+            vec![("A_1".to_string(), "x=y".to_string())]
+        );
+        assert!(parse_env(&["1A=x".into()]).is_err());
+        assert!(parse_env(&["NOVALUE".into()]).is_err());
+        assert!(parse_env(&["A=1".into(), "A=2".into()]).is_err());
+    }
+}

@@ -1,0 +1,251 @@
+//! The command line: clap definitions, turning arguments into library options, rendering
+//! errors and mapping them to exit codes. Nothing else in the crate uses clap.
+
+mod args;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::{Parser, Subcommand};
+
+use crate::console::Console;
+use crate::oracle::OracleError;
+use crate::reduce::{self, ReduceError};
+
+pub use args::{DoctorArgs, ReduceArgs};
+
+/// Exit codes of `reduce`, `doctor` and `demo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// A result was published (or, for `doctor`, a reduction could start).
+    Ok = 0,
+    /// An I/O or internal error.
+    Error = 1,
+    /// Invalid options or input (clap's own usage errors also exit 2).
+    Usage = 2,
+    /// The baseline timed out.
+    BaselineTimeout = 3,
+    /// The baseline does not fail the way the oracle requires.
+    NotFailing = 4,
+    /// The baseline (or the final tree) does not reproduce every time.
+    Flaky = 5,
+    /// The oracle accepts the empty tree.
+    Trivial = 6,
+    /// The output already exists.
+    OutputExists = 7,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// Repromin: reduce a failing tree to what the failure needs.
+#[derive(Debug, Parser)]
+#[command(name = "repromin", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Reduce a directory tree against a failing command and publish the minimal tree.
+    ///
+    /// The command runs in a copy of the tree, never in SOURCE. A cut is kept only when the
+    /// same failure survives. OUTPUT must not exist; the report goes to OUTPUT.repromin/.
+    Reduce(ReduceArgs),
+    /// Check that a reduction could start: validate, run the baseline, show the signature.
+    ///
+    /// Writes nothing.
+    Doctor(DoctorArgs),
+    /// Build a small project with a real bug in a temporary directory and reduce it.
+    Demo,
+}
+
+/// Parses `args` and runs the command.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                Exit::Usage.into()
+            } else {
+                Exit::Ok.into()
+            };
+        }
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(signal, interrupt.clone());
+    }
+    match cli.command {
+        Command::Reduce(args) => reduce_command(&args, &interrupt).into(),
+        Command::Doctor(args) => doctor_command(&args, &interrupt).into(),
+        Command::Demo => crate::demo::run(&Console::new(false), &interrupt).into(),
+    }
+}
+
+/// The exit code for an error.
+pub fn exit_for(err: &ReduceError) -> Exit {
+    match err {
+        ReduceError::Usage(_) | ReduceError::Tree(crate::tree::TreeError::BadRelPath { .. }) => {
+            Exit::Usage
+        }
+        ReduceError::Tree(_)
+        | ReduceError::Internal(_)
+        | ReduceError::Unfaithful { .. }
+        | ReduceError::Runner(_) => Exit::Error,
+        ReduceError::Oracle(OracleError::BadRegex(_) | OracleError::Conflict(_)) => Exit::Usage,
+        ReduceError::Oracle(OracleError::BaselineNotFailing { reason, .. })
+            if reason.starts_with("timed out") =>
+        {
+            Exit::BaselineTimeout
+        }
+        ReduceError::Oracle(
+            OracleError::BaselineNotFailing { .. } | OracleError::NoSignature { .. },
+        ) => Exit::NotFailing,
+        ReduceError::Oracle(OracleError::Flaky { .. }) => Exit::Flaky,
+        ReduceError::Trivial => Exit::Trivial,
+        ReduceError::OutputExists(_) => Exit::OutputExists,
+    }
+}
+
+/// Prints an error with its causes and a hint where one helps.
+pub fn render_error(console: &Console, err: &ReduceError) {
+    let mut text = format!("error: {err}");
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    let hint = match err {
+        ReduceError::Oracle(OracleError::NoSignature { output_tail }) => Some(format!(
+            "the output has no line that identifies a failure{}\n\
+             hint: say what the failure is with --expect REGEX or --signature TEXT, require an \
+             exact status with --exit-code N or --process-failure, or accept any failure with \
+             --any-failure",
+            show_tail(output_tail)
+        )),
+        ReduceError::Oracle(OracleError::BaselineNotFailing { output_tail, .. }) => Some(format!(
+            "the command must fail on SOURCE as it is{}",
+            show_tail(output_tail)
+        )),
+        ReduceError::Trivial => Some(
+            "the command also fails when every file is deleted: make the oracle more specific \
+             (--expect, --signature) or pass --allow-trivial"
+                .to_string(),
+        ),
+        ReduceError::Runner(crate::runner::RunnerError::Spawn { .. }) => Some(
+            "check that the command after `--` exists and is on PATH; it runs with the copy of \
+             the tree as its working directory"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    if let Some(hint) = hint {
+        text.push_str("\n\n");
+        text.push_str(&hint);
+    }
+    console.err(&text);
+}
+
+fn show_tail(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        "; it printed nothing".to_string()
+    } else {
+        let indented: Vec<String> = tail.lines().map(|l| format!("  | {l}")).collect();
+        format!("; the end of its output:\n{}", indented.join("\n"))
+    }
+}
+
+fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
+    let console = Console::new(args.no_progress);
+    let options = match args.to_options() {
+        Ok(options) => options,
+        Err(err) => {
+            render_error(&console, &err);
+            return exit_for(&err);
+        }
+    };
+    let result = reduce::reduce(&options, interrupt, console.observer())
+        .and_then(|reduction| crate::export::publish(&reduction, &options));
+    match result {
+        Ok(published) => {
+            let r = &published.report;
+            console.err(&format!(
+                "reduced {} files, {} bytes to {} files, {} bytes ({}; {} commands, {} cache hits, {:.1} s)\nreport: {}",
+                r.source.files,
+                r.source.bytes,
+                r.output.files,
+                r.output.bytes,
+                r.ended_by,
+                r.oracle_samples,
+                r.cache_hits,
+                r.reduce_ms as f64 / 1000.0,
+                published.sidecar.join("report.json").display()
+            ));
+            console.out(&published.output.display().to_string());
+            Exit::Ok
+        }
+        Err(err) => {
+            render_error(&console, &err);
+            exit_for(&err)
+        }
+    }
+}
+
+fn doctor_command(args: &DoctorArgs, interrupt: &Arc<AtomicBool>) -> Exit {
+    let console = Console::new(true);
+    match args::doctor(args, interrupt) {
+        Ok(text) => {
+            console.out(&text);
+            Exit::Ok
+        }
+        Err(err) => {
+            render_error(&console, &err);
+            exit_for(&err)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn command_lines_parse_or_are_refused() {
+        let ok = [
+            "repromin reduce src out -- sh -c true",
+            "repromin reduce src out --jobs 2 --timeout 5s --keep a/b -- make",
+            "repromin doctor src --expect boom -- ./run",
+            "repromin demo",
+        ];
+        for line in ok {
+            let parsed = Cli::try_parse_from(line.split(' '));
+            assert!(parsed.is_ok(), "{line}: {parsed:?}");
+        }
+        let bad = [
+            "repromin reduce src out",
+            "repromin reduce src -- x",
+            "repromin reduce src out --jobs x -- y",
+            "repromin frobnicate",
+        ];
+        for line in bad {
+            assert!(Cli::try_parse_from(line.split(' ')).is_err(), "{line}");
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! repromin answers two questions about a software failure by running the code: does a
+//! pull request's test prove its fix, and which parts of a tree are load-bearing for a
+//! failure.
+//!
+//! This crate is the library behind the `repromin` command. Its reducer takes a directory
+//! tree and a command that fails, and deletes whatever the *same* failure does not need:
+//!
+//! ```no_run
+//! use std::sync::{Arc, atomic::AtomicBool};
+//! use repromin::reduce::{ReduceOptions, reduce};
+//!
+//! let options = ReduceOptions::new(
+//!     "project".into(),
+//!     "project.min".into(),
+//!     vec!["python3".into(), "main.py".into()],
+//! );
+//! let interrupt = Arc::new(AtomicBool::new(false));
+//! let reduction = reduce(&options, &interrupt, None)?;
+//! let published = repromin::export::publish(&reduction, &options)?;
+//! println!("{} files left", published.report.output.files);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Overview
+//! - [`tree`]: the closed tree model, ignore rules and fingerprints;
+//! - [`workspace`]: directories kept equal to a tree with delta application;
+//! - [`runner`]: one command in its own process group, with timeout and output cap;
+//! - [`signature`] and [`oracle`]: normalisation, failure signatures, the same-failure test;
+//! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
+//! - [`reduce`]: the session, the passes and the fixed point;
+//! - [`export`] and [`report`]: publication and `report.json` / `REPROMIN.md`;
+//! - [`cli`]: the command line.
+
+pub mod bytes;
+pub mod cli;
+pub mod console;
+pub mod demo;
+pub mod export;
+pub mod oracle;
+pub mod reduce;
+pub mod report;
+pub mod runner;
+pub mod signature;
+pub mod tree;
+pub mod workspace;

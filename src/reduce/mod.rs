@@ -1,0 +1,528 @@
+//! The reducer: from a source tree and a failing command to a minimal tree that fails the
+//! same way.
+//!
+//! [`reduce`] validates the request, scans the source, confirms the baseline at least twice,
+//! learns the oracle, refuses an oracle that accepts the empty tree, then runs the passes to
+//! a global fixed point through a dirty worklist (a pass that commits something makes every
+//! other pass dirty again; the run ends when no pass is dirty), validates the final tree once
+//! more and hands it to [`crate::export`].
+
+pub mod edits;
+pub mod passes;
+pub mod session;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::oracle::{Oracle, OracleError, OracleSpec, OracleSummary};
+use crate::runner::{self, CommandSpec, RunDirs, RunOutcome, RunnerError, Termination};
+use crate::signature::Normalizer;
+use crate::tree::{Fingerprint, IgnoreRules, ScanReport, Tree, TreeError};
+use crate::workspace::write_fresh;
+
+use edits::{Edit, EditSet, Mutation};
+use passes::{Pass, PassContext};
+use session::{Event, Observer, PhaseStats, Session, Setup};
+
+/// The floor of the derived per-candidate timeout.
+pub const TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
+/// The derived timeout is this many times the slowest baseline run.
+pub const TIMEOUT_FACTOR: u32 = 3;
+/// The timeout of baseline runs when `--timeout` is not given.
+pub const BASELINE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Why a reduction stopped before its fixed point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// `--max-attempts` was reached.
+    MaxAttempts,
+    /// `--max-duration` was reached.
+    MaxDuration,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// An error that ends a reduction.
+#[derive(Debug, thiserror::Error)]
+pub enum ReduceError {
+    /// The tree could not be read or written.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    /// The command could not be started.
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+    /// The oracle could not be set up, or the baseline is unusable.
+    #[error(transparent)]
+    Oracle(#[from] OracleError),
+    /// Invalid options.
+    #[error("{0}")]
+    Usage(String),
+    /// The output already exists.
+    #[error("`{0}` already exists; repromin never overwrites an output")]
+    OutputExists(PathBuf),
+    /// The oracle accepts the empty tree.
+    #[error(
+        "the oracle accepts the empty tree, so it cannot tell the failure from nothing; pass --allow-trivial to reduce anyway"
+    )]
+    Trivial,
+    /// A committed candidate's clean copy differs from what the oracle saw.
+    #[error(
+        "the accepted tree could not be reproduced exactly (expected {expected}, found {found})"
+    )]
+    Unfaithful {
+        /// Fingerprint the oracle saw.
+        expected: String,
+        /// Fingerprint of the clean copy.
+        found: String,
+    },
+    /// An internal invariant failed.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+}
+
+/// Which passes run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PassName {
+    /// Empty each file; strip blank and comment lines.
+    Prelude,
+    /// Delete files and directories.
+    Files,
+    /// Delete lines.
+    Lines,
+}
+
+impl PassName {
+    /// All passes, coarse to fine.
+    pub const ALL: [PassName; 3] = [PassName::Prelude, PassName::Files, PassName::Lines];
+
+    fn build(self) -> Box<dyn Pass> {
+        match self {
+            PassName::Prelude => Box::new(passes::Prelude),
+            PassName::Files => Box::new(passes::Files),
+            PassName::Lines => Box::new(passes::Lines),
+        }
+    }
+}
+
+/// Everything a reduction needs to know.
+#[derive(Clone, Debug)]
+pub struct ReduceOptions {
+    /// The tree to reduce (never modified).
+    pub source: PathBuf,
+    /// Where the result goes (must not exist).
+    pub output: PathBuf,
+    /// The failing command.
+    pub command: CommandSpec,
+    /// The oracle configuration.
+    pub oracle: OracleSpec,
+    /// Which entries take part.
+    pub rules: IgnoreRules,
+    /// Per-candidate timeout; derived from the baseline when `None`.
+    pub timeout: Option<Duration>,
+    /// Parallel jobs (at least 1).
+    pub jobs: usize,
+    /// Baseline runs (at least 2).
+    pub baseline_runs: usize,
+    /// Proceed even when the empty tree reproduces.
+    pub allow_trivial: bool,
+    /// Candidate budget.
+    pub max_attempts: Option<u64>,
+    /// Time budget for the reduction passes.
+    pub max_duration: Option<Duration>,
+    /// Passes to run.
+    pub passes: Vec<PassName>,
+    /// Content-addressed cache capacity in entries.
+    pub cache_capacity: usize,
+}
+
+impl ReduceOptions {
+    /// Defaults for everything but the source, output and command.
+    pub fn new(source: PathBuf, output: PathBuf, argv: Vec<String>) -> ReduceOptions {
+        ReduceOptions {
+            source,
+            output,
+            command: CommandSpec {
+                argv,
+                env: Vec::new(),
+            },
+            oracle: OracleSpec::default(),
+            rules: IgnoreRules::default(),
+            timeout: None,
+            jobs: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            baseline_runs: 2,
+            allow_trivial: false,
+            max_attempts: None,
+            max_duration: None,
+            passes: PassName::ALL.to_vec(),
+            cache_capacity: 200_000,
+        }
+    }
+}
+
+/// One baseline run, for reports.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BaselineRun {
+    /// How it ended.
+    pub termination: Termination,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// What the preflight found: enough for `doctor`, and the start of every reduction.
+pub struct Preflight {
+    /// The scanned source.
+    pub tree: Arc<Tree>,
+    /// What the scan left out.
+    pub scan: ScanReport,
+    /// The learned oracle.
+    pub oracle: Oracle,
+    /// Baseline runs.
+    pub baseline: Vec<BaselineRun>,
+    /// The first baseline run's output.
+    pub baseline_output: Vec<u8>,
+    /// The per-candidate timeout in force.
+    pub timeout: Duration,
+    /// Files the failure output names.
+    pub named: Vec<String>,
+    /// Whether the empty tree reproduced (only with `--allow-trivial`).
+    pub trivial: Option<bool>,
+}
+
+/// A finished reduction, ready to export.
+pub struct Reduction {
+    /// The preflight.
+    pub preflight: Preflight,
+    /// The final state as edits against the source.
+    pub edits: Vec<Edit>,
+    /// The final tree.
+    pub tree: Tree,
+    /// Its full fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Per-phase statistics.
+    pub phases: Vec<PhaseStats>,
+    /// Commits.
+    pub events: Vec<Event>,
+    /// Candidates tried.
+    pub attempts: u64,
+    /// Why it stopped early, if it did.
+    pub stopped: Option<StopReason>,
+    /// The final validation run, if one was made.
+    pub final_run: Option<BaselineRun>,
+    /// Wall time of the reduction passes.
+    pub reduce_ms: u64,
+    /// The oracle summary.
+    pub oracle: OracleSummary,
+}
+
+/// Checks options that need no I/O beyond looking at paths.
+///
+/// # Errors
+/// A usage error naming the problem.
+pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceError> {
+    if options.jobs == 0 {
+        return Err(ReduceError::Usage("--jobs must be at least 1".into()));
+    }
+    if options.baseline_runs < 2 {
+        return Err(ReduceError::Usage(
+            "--baseline-runs must be at least 2: the baseline is always confirmed".into(),
+        ));
+    }
+    if options.command.argv.is_empty() {
+        return Err(ReduceError::Usage("no command was given after `--`".into()));
+    }
+    if options.passes.is_empty() {
+        return Err(ReduceError::Usage("no pass is enabled".into()));
+    }
+    options.oracle.validate()?;
+    let meta = std::fs::metadata(&options.source);
+    if !meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
+        return Err(ReduceError::Tree(TreeError::NotADirectory {
+            path: options.source.clone(),
+        }));
+    }
+    if for_export {
+        let sidecar = crate::export::sidecar_path(&options.output);
+        for path in [&options.output, &sidecar] {
+            if std::fs::symlink_metadata(path).is_ok() {
+                return Err(ReduceError::OutputExists(path.clone()));
+            }
+        }
+        let parent = crate::export::parent_dir(&options.output);
+        if !parent.is_dir() {
+            return Err(ReduceError::Usage(format!(
+                "the output's parent directory `{}` does not exist",
+                parent.display()
+            )));
+        }
+        let source = std::fs::canonicalize(&options.source).map_err(|source| TreeError::Io {
+            action: "resolve",
+            path: options.source.clone(),
+            source,
+        })?;
+        let parent = std::fs::canonicalize(&parent).unwrap_or(parent);
+        if parent.starts_with(&source) {
+            return Err(ReduceError::Usage(format!(
+                "the output must be outside the source tree `{}`",
+                options.source.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The basename a tree is given inside each run's wrapper directory.
+fn basename(options: &ReduceOptions) -> String {
+    options
+        .output
+        .file_name()
+        .or_else(|| options.source.file_name())
+        .map_or_else(|| "tree".to_string(), |n| n.to_string_lossy().to_string())
+}
+
+/// Runs the command once on `tree` in a fresh directory `scratch/name`.
+fn run_fresh(
+    tree: &Tree,
+    options: &ReduceOptions,
+    scratch: &Path,
+    name: &str,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<(RunOutcome, Normalizer), ReduceError> {
+    let dirs = RunDirs::new(scratch, name, &basename(options));
+    crate::workspace::remove_any(&dirs.wrapper)?;
+    write_fresh(tree, &dirs.tree)?;
+    dirs.fresh_tmp()?;
+    let normalizer = Normalizer::new(&[
+        dirs.wrapper.display().to_string(),
+        dirs.tmp.display().to_string(),
+    ]);
+    let outcome = runner::run(&options.command, &dirs.tree, &dirs.tmp, timeout, interrupt)?;
+    crate::workspace::remove_any(&dirs.wrapper)?;
+    Ok((outcome, normalizer))
+}
+
+/// Relative paths of files that the output names.
+fn named_files(tree: &Tree, output: &str) -> Vec<String> {
+    tree.entries
+        .iter()
+        .filter(|(_, e)| e.node.data().is_some())
+        .map(|(p, _)| p.to_string())
+        .filter(|p| {
+            output.contains(p.as_str()) || {
+                let base = p.rsplit('/').next().unwrap_or(p);
+                base.contains('.')
+                    && ["/", "\"", " ", "'", "("]
+                        .iter()
+                        .any(|lead| output.contains(&format!("{lead}{base}")))
+            }
+        })
+        .collect()
+}
+
+/// The tree with every deletable top-level entry removed.
+fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
+    let ctx = PassContext {
+        keep: keep.to_vec(),
+        named: Vec::new(),
+    };
+    Mutation::Remove(
+        tree.children("")
+            .into_iter()
+            .filter(|p| !ctx.protected(p))
+            .collect(),
+    )
+}
+
+/// Scans, runs the baseline, learns the oracle and checks the empty tree.
+///
+/// # Errors
+/// Every way the request or the baseline is unusable.
+pub fn preflight(
+    options: &ReduceOptions,
+    scratch: &Path,
+    interrupt: &AtomicBool,
+) -> Result<Preflight, ReduceError> {
+    let (tree, scan) = crate::tree::scan(&options.source, &options.rules)?;
+    let tree = Arc::new(tree);
+    let baseline_timeout = options.timeout.unwrap_or(BASELINE_TIMEOUT);
+    let mut runs = Vec::new();
+    for i in 0..options.baseline_runs {
+        let run = run_fresh(
+            &tree,
+            options,
+            scratch,
+            &format!("baseline{}", i + 1),
+            baseline_timeout,
+            interrupt,
+        )?;
+        if run.0.termination == Termination::Interrupted {
+            return Err(ReduceError::Usage("interrupted during the baseline".into()));
+        }
+        runs.push(run);
+    }
+    let oracle = options.oracle.learn(&runs)?;
+    let slowest = runs
+        .iter()
+        .map(|(r, _)| r.duration)
+        .max()
+        .unwrap_or_default();
+    let timeout = options
+        .timeout
+        .unwrap_or_else(|| TIMEOUT_FLOOR.max(slowest * TIMEOUT_FACTOR));
+    let baseline = runs
+        .iter()
+        .map(|(r, _)| BaselineRun {
+            termination: r.termination,
+            duration_ms: millis(r.duration),
+        })
+        .collect();
+    let baseline_output = runs
+        .first()
+        .map(|(r, _)| r.output.clone())
+        .unwrap_or_default();
+    let named = named_files(&tree, &String::from_utf8_lossy(&baseline_output));
+
+    // The empty tree must not reproduce.
+    let empty = empty_candidate(&tree, &options.rules.keep);
+    let (_, empty_tree) = EditSet::default()
+        .apply(&tree, &tree, &empty)
+        .map_err(|_| ReduceError::Internal("the empty candidate does not apply"))?;
+    let trivial = if empty_tree == *tree {
+        None
+    } else {
+        let (outcome, normalizer) =
+            run_fresh(&empty_tree, options, scratch, "empty", timeout, interrupt)?;
+        let pass = oracle.judge(&outcome, &normalizer).pass;
+        if pass && !options.allow_trivial {
+            return Err(ReduceError::Trivial);
+        }
+        Some(pass)
+    };
+    Ok(Preflight {
+        tree,
+        scan,
+        oracle,
+        baseline,
+        baseline_output,
+        timeout,
+        named,
+        trivial,
+    })
+}
+
+/// Runs a whole reduction (not the export).
+///
+/// # Errors
+/// A bad request, an unusable baseline, or an I/O failure.
+pub fn reduce(
+    options: &ReduceOptions,
+    interrupt: &Arc<AtomicBool>,
+    observer: Option<Box<dyn Observer>>,
+) -> Result<Reduction, ReduceError> {
+    validate(options, true)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-")
+        .tempdir()
+        .map_err(|source| TreeError::Io {
+            action: "create a scratch directory in",
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let preflight = preflight(options, scratch.path(), interrupt)?;
+    let started = Instant::now();
+    let setup = Setup {
+        command: options.command.clone(),
+        oracle: preflight.oracle.clone(),
+        timeout: preflight.timeout,
+        jobs: options.jobs,
+        max_attempts: options.max_attempts,
+        deadline: options.max_duration.map(|d| started + d),
+        interrupt: interrupt.clone(),
+        cache_capacity: options.cache_capacity.max(1),
+    };
+    let mut session = Session::new(
+        preflight.tree.clone(),
+        setup,
+        scratch.path(),
+        &basename(options),
+        observer,
+    )?;
+    let ctx = PassContext {
+        keep: options.rules.keep.clone(),
+        named: preflight.named.clone(),
+    };
+    let mut passes: Vec<Box<dyn Pass>> = PassName::ALL
+        .iter()
+        .filter(|p| options.passes.contains(p))
+        .map(|p| p.build())
+        .collect();
+    // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
+    let mut dirty = vec![true; passes.len()];
+    while let Some(i) = dirty.iter().position(|d| *d) {
+        dirty[i] = false;
+        let name = passes[i].name();
+        let timer = session.begin_pass(name);
+        let result = passes[i].run(&mut session, &ctx)?;
+        session.end_pass(name, timer);
+        if session.stop_reason().is_some() {
+            break;
+        }
+        if result.accepted > 0 {
+            for (j, flag) in dirty.iter_mut().enumerate() {
+                if j != i {
+                    *flag = true;
+                }
+            }
+        }
+    }
+    let reduce_ms = millis(started.elapsed());
+    let stopped = session.stop_reason();
+    let tree = session.current.clone();
+    let final_run = if stopped == Some(StopReason::Interrupted) {
+        None
+    } else {
+        let never = AtomicBool::new(false);
+        let (outcome, normalizer) = run_fresh(
+            &tree,
+            options,
+            scratch.path(),
+            "final",
+            preflight.timeout,
+            &never,
+        )?;
+        let verdict = preflight.oracle.judge(&outcome, &normalizer);
+        if !verdict.pass {
+            return Err(ReduceError::Oracle(OracleError::Flaky {
+                first_run: 1,
+                first: "the failure during reduction".into(),
+                other_run: 2,
+                other: format!("no reproduction on the final tree: {}", verdict.reason),
+            }));
+        }
+        Some(BaselineRun {
+            termination: outcome.termination,
+            duration_ms: millis(outcome.duration),
+        })
+    };
+    Ok(Reduction {
+        edits: session.edits.edits(&session.original),
+        fingerprint: tree.fingerprint(),
+        tree,
+        phases: session.phases().to_vec(),
+        events: session.events().to_vec(),
+        attempts: session.attempts(),
+        stopped,
+        final_run,
+        reduce_ms,
+        oracle: preflight.oracle.summary(),
+        preflight,
+    })
+}

@@ -1,0 +1,584 @@
+//! The transaction engine: tries windows of candidates and commits what the oracle accepts.
+//!
+//! The session owns the accepted state (an [`EditSet`] and its tree), one workspace per job,
+//! and a clean copy of the accepted state in which no command ever runs. For a window of
+//! candidates it:
+//! 1. applies each mutation to the accepted state and fingerprints the result; a candidate
+//!    equal to the accepted state is a no-op, one seen before is answered from the cache;
+//! 2. runs the rest in parallel, each in a workspace equal to the accepted state plus that
+//!    one mutation (delta application undoes whatever the previous probe did);
+//! 3. resolves the window by candidate index, never by completion order: in union mode, when
+//!    several candidates pass, their union is tried as one more candidate and committed if it
+//!    passes, otherwise the lowest passing index is committed; in first mode (in-order
+//!    speculation) the lowest passing index is committed;
+//! 4. commits by reapplying the mutation to the clean copy, scanning it from disk and
+//!    requiring its `tree-sha256-v2` fingerprint to equal the one the oracle saw.
+//!
+//! Every candidate is counted exactly once as no-op, rejected, accepted, superseded or
+//! aborted, per phase.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::oracle::Oracle;
+use crate::reduce::edits::{EditSet, Mutation};
+use crate::reduce::{ReduceError, StopReason};
+use crate::runner::{self, CommandSpec, RunDirs, Termination};
+use crate::signature::Normalizer;
+use crate::tree::{Fingerprint, Tree, scan_exact};
+use crate::workspace::Workspace;
+
+/// How a window is resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolve {
+    /// Independent candidates: when several pass, try their union.
+    Union,
+    /// Speculative candidates of a sequential search: commit the first that passes.
+    First,
+}
+
+/// Counters of one phase (one reducer pass).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PhaseStats {
+    /// The phase name.
+    pub phase: String,
+    /// How many times the pass ran.
+    pub passes: u64,
+    /// Candidates tried.
+    pub attempts: u64,
+    /// Candidates equal to the accepted state (or stale).
+    pub no_op: u64,
+    /// Candidates the oracle rejected.
+    pub rejected: u64,
+    /// Candidates committed.
+    pub accepted: u64,
+    /// Candidates that passed but were not committed (a union or a lower index won).
+    pub superseded: u64,
+    /// Candidates cut short by an interrupt.
+    pub aborted: u64,
+    /// Commands actually run.
+    pub oracle_samples: u64,
+    /// Answers taken from the cache.
+    pub cache_hits: u64,
+    /// `oracle_samples + cache_hits`.
+    pub oracle_sample_uses: u64,
+    /// Regular-file bytes removed by this phase's commits.
+    pub bytes_removed: u64,
+    /// Entries removed by this phase's commits.
+    pub entries_removed: u64,
+    /// Wall time spent in the pass, in milliseconds.
+    pub wall_ms: u64,
+    /// Sum of command durations, in milliseconds (may exceed wall time with several jobs).
+    pub oracle_ms: u64,
+}
+
+/// One committed change.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Event {
+    /// 1-based commit number.
+    pub index: u64,
+    /// The phase that made it.
+    pub phase: String,
+    /// What it did, in words.
+    pub change: String,
+    /// Whether it was the union of several passing candidates.
+    pub union: bool,
+    /// Entries left afterwards.
+    pub entries_after: u64,
+    /// Regular-file bytes left afterwards.
+    pub bytes_after: u64,
+}
+
+/// A candidate: a mutation and a label for reports.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The change.
+    pub mutation: Mutation,
+    /// A short description ("delete src/a.py", "lines 3-9 of x.c").
+    pub label: String,
+}
+
+/// Everything fixed for the session: command, oracle, timeout, limits.
+pub struct Setup {
+    /// The command.
+    pub command: CommandSpec,
+    /// The oracle.
+    pub oracle: Oracle,
+    /// Per-candidate timeout.
+    pub timeout: Duration,
+    /// Parallel jobs.
+    pub jobs: usize,
+    /// Candidate budget.
+    pub max_attempts: Option<u64>,
+    /// Time budget, from the start of reduction.
+    pub deadline: Option<Instant>,
+    /// Set by Ctrl-C.
+    pub interrupt: Arc<AtomicBool>,
+    /// Cache capacity in entries.
+    pub cache_capacity: usize,
+}
+
+struct Worker {
+    dirs: RunDirs,
+    workspace: Workspace,
+    normalizer: Normalizer,
+}
+
+/// The answer for one candidate run.
+#[derive(Clone, Copy, Debug)]
+struct Answer {
+    pass: bool,
+    termination: Termination,
+    duration: Duration,
+}
+
+/// The outcome of a finished run, for progress display.
+pub trait Observer: Send {
+    /// Called after every window.
+    fn update(&mut self, phase: &str, session: &SessionView);
+}
+
+/// A read-only summary of the session for progress display.
+pub struct SessionView {
+    /// Entries left.
+    pub entries: u64,
+    /// Regular-file bytes left.
+    pub bytes: u64,
+    /// Commands run so far.
+    pub oracle_samples: u64,
+    /// Cache hits so far.
+    pub cache_hits: u64,
+    /// Commits so far.
+    pub accepted: u64,
+}
+
+/// The reduction session.
+pub struct Session {
+    /// The original tree.
+    pub original: Arc<Tree>,
+    /// The accepted state.
+    pub edits: EditSet,
+    /// The accepted tree.
+    pub current: Tree,
+    current_fp: Fingerprint,
+    setup: Setup,
+    workers: Vec<Worker>,
+    clean: Workspace,
+    cache: HashMap<Fingerprint, bool>,
+    phases: Vec<PhaseStats>,
+    events: Vec<Event>,
+    attempts: u64,
+    stop: Option<StopReason>,
+    observer: Option<Box<dyn Observer>>,
+}
+
+impl Session {
+    /// A session starting at `original`, with one worker per job under `scratch`.
+    ///
+    /// # Errors
+    /// I/O failures preparing the clean copy.
+    pub fn new(
+        original: Arc<Tree>,
+        setup: Setup,
+        scratch: &std::path::Path,
+        basename: &str,
+        observer: Option<Box<dyn Observer>>,
+    ) -> Result<Session, ReduceError> {
+        let workers = (0..setup.jobs)
+            .map(|i| {
+                let dirs = RunDirs::new(scratch, &format!("w{i}"), basename);
+                let normalizer = Normalizer::new(&[
+                    dirs.wrapper.display().to_string(),
+                    dirs.tmp.display().to_string(),
+                ]);
+                Worker {
+                    workspace: Workspace::new(dirs.tree.clone()),
+                    dirs,
+                    normalizer,
+                }
+            })
+            .collect();
+        let mut clean = Workspace::new(scratch.join("accepted").join(basename));
+        clean.apply(&original)?;
+        let current = (*original).clone();
+        let current_fp = current.fingerprint();
+        Ok(Session {
+            original,
+            edits: EditSet::default(),
+            current,
+            current_fp,
+            setup,
+            workers,
+            clean,
+            cache: HashMap::new(),
+            phases: Vec::new(),
+            events: Vec::new(),
+            attempts: 0,
+            stop: None,
+            observer,
+        })
+    }
+
+    /// Why the session stopped early, if it did.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// Per-phase counters.
+    pub fn phases(&self) -> &[PhaseStats] {
+        &self.phases
+    }
+
+    /// Committed changes.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Parallel jobs.
+    pub fn jobs(&self) -> usize {
+        self.setup.jobs
+    }
+
+    /// Candidates tried so far.
+    pub fn attempts(&self) -> u64 {
+        self.attempts
+    }
+
+    fn phase(&mut self, name: &str) -> &mut PhaseStats {
+        if let Some(i) = self.phases.iter().position(|p| p.phase == name) {
+            &mut self.phases[i]
+        } else {
+            self.phases.push(PhaseStats {
+                phase: name.to_string(),
+                ..PhaseStats::default()
+            });
+            let last = self.phases.len() - 1;
+            &mut self.phases[last]
+        }
+    }
+
+    /// Records that a pass starts, and returns a timer to hand to [`Session::end_pass`].
+    pub fn begin_pass(&mut self, name: &str) -> Instant {
+        self.phase(name).passes += 1;
+        Instant::now()
+    }
+
+    /// Records the wall time of a pass.
+    pub fn end_pass(&mut self, name: &str, started: Instant) {
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.phase(name).wall_ms += ms;
+    }
+
+    fn check_budget(&mut self) -> bool {
+        if self.stop.is_some() {
+            return false;
+        }
+        if self.setup.interrupt.load(Ordering::SeqCst) {
+            self.stop = Some(StopReason::Interrupted);
+        } else if self
+            .setup
+            .max_attempts
+            .is_some_and(|max| self.attempts >= max)
+        {
+            self.stop = Some(StopReason::MaxAttempts);
+        } else if self.setup.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stop = Some(StopReason::MaxDuration);
+        }
+        self.stop.is_none()
+    }
+
+    fn remaining_attempts(&self) -> usize {
+        self.setup.max_attempts.map_or(usize::MAX, |max| {
+            usize::try_from(max.saturating_sub(self.attempts)).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Runs the commands for `trees` in parallel and returns their answers, by index.
+    fn run_all(&mut self, trees: &[&Tree]) -> Result<Vec<Answer>, ReduceError> {
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Result<Answer, ReduceError>>>> =
+            trees.iter().map(|_| Mutex::new(None)).collect();
+        let setup = &self.setup;
+        let active = self.workers.len().min(trees.len());
+        std::thread::scope(|scope| {
+            for worker in self.workers.iter_mut().take(active) {
+                let next = &next;
+                let slots = &slots;
+                scope.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if i >= trees.len() {
+                            break;
+                        }
+                        let result = probe(worker, setup, trees[i]);
+                        if let Ok(mut slot) = slots[i].lock() {
+                            *slot = Some(result);
+                        }
+                    }
+                });
+            }
+        });
+        let mut answers = Vec::with_capacity(trees.len());
+        for slot in slots {
+            let value = slot.into_inner().ok().flatten();
+            match value {
+                Some(result) => answers.push(result?),
+                None => return Err(ReduceError::Internal("a worker produced no answer")),
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Tries a window of candidates. Returns, per candidate, whether it was committed (as
+    /// itself or as part of a committed union), or `None` when the session must stop
+    /// (budget or interrupt).
+    ///
+    /// # Errors
+    /// Workspace I/O failures, a command that cannot be started, or a commit whose clean
+    /// copy does not match what the oracle saw.
+    pub fn try_window(
+        &mut self,
+        phase: &str,
+        resolve: Resolve,
+        mut candidates: Vec<Candidate>,
+    ) -> Result<Option<Vec<bool>>, ReduceError> {
+        if !self.check_budget() {
+            return Ok(None);
+        }
+        let room = self.remaining_attempts();
+        candidates.truncate(room.max(1));
+        let count = candidates.len();
+        self.attempts += count as u64;
+        self.phase(phase).attempts += count as u64;
+
+        // Prepare: apply, fingerprint, look up.
+        let mut prepared: Vec<Option<(EditSet, Tree, Fingerprint)>> = Vec::with_capacity(count);
+        let mut answers: Vec<Option<bool>> = vec![None; count];
+        for (i, candidate) in candidates.iter().enumerate() {
+            match self
+                .edits
+                .apply(&self.current, &self.original, &candidate.mutation)
+            {
+                Ok((edits, tree)) => {
+                    let fp = tree.fingerprint();
+                    if fp == self.current_fp {
+                        prepared.push(None);
+                        self.phase(phase).no_op += 1;
+                        answers[i] = Some(false);
+                    } else {
+                        if let Some(&pass) = self.cache.get(&fp) {
+                            answers[i] = Some(pass);
+                            let stats = self.phase(phase);
+                            stats.cache_hits += 1;
+                            stats.oracle_sample_uses += 1;
+                        }
+                        prepared.push(Some((edits, tree, fp)));
+                    }
+                }
+                Err(_) => {
+                    prepared.push(None);
+                    self.phase(phase).no_op += 1;
+                    answers[i] = Some(false);
+                }
+            }
+        }
+        let to_run: Vec<usize> = (0..count).filter(|&i| answers[i].is_none()).collect();
+        let trees: Vec<&Tree> = to_run
+            .iter()
+            .filter_map(|&i| prepared[i].as_ref().map(|(_, t, _)| t))
+            .collect();
+        let ran = self.run_all_owned(&trees)?;
+        let mut interrupted = false;
+        for (&i, answer) in to_run.iter().zip(&ran) {
+            let stats = self.phase(phase);
+            stats.oracle_samples += 1;
+            stats.oracle_sample_uses += 1;
+            stats.oracle_ms += u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
+            if answer.termination == Termination::Interrupted {
+                interrupted = true;
+                continue;
+            }
+            answers[i] = Some(answer.pass);
+            if let Some((_, _, fp)) = &prepared[i] {
+                self.remember(*fp, answer.pass);
+            }
+        }
+        if interrupted || self.setup.interrupt.load(Ordering::SeqCst) {
+            // Nothing from a cut-short window is committed.
+            let ran_or_cached = answers.iter().filter(|a| a.is_some()).count();
+            let stats = self.phase(phase);
+            stats.aborted += (count - ran_or_cached.min(count)) as u64;
+            for (i, answer) in answers.iter().enumerate() {
+                if prepared[i].is_some() && answer.is_some() {
+                    if answer == &Some(true) {
+                        stats.superseded += 1;
+                    } else {
+                        stats.rejected += 1;
+                    }
+                }
+            }
+            self.stop = Some(StopReason::Interrupted);
+            return Ok(None);
+        }
+        let passing: Vec<usize> = (0..count)
+            .filter(|&i| prepared[i].is_some() && answers[i] == Some(true))
+            .collect();
+        let rejected = (0..count)
+            .filter(|&i| prepared[i].is_some() && answers[i] == Some(false))
+            .count() as u64;
+        self.phase(phase).rejected += rejected;
+        let mut committed = vec![false; count];
+        let Some(&lowest) = passing.first() else {
+            self.notify(phase);
+            return Ok(Some(committed));
+        };
+        let mut union_done = false;
+        if resolve == Resolve::Union && passing.len() > 1 && self.remaining_attempts() > 0 {
+            let union = Mutation::union(
+                &passing
+                    .iter()
+                    .map(|&i| candidates[i].mutation.clone())
+                    .collect::<Vec<_>>(),
+            );
+            self.attempts += 1;
+            self.phase(phase).attempts += 1;
+            if let Ok((edits, tree)) = self.edits.apply(&self.current, &self.original, &union) {
+                let fp = tree.fingerprint();
+                let pass = if let Some(&pass) = self.cache.get(&fp) {
+                    let stats = self.phase(phase);
+                    stats.cache_hits += 1;
+                    stats.oracle_sample_uses += 1;
+                    Some(pass)
+                } else {
+                    let answer = self.run_all_owned(&[&tree])?[0];
+                    let stats = self.phase(phase);
+                    stats.oracle_samples += 1;
+                    stats.oracle_sample_uses += 1;
+                    stats.oracle_ms +=
+                        u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
+                    if answer.termination == Termination::Interrupted {
+                        self.phase(phase).aborted += 1;
+                        None
+                    } else {
+                        self.remember(fp, answer.pass);
+                        Some(answer.pass)
+                    }
+                };
+                match pass {
+                    Some(true) => {
+                        let label = format!("union of {} changes", passing.len());
+                        self.commit(phase, edits, tree, fp, &label, true)?;
+                        self.phase(phase).superseded += passing.len() as u64;
+                        for &i in &passing {
+                            committed[i] = true;
+                        }
+                        union_done = true;
+                    }
+                    Some(false) => self.phase(phase).rejected += 1,
+                    None => {}
+                }
+            } else {
+                self.phase(phase).no_op += 1;
+            }
+        }
+        if !union_done {
+            if let Some((edits, tree, fp)) = prepared[lowest].take() {
+                self.commit(phase, edits, tree, fp, &candidates[lowest].label, false)?;
+                committed[lowest] = true;
+                self.phase(phase).superseded += (passing.len() - 1) as u64;
+            }
+        }
+        self.notify(phase);
+        Ok(Some(committed))
+    }
+
+    fn run_all_owned(&mut self, trees: &[&Tree]) -> Result<Vec<Answer>, ReduceError> {
+        if trees.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.run_all(trees)
+    }
+
+    fn remember(&mut self, fp: Fingerprint, pass: bool) {
+        if self.cache.len() >= self.setup.cache_capacity {
+            // A simple bound: forget everything rather than grow without limit.
+            self.cache.clear();
+        }
+        self.cache.insert(fp, pass);
+    }
+
+    fn commit(
+        &mut self,
+        phase: &str,
+        edits: EditSet,
+        tree: Tree,
+        fp: Fingerprint,
+        label: &str,
+        union: bool,
+    ) -> Result<(), ReduceError> {
+        self.clean.apply(&tree)?;
+        let on_disk = scan_exact(self.clean.root())?.fingerprint();
+        if on_disk != fp {
+            return Err(ReduceError::Unfaithful {
+                expected: fp.to_string(),
+                found: on_disk.to_string(),
+            });
+        }
+        let before = self.current.size();
+        let after = tree.size();
+        let stats = self.phase(phase);
+        stats.accepted += 1;
+        stats.bytes_removed += before.bytes.saturating_sub(after.bytes);
+        stats.entries_removed += (before.files + before.dirs + before.symlinks)
+            .saturating_sub(after.files + after.dirs + after.symlinks);
+        self.edits = edits;
+        self.current = tree;
+        self.current_fp = fp;
+        let index = self.events.len() as u64 + 1;
+        self.events.push(Event {
+            index,
+            phase: phase.to_string(),
+            change: label.to_string(),
+            union,
+            entries_after: after.files + after.dirs + after.symlinks,
+            bytes_after: after.bytes,
+        });
+        Ok(())
+    }
+
+    fn notify(&mut self, phase: &str) {
+        if let Some(mut observer) = self.observer.take() {
+            let size = self.current.size();
+            let view = SessionView {
+                entries: size.files + size.dirs + size.symlinks,
+                bytes: size.bytes,
+                oracle_samples: self.phases.iter().map(|p| p.oracle_samples).sum(),
+                cache_hits: self.phases.iter().map(|p| p.cache_hits).sum(),
+                accepted: self.events.len() as u64,
+            };
+            observer.update(phase, &view);
+            self.observer = Some(observer);
+        }
+    }
+}
+
+/// Applies `tree` to the worker's workspace, runs the command and asks the oracle.
+fn probe(worker: &mut Worker, setup: &Setup, tree: &Tree) -> Result<Answer, ReduceError> {
+    worker.workspace.apply(tree)?;
+    worker.dirs.fresh_tmp()?;
+    let outcome = runner::run(
+        &setup.command,
+        &worker.dirs.tree,
+        &worker.dirs.tmp,
+        setup.timeout,
+        &setup.interrupt,
+    )?;
+    let verdict = setup.oracle.judge(&outcome, &worker.normalizer);
+    Ok(Answer {
+        pass: verdict.pass,
+        termination: outcome.termination,
+        duration: outcome.duration,
+    })
+}

@@ -1,0 +1,411 @@
+//! `report.json` and `REPROMIN.md`: what a reduction did, for machines and for people.
+//!
+//! The schema is documented in `docs/report-schema.md`. The accounting identities hold for
+//! every phase of a complete run:
+//! `attempts = no_op + rejected + accepted + superseded + aborted` and
+//! `oracle_sample_uses = oracle_samples + cache_hits`.
+//! Environment overrides appear only as sorted names plus a SHA-256 digest; their values are
+//! never written.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::oracle::OracleSummary;
+use crate::reduce::edits::Edit;
+use crate::reduce::session::{Event, PhaseStats};
+use crate::reduce::{BaselineRun, PassName, ReduceOptions, Reduction, StopReason};
+use crate::tree::Size;
+
+/// The report format version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Size and identity of a tree.
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeFacts {
+    /// Regular files.
+    pub files: u64,
+    /// Directories.
+    pub dirs: u64,
+    /// Symlinks.
+    pub symlinks: u64,
+    /// Regular-file bytes.
+    pub bytes: u64,
+    /// `tree-sha256-v2`.
+    pub tree_sha256_v2: String,
+    /// `tree-content-sha256-v1`.
+    pub tree_content_sha256_v1: String,
+}
+
+/// How the run was configured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Execution {
+    /// Parallel jobs.
+    pub jobs: usize,
+    /// Per-candidate timeout in milliseconds.
+    pub timeout_ms: u64,
+    /// Whether the timeout was given (`false`: derived from the baseline).
+    pub timeout_given: bool,
+    /// Baseline runs.
+    pub baseline_runs: usize,
+    /// Passes enabled.
+    pub passes: Vec<PassName>,
+    /// Extra ignored basenames.
+    pub ignored_names: Vec<String>,
+    /// Ignored relative paths.
+    pub ignored_paths: Vec<String>,
+    /// Gitignore rule files given.
+    pub gitignore_files: Vec<String>,
+    /// SHA-256 over the rule files' contents, in order.
+    pub gitignore_sha256: Option<String>,
+    /// Nested `.gitignore` files were read.
+    pub gitignore_recursive: bool,
+    /// Kept paths.
+    pub keep_paths: Vec<String>,
+    /// Names of environment overrides, sorted.
+    pub env_names: Vec<String>,
+    /// SHA-256 over the sorted `NAME=VALUE` overrides.
+    pub env_sha256: Option<String>,
+    /// `--max-attempts`.
+    pub max_attempts: Option<u64>,
+    /// `--max-duration` in seconds.
+    pub max_duration_seconds: Option<f64>,
+    /// Whether a budget ended the run.
+    pub budget_exhausted: bool,
+    /// `--allow-trivial`.
+    pub allow_trivial: bool,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `repromin` and its version.
+    pub tool: String,
+    /// The command, as given.
+    pub command: Vec<String>,
+    /// The source directory, as given.
+    pub source_path: String,
+    /// The output directory, as given.
+    pub output_path: String,
+    /// The oracle.
+    pub oracle: OracleSummary,
+    /// Baseline runs.
+    pub baseline: Vec<BaselineRun>,
+    /// Whether the empty tree reproduced (`null` when it was not tried).
+    pub empty_tree_reproduces: Option<bool>,
+    /// Final validation of the published tree (`null` when interrupted).
+    pub final_validation: Option<BaselineRun>,
+    /// The source tree.
+    pub source: TreeFacts,
+    /// The published tree.
+    pub output: TreeFacts,
+    /// `fixed-point`, `max-attempts`, `max-duration` or `interrupted`.
+    pub ended_by: String,
+    /// Candidates tried.
+    pub attempts: u64,
+    /// Commits.
+    pub accepted_mutations: u64,
+    /// Cache hits.
+    pub cache_hits: u64,
+    /// Commands run by the passes.
+    pub oracle_samples: u64,
+    /// Wall time of the passes in milliseconds.
+    pub reduce_ms: u64,
+    /// Files the baseline output names.
+    pub named_files: Vec<String>,
+    /// Configuration.
+    pub execution: Execution,
+    /// Per-phase counters.
+    pub phase_statistics: Vec<PhaseStats>,
+    /// One record per commit.
+    pub events: Vec<Event>,
+    /// The published tree as edits against the source.
+    pub edits: Vec<Edit>,
+}
+
+fn facts(size: Size, full: String, content: String) -> TreeFacts {
+    TreeFacts {
+        files: size.files,
+        dirs: size.dirs,
+        symlinks: size.symlinks,
+        bytes: size.bytes,
+        tree_sha256_v2: full,
+        tree_content_sha256_v1: content,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// SHA-256 of the sorted `NAME=VALUE` pairs, NUL-separated; `None` when there are none.
+pub fn env_digest(env: &[(String, String)]) -> (Vec<String>, Option<String>) {
+    if env.is_empty() {
+        return (Vec::new(), None);
+    }
+    let mut pairs: Vec<_> = env.iter().collect();
+    pairs.sort();
+    let mut hasher = Sha256::new();
+    for (name, value) in &pairs {
+        hasher.update(name.as_bytes());
+        hasher.update(b"=");
+        hasher.update(value.as_bytes());
+        hasher.update([0]);
+    }
+    (
+        pairs.iter().map(|(n, _)| n.clone()).collect(),
+        Some(hex(&hasher.finalize())),
+    )
+}
+
+fn gitignore_digest(files: &[std::path::PathBuf]) -> Option<String> {
+    if files.is_empty() {
+        return None;
+    }
+    let mut hasher = Sha256::new();
+    for file in files {
+        let data = std::fs::read(file).unwrap_or_default();
+        hasher.update((data.len() as u64).to_le_bytes());
+        hasher.update(&data);
+    }
+    Some(hex(&hasher.finalize()))
+}
+
+/// Builds the report of a finished reduction.
+pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
+    let source_tree = &reduction.preflight.tree;
+    let (env_names, env_sha256) = env_digest(&options.command.env);
+    let ended_by = match reduction.stopped {
+        None => "fixed-point",
+        Some(StopReason::MaxAttempts) => "max-attempts",
+        Some(StopReason::MaxDuration) => "max-duration",
+        Some(StopReason::Interrupted) => "interrupted",
+    };
+    Report {
+        schema_version: SCHEMA_VERSION,
+        tool: format!("repromin {}", env!("CARGO_PKG_VERSION")),
+        command: options.command.argv.clone(),
+        source_path: options.source.display().to_string(),
+        output_path: options.output.display().to_string(),
+        oracle: reduction.oracle.clone(),
+        baseline: reduction.preflight.baseline.clone(),
+        empty_tree_reproduces: reduction.preflight.trivial,
+        final_validation: reduction.final_run.clone(),
+        source: facts(
+            source_tree.size(),
+            source_tree.fingerprint().to_string(),
+            source_tree.content_fingerprint().to_string(),
+        ),
+        output: facts(
+            reduction.tree.size(),
+            reduction.fingerprint.to_string(),
+            reduction.tree.content_fingerprint().to_string(),
+        ),
+        ended_by: ended_by.to_string(),
+        attempts: reduction.attempts,
+        accepted_mutations: reduction.events.len() as u64,
+        cache_hits: reduction.phases.iter().map(|p| p.cache_hits).sum(),
+        oracle_samples: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
+        reduce_ms: reduction.reduce_ms,
+        named_files: reduction.preflight.named.clone(),
+        execution: Execution {
+            jobs: options.jobs,
+            timeout_ms: u64::try_from(reduction.preflight.timeout.as_millis()).unwrap_or(u64::MAX),
+            timeout_given: options.timeout.is_some(),
+            baseline_runs: options.baseline_runs,
+            passes: options.passes.clone(),
+            ignored_names: sorted(&options.rules.names),
+            ignored_paths: sorted(&options.rules.paths),
+            gitignore_files: options
+                .rules
+                .gitignore_files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            gitignore_sha256: gitignore_digest(&options.rules.gitignore_files),
+            gitignore_recursive: options.rules.gitignore_recursive,
+            keep_paths: sorted(&options.rules.keep),
+            env_names,
+            env_sha256,
+            max_attempts: options.max_attempts,
+            max_duration_seconds: options.max_duration.map(|d| d.as_secs_f64()),
+            budget_exhausted: matches!(
+                reduction.stopped,
+                Some(StopReason::MaxAttempts | StopReason::MaxDuration)
+            ),
+            allow_trivial: options.allow_trivial,
+        },
+        phase_statistics: reduction.phases.clone(),
+        events: reduction.events.clone(),
+        edits: reduction.edits.clone(),
+    }
+}
+
+fn sorted(items: &[String]) -> Vec<String> {
+    let mut out = items.to_vec();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The report as pretty JSON with a trailing newline.
+pub fn to_json(report: &Report) -> String {
+    let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".to_string());
+    text.push('\n');
+    text
+}
+
+fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "0%".to_string();
+    }
+    #[expect(clippy::cast_precision_loss, reason = "a display percentage")]
+    let pct = 100.0 * part as f64 / whole as f64;
+    format!("{pct:.1}%")
+}
+
+/// `REPROMIN.md`: how to reproduce, what was removed, the figures.
+pub fn to_markdown(report: &Report) -> String {
+    let mut md = String::new();
+    let command: Vec<String> = report.command.iter().map(|a| shell_quote(a)).collect();
+    let s = &report.source;
+    let o = &report.output;
+    let _ = writeln!(md, "# Reduced reproduction\n");
+    let _ = writeln!(
+        md,
+        "This tree is what remained of `{}` after repromin removed everything the failure \
+         did not need. It was checked to fail the same way before it was published.\n",
+        report.source_path
+    );
+    let _ = writeln!(md, "## Reproduce\n");
+    let _ = writeln!(
+        md,
+        "```console\n$ cd {}\n$ {}\n```\n",
+        shell_quote(&report.output_path),
+        command.join(" ")
+    );
+    let _ = writeln!(md, "Expected failure ({}):\n", report.oracle.mode);
+    if let Some(sig) = &report.oracle.signature {
+        let _ = writeln!(md, "```text\n{sig}\n```\n");
+    }
+    if let Some(expect) = &report.oracle.expect {
+        let _ = writeln!(md, "- output matches `{expect}`");
+    }
+    if let Some(code) = report.oracle.exit_code {
+        let _ = writeln!(md, "- exit status {code}");
+    }
+    if let Some(t) = report.oracle.termination {
+        let _ = writeln!(md, "- ends with {}", t.describe());
+    }
+    let _ = writeln!(md, "## Figures\n");
+    let _ = writeln!(md, "| | source | reduced | removed |");
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: |");
+    let _ = writeln!(
+        md,
+        "| files | {} | {} | {} |",
+        s.files,
+        o.files,
+        percent(s.files.saturating_sub(o.files), s.files)
+    );
+    let _ = writeln!(
+        md,
+        "| bytes | {} | {} | {} |",
+        s.bytes,
+        o.bytes,
+        percent(s.bytes.saturating_sub(o.bytes), s.bytes)
+    );
+    let _ = writeln!(
+        md,
+        "\nEnded by: {}. Candidates tried: {}, commands run: {}, cache hits: {}, commits: {}, \
+         time in passes: {:.1} s.\n",
+        report.ended_by,
+        report.attempts,
+        report.oracle_samples,
+        report.cache_hits,
+        report.accepted_mutations,
+        report.reduce_ms as f64 / 1000.0
+    );
+    let _ = writeln!(
+        md,
+        "| phase | attempts | accepted | rejected | no-op | superseded | aborted | commands | cache hits | bytes removed |"
+    );
+    let _ = writeln!(
+        md,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for p in &report.phase_statistics {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.phase,
+            p.attempts,
+            p.accepted,
+            p.rejected,
+            p.no_op,
+            p.superseded,
+            p.aborted,
+            p.oracle_samples,
+            p.cache_hits,
+            p.bytes_removed
+        );
+    }
+    let _ = writeln!(md, "\n## What was removed\n");
+    let deleted: Vec<&str> = report
+        .edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Delete { path } => Some(path.as_str()),
+            Edit::DeleteBytes { .. } => None,
+        })
+        .collect();
+    if deleted.is_empty() {
+        let _ = writeln!(md, "No file or directory was deleted.");
+    } else {
+        let _ = writeln!(md, "Deleted entries ({}):\n", deleted.len());
+        for path in deleted.iter().take(200) {
+            let _ = writeln!(md, "- `{path}`");
+        }
+        if deleted.len() > 200 {
+            let _ = writeln!(md, "- … and {} more (see report.json)", deleted.len() - 200);
+        }
+    }
+    let mut cut: Vec<(&str, usize)> = Vec::new();
+    for e in &report.edits {
+        if let Edit::DeleteBytes { path, start, end } = e {
+            match cut.last_mut() {
+                Some((p, n)) if *p == path.as_str() => *n += end - start,
+                _ => cut.push((path.as_str(), end - start)),
+            }
+        }
+    }
+    if !cut.is_empty() {
+        let _ = writeln!(md, "\nFiles cut down (bytes removed):\n");
+        for (path, n) in cut.iter().take(200) {
+            let _ = writeln!(md, "- `{path}`: {n}");
+        }
+    }
+    let _ = writeln!(
+        md,
+        "\n## Identity\n\n- source `tree-sha256-v2`: `{}`\n- reduced `tree-sha256-v2`: `{}`\n- reduced `tree-content-sha256-v1`: `{}`",
+        s.tree_sha256_v2, o.tree_sha256_v2, o.tree_content_sha256_v1
+    );
+    md
+}

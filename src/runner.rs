@@ -1,0 +1,420 @@
+//! Running one command in a workspace, with the hygiene a reducer needs.
+//!
+//! Each run gets its own process group and its own empty `TMPDIR`; stdin is closed; stdout
+//! and stderr share one pipe, drained continuously into one buffer capped at
+//! [`OUTPUT_CAP`] bytes (overflow ends the run as a resource failure). On timeout the group
+//! gets SIGTERM, a grace period, then SIGKILL. When the command itself returns, whatever it
+//! left running in its group is ended the same way, so nothing outlives a probe. A process
+//! that escapes with `setsid()` leaves the group and cannot be reached this way; its hold on
+//! the output pipe is cut when the run ends.
+
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// The most output one run may produce, stdout and stderr together: 64 MiB.
+pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
+
+/// How long a group gets between SIGTERM and SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// An error that prevented a command from running at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The program could not be started.
+    #[error("cannot run `{program}`")]
+    Spawn {
+        /// The program name.
+        program: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// Setting up the run failed.
+    #[error("cannot {action}")]
+    Setup {
+        /// What was being done.
+        action: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The argument vector was empty.
+    #[error("no command was given")]
+    EmptyCommand,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum Termination {
+    /// The command exited with this status.
+    Exited(i32),
+    /// The command was killed by this signal (not by us).
+    Signaled(i32),
+    /// The command ran past its timeout and was killed.
+    TimedOut,
+    /// The command wrote more than [`OUTPUT_CAP`] bytes and was killed.
+    OutputOverflow,
+    /// The run was cut short by an interrupt (Ctrl-C).
+    Interrupted,
+}
+
+impl Termination {
+    /// A short human description.
+    pub fn describe(self) -> String {
+        match self {
+            Termination::Exited(code) => format!("exit {code}"),
+            Termination::Signaled(sig) => {
+                let name =
+                    Signal::try_from(sig).map_or_else(|_| sig.to_string(), |s| s.to_string());
+                format!("killed by {name}")
+            }
+            Termination::TimedOut => "timed out".to_string(),
+            Termination::OutputOverflow => "output over 64 MiB".to_string(),
+            Termination::Interrupted => "interrupted".to_string(),
+        }
+    }
+}
+
+/// The result of one run.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub termination: Termination,
+    /// Combined stdout and stderr, in arrival order.
+    pub output: Vec<u8>,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+/// What to run and how.
+#[derive(Clone, Debug)]
+pub struct CommandSpec {
+    /// Program and arguments.
+    pub argv: Vec<String>,
+    /// Environment overrides on top of the inherited environment.
+    pub env: Vec<(String, String)>,
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    let flags = fcntl(fd.as_fd(), FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
+    fcntl(fd.as_fd(), FcntlArg::F_SETFL(flags)).map_err(io::Error::from)?;
+    Ok(())
+}
+
+struct Capture {
+    reader: std::fs::File,
+    output: Vec<u8>,
+    overflow: bool,
+    eof: bool,
+}
+
+impl Capture {
+    /// Reads what is available, waiting at most `wait` for the first byte.
+    fn pump(&mut self, wait: Duration) {
+        if self.eof || self.overflow {
+            std::thread::sleep(wait);
+            return;
+        }
+        let millis = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(self.reader.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(millis));
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            match self.reader.read(&mut chunk) {
+                Ok(0) => {
+                    self.eof = true;
+                    return;
+                }
+                Ok(n) => {
+                    if self.output.len() + n > OUTPUT_CAP {
+                        let room = OUTPUT_CAP - self.output.len();
+                        self.output.extend_from_slice(&chunk[..room]);
+                        self.overflow = true;
+                        return;
+                    }
+                    self.output.extend_from_slice(&chunk[..n]);
+                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.eof = true;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn signal_group(pgid: Pid, signal: Signal) {
+    // ESRCH means the group is already gone, which is what we want.
+    let _ = killpg(pgid, signal);
+}
+
+/// Ends the whole group: SIGTERM, up to `grace` for the pipe to close, then SIGKILL.
+fn end_group(pgid: Pid, child: &mut Child, capture: &mut Capture, grace: Duration) {
+    signal_group(pgid, Signal::SIGTERM);
+    let _ = signal_group_alive(pgid);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        let _ = child.try_wait();
+        if capture.eof || !signal_group_alive(pgid) {
+            break;
+        }
+        capture.pump(Duration::from_millis(20));
+    }
+    signal_group(pgid, Signal::SIGKILL);
+    let _ = child.wait();
+}
+
+/// Whether any process of the group still exists.
+fn signal_group_alive(pgid: Pid) -> bool {
+    killpg(pgid, None).is_ok()
+}
+
+/// Runs `spec` in `cwd` with `TMPDIR` set to `tmpdir`, under `timeout`.
+///
+/// `interrupt` is polled; when it becomes true the run is ended and reported as
+/// [`Termination::Interrupted`].
+///
+/// # Errors
+/// Only when the command cannot be started; every way a started command ends is a
+/// [`RunOutcome`].
+pub fn run(
+    spec: &CommandSpec,
+    cwd: &Path,
+    tmpdir: &Path,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<RunOutcome, RunnerError> {
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Err(RunnerError::EmptyCommand);
+    };
+    let (reader, writer) = nix::unistd::pipe().map_err(|errno| RunnerError::Setup {
+        action: "create an output pipe",
+        source: io::Error::from(errno),
+    })?;
+    set_nonblocking(&reader).map_err(|source| RunnerError::Setup {
+        action: "configure the output pipe",
+        source,
+    })?;
+    let writer2 = writer.try_clone().map_err(|source| RunnerError::Setup {
+        action: "duplicate the output pipe",
+        source,
+    })?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("TMPDIR", tmpdir)
+        .env("TMP", tmpdir)
+        .env("TEMP", tmpdir)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer2))
+        .process_group(0);
+    let start = Instant::now();
+    let spawned = command.spawn();
+    // Drop our copies of the write end so EOF means every writer is gone.
+    drop(command);
+    let mut child = spawned.map_err(|source| RunnerError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let mut capture = Capture {
+        reader: std::fs::File::from(reader),
+        output: Vec::new(),
+        overflow: false,
+        eof: false,
+    };
+    let deadline = start + timeout;
+    let termination = loop {
+        capture.pump(Duration::from_millis(20));
+        if capture.overflow {
+            end_group(pgid, &mut child, &mut capture, Duration::ZERO);
+            break Termination::OutputOverflow;
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                // The leader is done: collect what is buffered, then end what it left behind.
+                capture.pump(Duration::ZERO);
+                let result = match (status.code(), status.signal()) {
+                    (Some(code), _) => Termination::Exited(code),
+                    (None, Some(sig)) => Termination::Signaled(sig),
+                    (None, None) => Termination::Exited(-1),
+                };
+                end_group(pgid, &mut child, &mut capture, GRACE);
+                break result;
+            }
+            Ok(None) => {}
+            Err(_) => {
+                end_group(pgid, &mut child, &mut capture, GRACE);
+                break Termination::Exited(-1);
+            }
+        }
+        if interrupt.load(Ordering::SeqCst) {
+            end_group(pgid, &mut child, &mut capture, GRACE);
+            break Termination::Interrupted;
+        }
+        if Instant::now() >= deadline {
+            end_group(pgid, &mut child, &mut capture, GRACE);
+            break Termination::TimedOut;
+        }
+    };
+    // Read what the group wrote before it ended; a process that left the group may still
+    // hold the pipe, so this is bounded, and the read end is closed when `capture` drops.
+    let drain_until = Instant::now() + Duration::from_millis(100);
+    while !capture.eof && !capture.overflow && Instant::now() < drain_until {
+        capture.pump(Duration::from_millis(10));
+    }
+    let termination = if capture.overflow {
+        Termination::OutputOverflow
+    } else {
+        termination
+    };
+    Ok(RunOutcome {
+        termination,
+        output: capture.output,
+        duration: start.elapsed(),
+    })
+}
+
+/// A per-run scratch layout: the wrapper directory, the tree inside it under a stable
+/// basename, and a private temporary directory.
+#[derive(Debug, Clone)]
+pub struct RunDirs {
+    /// The wrapper directory, unique to one worker.
+    pub wrapper: PathBuf,
+    /// Where the tree is (`wrapper/<basename>`); the command's working directory.
+    pub tree: PathBuf,
+    /// `TMPDIR` for the command (`wrapper/tmp`), emptied before every run.
+    pub tmp: PathBuf,
+}
+
+impl RunDirs {
+    /// The layout for a worker under `scratch`.
+    pub fn new(scratch: &Path, name: &str, basename: &str) -> RunDirs {
+        let wrapper = scratch.join(name);
+        RunDirs {
+            tree: wrapper.join(basename),
+            tmp: wrapper.join("tmp"),
+            wrapper,
+        }
+    }
+
+    /// Empties and recreates the temporary directory.
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn fresh_tmp(&self) -> Result<(), crate::tree::TreeError> {
+        crate::workspace::remove_any(&self.tmp)?;
+        std::fs::create_dir_all(&self.tmp).map_err(|source| crate::tree::TreeError::Io {
+            action: "create directory",
+            path: self.tmp.clone(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> CommandSpec {
+        CommandSpec {
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            env: vec![("REPROMIN_TEST_VAR".into(), "v".into())],
+        }
+    }
+
+    fn go(script: &str, timeout: Duration) -> RunOutcome {
+        let dir = tempfile::tempdir().unwrap();
+        let never = AtomicBool::new(false);
+        run(&sh(script), dir.path(), dir.path(), timeout, &never).unwrap()
+    }
+
+    #[test]
+    fn exit_codes_signals_and_combined_output_are_reported() {
+        let out = go("echo out; echo err >&2; exit 3", Duration::from_secs(10));
+        assert_eq!(out.termination, Termination::Exited(3));
+        assert_eq!(String::from_utf8_lossy(&out.output), "out\nerr\n");
+        let out = go("kill -SEGV $$", Duration::from_secs(10));
+        assert_eq!(out.termination, Termination::Signaled(11));
+        let out = go("printf %s \"$REPROMIN_TEST_VAR\"", Duration::from_secs(10));
+        assert_eq!(out.output, b"v");
+    }
+
+    #[test]
+    fn a_hanging_command_times_out_and_its_group_is_killed() {
+        let out = go("trap '' TERM; sleep 30", Duration::from_millis(300));
+        assert_eq!(out.termination, Termination::TimedOut);
+        assert!(out.duration < Duration::from_secs(10), "{:?}", out.duration);
+    }
+
+    #[test]
+    fn background_children_do_not_outlive_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("pid");
+        let script = format!("sleep 60 & echo $! > {}; exit 1", marker.display());
+        let never = AtomicBool::new(false);
+        let out = run(
+            &sh(&script),
+            dir.path(),
+            dir.path(),
+            Duration::from_secs(10),
+            &never,
+        )
+        .unwrap();
+        assert_eq!(out.termination, Termination::Exited(1));
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let alive = nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok();
+        assert!(!alive, "background sleep {pid} survived the run");
+    }
+
+    #[test]
+    fn output_beyond_the_cap_is_a_resource_failure() {
+        let out = go(
+            "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            Duration::from_secs(60),
+        );
+        assert_eq!(out.termination, Termination::OutputOverflow);
+        assert_eq!(out.output.len(), OUTPUT_CAP);
+    }
+
+    #[test]
+    fn a_missing_program_is_a_spawn_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = CommandSpec {
+            argv: vec!["definitely-not-a-command-xyz".into()],
+            env: vec![],
+        };
+        let never = AtomicBool::new(false);
+        let err = run(
+            &spec,
+            dir.path(),
+            dir.path(),
+            Duration::from_secs(1),
+            &never,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("definitely-not-a-command-xyz"));
+    }
+}
