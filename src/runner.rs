@@ -165,22 +165,44 @@ fn signal_group(pgid: Pid, signal: Signal) {
 /// Ends the whole group: SIGTERM, up to `grace` for the pipe to close, then SIGKILL.
 fn end_group(pgid: Pid, child: &mut Child, capture: &mut Capture, grace: Duration) {
     signal_group(pgid, Signal::SIGTERM);
-    let _ = signal_group_alive(pgid);
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
         let _ = child.try_wait();
-        if capture.eof || !signal_group_alive(pgid) {
+        if capture.eof || !group_alive(pgid) {
             break;
         }
         capture.pump(Duration::from_millis(20));
     }
     signal_group(pgid, Signal::SIGKILL);
     let _ = child.wait();
+    // Give killed orphans a moment to become zombies, and reap them.
+    let until = Instant::now() + Duration::from_millis(200);
+    while group_alive(pgid) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
-/// Whether any process of the group still exists.
-fn signal_group_alive(pgid: Pid) -> bool {
+/// Reaps exited members of the group that were reparented to us, then reports whether any
+/// member is left.
+fn group_alive(pgid: Pid) -> bool {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    loop {
+        match waitpid(Pid::from_raw(-pgid.as_raw()), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
     killpg(pgid, None).is_ok()
+}
+
+/// Makes this process the subreaper of everything it starts, so that a background child
+/// orphaned by its command is reparented here and can be reaped (and so stops counting as
+/// alive) instead of lingering as a zombie under an init that does not reap.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+    });
 }
 
 /// Runs `spec` in `cwd` with `TMPDIR` set to `tmpdir`, under `timeout`.
@@ -201,6 +223,7 @@ pub fn run(
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(RunnerError::EmptyCommand);
     };
+    become_subreaper();
     let (reader, writer) = nix::unistd::pipe().map_err(|errno| RunnerError::Setup {
         action: "create an output pipe",
         source: io::Error::from(errno),
@@ -384,7 +407,6 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
         let alive = nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok();
         assert!(!alive, "background sleep {pid} survived the run");
     }

@@ -362,9 +362,12 @@ impl Tree {
         &'a self,
         dir: &'a str,
     ) -> impl Iterator<Item = (&'a RelPath, &'a Entry)> + 'a {
+        // Every path below `dir` starts with `dir/`, and those sort together; `dir.txt`
+        // sorts between `dir` and `dir/`, so the range starts at the prefix itself.
         let prefix = format!("{dir}/");
+        let start: RelPath = Arc::from(prefix.as_str());
         self.entries
-            .range::<str, _>((std::ops::Bound::Excluded(dir), std::ops::Bound::Unbounded))
+            .range(start..)
             .take_while(move |(path, _)| path.starts_with(&prefix))
     }
 

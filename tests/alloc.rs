@@ -1,3 +1,5 @@
+#![allow(unsafe_code)] // A global allocator is unsafe by nature.
+
 //! Checks that `reduce` performs no heap allocation once its storage is active.
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,1 +1,9 @@
-//! Integration tests of the repromin command.
+//! Integration tests of the repromin command: real trees in temp dirs, real commands.
+
+mod doctor;
+mod errors;
+mod fixtures;
+mod help;
+mod reduce;
+mod snapshots;
+mod util;

@@ -1,0 +1,45 @@
+//! `repromin doctor`: the preflight, which writes nothing.
+
+use crate::fixtures::PYTHON;
+use crate::util::{Area, redact, run, stderr, stdout};
+
+#[test]
+fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let before = crate::util::files(area.dir.path());
+    let o = run(
+        &["doctor", "proj", "--jobs", "2", "--", "python3", "run.py"],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = redact(&stdout(&o), &area);
+    let text = regex::Regex::new(r"(sha256-v\d: )[0-9a-f]{64}|in \d+ ms|candidate: [\d.]+ s")
+        .unwrap()
+        .replace_all(&text, "$1[..]");
+    insta::assert_snapshot!(text, @r"
+    source: proj
+    tree: 7 files, 3 directories, 0 symlinks, 1155 bytes
+    tree-sha256-v2: [..]
+    tree-content-sha256-v1: [..]
+    command: python3 run.py
+    baseline run 1: exit 1 [..]
+    baseline run 2: exit 1 [..]
+    oracle: learned-signature
+    signature (learned): lib.parser.ParseError: missing '=' in item N: 'gamma'
+    timeout per [..] (derived)
+    empty tree: does not reproduce (good)
+    files named in the failure, reduced first: lib/parser.py, run.py
+    passes: prelude, files, lines
+    jobs: 2
+    ");
+    assert_eq!(crate::util::files(area.dir.path()), before);
+}
+
+#[test]
+fn doctor_reports_a_baseline_that_passes() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let o = run(&["doctor", "proj", "--", "true"], area.dir.path());
+    assert_eq!(o.status.code(), Some(4));
+}

@@ -1,0 +1,204 @@
+//! Bad input: each gets a clear error, a documented exit code, and nothing is written.
+
+use crate::fixtures::PYTHON;
+use crate::util::{Area, redact, run, stderr};
+
+/// Runs a reduce that must fail, and checks that nothing was published.
+fn refused(area: &Area, args: &[&str]) -> (i32, String) {
+    let before: Vec<_> = std::fs::read_dir(area.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let o = run(args, area.dir.path());
+    let after: Vec<_> = std::fs::read_dir(area.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        before.len(),
+        after.len(),
+        "something was written: {after:?}"
+    );
+    (o.status.code().unwrap_or(-1), redact(&stderr(&o), area))
+}
+
+#[test]
+fn an_existing_output_is_never_overwritten() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    area.write("out", &[("precious.txt", "mine")]);
+    let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
+    assert_eq!(code, 7);
+    insta::assert_snapshot!(err, @"error: `out` already exists; repromin never overwrites an output");
+    assert_eq!(
+        std::fs::read_to_string(area.path("out/precious.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn an_existing_sidecar_is_never_overwritten() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    area.write("out.repromin", &[("report.json", "{}")]);
+    let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
+    assert_eq!(code, 7);
+    assert!(err.contains("`out.repromin` already exists"), "{err}");
+}
+
+#[test]
+fn a_missing_or_non_directory_source_is_refused() {
+    let area = Area::new();
+    let (code, err) = refused(&area, &["reduce", "nope", "out", "--", "true"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(err, @"error: `nope` is not a directory");
+    area.write("x", &[("f", "")]);
+    let (_, err) = refused(&area, &["reduce", "x/f", "out", "--", "true"]);
+    assert!(err.contains("`x/f` is not a directory"), "{err}");
+}
+
+#[test]
+fn special_files_hardlinks_and_escaping_symlinks_are_refused_by_name() {
+    let area = Area::new();
+    let src = area.write("proj", PYTHON);
+    nix::unistd::mkfifo(&src.join("lib/queue"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(err, @"error: `proj/lib/queue` is a FIFO; only directories, regular files and relative symlinks inside the tree are supported");
+    std::fs::remove_file(src.join("lib/queue")).unwrap();
+
+    std::fs::hard_link(src.join("run.py"), area.path("alias.py")).unwrap();
+    let o = run(
+        &["reduce", "proj", "out", "--", "python3", "run.py"],
+        area.dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        redact(&stderr(&o), &area).contains("`proj/run.py` has 2 hard links"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(area.path("alias.py")).unwrap();
+
+    std::os::unix::fs::symlink("../../etc/passwd", src.join("lib/passwd")).unwrap();
+    let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("symlink `proj/lib/passwd` points to `../../etc/passwd`, outside the tree"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_baseline_that_does_not_fail_is_refused() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let (code, err) = refused(
+        &area,
+        &["reduce", "proj", "out", "--", "sh", "-c", "echo all good"],
+    );
+    assert_eq!(code, 4);
+    insta::assert_snapshot!(err, @r"
+    error: the baseline does not fail the way the oracle requires: exit 0 (the command did not fail)
+
+    the command must fail on SOURCE as it is; the end of its output:
+      | all good
+    ");
+}
+
+#[test]
+fn a_flaky_baseline_is_refused_with_both_signatures() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let counter = area.path("count");
+    let script = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}; \
+         if [ $n -eq 0 ]; then echo 'KeyError: first'; else echo 'IndexError: second'; fi; exit 1",
+        c = counter.display()
+    );
+    let o = run(
+        &["reduce", "proj", "out", "--", "sh", "-c", &script],
+        area.dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(5));
+    insta::assert_snapshot!(redact(&stderr(&o), &area), @"error: the baseline is flaky: run 1 gave `KeyError: first` but run 2 gave `IndexError: second`");
+    assert!(!area.path("out").exists());
+}
+
+#[test]
+fn an_unlearnable_failure_asks_for_an_explicit_oracle() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "false"]);
+    assert_eq!(code, 4);
+    insta::assert_snapshot!(err, @r"
+    error: no failure signature could be learned from the baseline output
+
+    the output has no line that identifies a failure; it printed nothing
+    hint: say what the failure is with --expect REGEX or --signature TEXT, require an exact status with --exit-code N or --process-failure, or accept any failure with --any-failure
+    ");
+}
+
+#[test]
+fn an_oracle_that_accepts_the_empty_tree_is_refused() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let (code, err) = refused(
+        &area,
+        &["reduce", "proj", "out", "--any-failure", "--", "false"],
+    );
+    assert_eq!(code, 6);
+    assert!(err.contains("the oracle accepts the empty tree"), "{err}");
+    assert!(err.contains("--allow-trivial"), "{err}");
+}
+
+#[test]
+fn invalid_options_are_usage_errors() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let (code, err) = refused(
+        &area,
+        &["reduce", "proj", "out", "--expect", "(", "--", "true"],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: invalid --expect regular expression: regex parse error"),
+        "{err}"
+    );
+    let (code, err) = refused(
+        &area,
+        &["reduce", "proj", "out", "--jobs", "0", "--", "true"],
+    );
+    assert_eq!(code, 2);
+    insta::assert_snapshot!(err, @"error: --jobs must be at least 1");
+    let (code, err) = refused(
+        &area,
+        &["reduce", "proj", "out", "--keep", "../x", "--", "true"],
+    );
+    assert_eq!(code, 2);
+    insta::assert_snapshot!(err, @"error: invalid relative path `../x`: it may not contain `..`");
+    let (code, _) = refused(
+        &area,
+        &["reduce", "proj", "out", "--exit-code", "125", "--", "true"],
+    );
+    assert_eq!(code, 2);
+    let (code, err) = refused(&area, &["reduce", "proj", "proj/inside", "--", "true"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside the source tree"), "{err}");
+}
+
+#[test]
+fn a_command_that_is_not_found_is_named() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let (code, err) = refused(
+        &area,
+        &["reduce", "proj", "out", "--", "no-such-tool-xyz", "a"],
+    );
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(err, @r"
+    error: cannot run `no-such-tool-xyz`: No such file or directory (os error 2)
+
+    check that the command after `--` exists and is on PATH; it runs with the copy of the tree as its working directory
+    ");
+}

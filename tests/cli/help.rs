@@ -1,0 +1,25 @@
+//! `--help` is part of the documentation: snapshot it.
+
+use crate::util::{Area, run, stdout};
+
+fn help(args: &[&str]) -> String {
+    let area = Area::new();
+    let o = run(args, area.dir.path());
+    assert!(o.status.success());
+    stdout(&o)
+}
+
+#[test]
+fn top_level_help() {
+    insta::assert_snapshot!(help(&["--help"]));
+}
+
+#[test]
+fn reduce_help() {
+    insta::assert_snapshot!(help(&["reduce", "--help"]));
+}
+
+#[test]
+fn doctor_help() {
+    insta::assert_snapshot!(help(&["doctor", "--help"]));
+}

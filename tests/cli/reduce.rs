@@ -1,0 +1,361 @@
+//! `repromin reduce` end to end on real trees, real commands and real processes.
+
+use std::path::Path;
+
+use crate::fixtures::{C_COMMAND, C_TREE, PYTHON, PYTHON_ERROR};
+use crate::util::{Area, files, processes_with, report, run, sh_in, stderr, stdout};
+
+fn source_fingerprint(path: &Path) -> String {
+    let (tree, _) = repromin::tree::scan(path, &repromin::tree::IgnoreRules::default()).unwrap();
+    tree.fingerprint().to_string()
+}
+
+#[test]
+fn python_project_keeps_only_what_the_named_exception_needs() {
+    let area = Area::new();
+    let src = area.write("proj", PYTHON);
+    let before = source_fingerprint(&src);
+    let out = area.path("proj.min");
+    let o = run(
+        &[
+            "reduce", "proj", "proj.min", "--jobs", "2", "--", "python3", "run.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "proj.min");
+    let kept = files(&out);
+    let names: Vec<&str> = kept.keys().map(String::as_str).collect();
+    assert_eq!(names, ["lib/parser.py", "run.py"], "{kept:#?}");
+    // Only the lines the failure needs are left.
+    let parser = &kept["lib/parser.py"];
+    assert!(!parser.contains("def dump"), "{parser}");
+    assert!(!parser.contains("A settings parser"), "{parser}");
+    assert!(kept["run.py"].lines().count() <= 2, "{}", kept["run.py"]);
+    // The published tree fails the same way.
+    let (code, output) = sh_in(&out, "python3 run.py");
+    assert_eq!(code, 1);
+    assert!(output.contains(PYTHON_ERROR), "{output}");
+    // The source is untouched.
+    assert_eq!(source_fingerprint(&src), before);
+    let r = report(&out);
+    assert_eq!(r["ended_by"], "fixed-point");
+    assert_eq!(
+        r["oracle"]["signature"],
+        "lib.parser.ParseError: missing '=' in item N: 'gamma'"
+    );
+    assert_eq!(r["source"]["files"], 7);
+    assert_eq!(r["output"]["files"], 2);
+    assert_eq!(r["source"]["tree_sha256_v2"], before.as_str());
+}
+
+#[test]
+fn accounting_identities_hold_in_every_phase() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let o = run(
+        &["reduce", "proj", "out", "--", "python3", "run.py"],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&area.path("out"));
+    let phases = r["phase_statistics"].as_array().unwrap();
+    assert_eq!(phases.len(), 3);
+    let mut accepted = 0;
+    for p in phases {
+        let n = |k: &str| p[k].as_u64().unwrap();
+        assert_eq!(
+            n("attempts"),
+            n("no_op") + n("rejected") + n("accepted") + n("superseded") + n("aborted"),
+            "{p}"
+        );
+        assert_eq!(
+            n("oracle_sample_uses"),
+            n("oracle_samples") + n("cache_hits"),
+            "{p}"
+        );
+        accepted += n("accepted");
+    }
+    assert_eq!(accepted, r["accepted_mutations"].as_u64().unwrap());
+    assert_eq!(r["events"].as_array().unwrap().len() as u64, accepted);
+}
+
+#[test]
+fn c_tree_with_gcc_oracle_reduces_and_still_builds_and_fails() {
+    let area = Area::new();
+    area.write("c", C_TREE);
+    let o = run(
+        &["reduce", "c", "c.min", "--", "sh", "-c", C_COMMAND],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = area.path("c.min");
+    let kept = files(&out);
+    assert!(
+        kept.contains_key("src/main.c") && kept.contains_key("src/sum.c"),
+        "{kept:#?}"
+    );
+    assert!(!kept.contains_key("src/fmt.c"), "{kept:#?}");
+    assert!(!kept.contains_key("README"));
+    let (code, output) = sh_in(&out, &format!("TMPDIR=$(mktemp -d); {C_COMMAND}"));
+    assert_eq!(code, 2, "{output}");
+    // Digits are normalised, so any wrong total is the same failure.
+    assert!(output.contains("fatal: checksum mismatch: got"), "{output}");
+}
+
+#[test]
+fn deleting_a_closing_brace_is_a_different_failure_and_is_rejected() {
+    let area = Area::new();
+    area.write("c", C_TREE);
+    let o = run(
+        &[
+            "reduce", "c", "c.min", "--passes", "lines", "--", "sh", "-c", C_COMMAND,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("c.min"));
+    for (path, text) in &kept {
+        assert_eq!(
+            text.matches('{').count(),
+            text.matches('}').count(),
+            "{path} lost a brace:\n{text}"
+        );
+    }
+    // The line pass did try brace deletions and the oracle turned them down.
+    let r = report(&area.path("c.min"));
+    assert!(r["phase_statistics"][0]["rejected"].as_u64().unwrap() > 0);
+    assert!(kept["src/main.c"].contains("int main"));
+}
+
+#[test]
+fn jobs_one_and_two_publish_byte_identical_trees() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    for (jobs, name) in [("1", "one"), ("2", "two")] {
+        let o = run(
+            &[
+                "reduce", "proj", name, "--jobs", jobs, "--", "python3", "run.py",
+            ],
+            area.dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(files(&area.path("one")), files(&area.path("two")));
+    assert_eq!(
+        report(&area.path("one"))["output"]["tree_content_sha256_v1"],
+        report(&area.path("two"))["output"]["tree_content_sha256_v1"]
+    );
+}
+
+#[test]
+fn nothing_a_probe_creates_leaks_into_the_next_and_no_process_survives() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let log = area.path("leaks.log");
+    let script = format!(
+        "if [ -e made-by-probe ] || [ -e build ] || [ -n \"$(ls -A \"$TMPDIR\")\" ] || grep -q PROBE-MARK run.py; \
+         then echo leak >> {log}; fi; \
+         touch made-by-probe \"$TMPDIR/scratch\"; mkdir -p build; echo obj > build/out.o; \
+         echo '# PROBE-MARK' >> run.py; sleep 41.25 & (sleep 41.5 &); python3 run.py",
+        log = log.display()
+    );
+    let o = run(
+        &["reduce", "proj", "out", "--", "sh", "-c", &script],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !log.exists(),
+        "a probe saw another probe's files: {}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    let kept = files(&area.path("out"));
+    assert!(
+        !kept.contains_key("made-by-probe") && !kept.contains_key("build/out.o"),
+        "{kept:#?}"
+    );
+    assert!(
+        processes_with("sleep 41.25").is_empty(),
+        "{:?}",
+        processes_with("sleep 41.25")
+    );
+    assert!(
+        processes_with("sleep 41.5").is_empty(),
+        "{:?}",
+        processes_with("sleep 41.5")
+    );
+}
+
+#[test]
+fn output_over_64_mib_is_a_resource_failure_that_never_passes() {
+    let area = Area::new();
+    let mut tree = PYTHON.to_vec();
+    tree.push(("guard.txt", "keep me\n"));
+    area.write("proj", &tree);
+    let script =
+        "if [ ! -e guard.txt ]; then head -c 70000000 /dev/zero | tr '\\0' x; fi; python3 run.py";
+    let o = run(
+        &[
+            "reduce", "proj", "out", "--passes", "files", "--", "sh", "-c", script,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(files(&area.path("out")).contains_key("guard.txt"));
+}
+
+#[test]
+fn a_hanging_candidate_times_out_and_is_rejected() {
+    let area = Area::new();
+    let mut tree = PYTHON.to_vec();
+    tree.push(("guard.txt", "keep me\n"));
+    area.write("proj", &tree);
+    let script = "if [ ! -e guard.txt ]; then sleep 300; fi; python3 run.py";
+    let start = std::time::Instant::now();
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--timeout",
+            "2s",
+            "--passes",
+            "files",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(files(&area.path("out")).contains_key("guard.txt"));
+    assert!(start.elapsed() < std::time::Duration::from_secs(120));
+    assert!(processes_with("sleep 300").is_empty());
+}
+
+#[test]
+fn max_attempts_ends_on_a_state_that_reproduces() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--max-attempts",
+            "5",
+            "--",
+            "python3",
+            "run.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&area.path("out"));
+    assert_eq!(r["ended_by"], "max-attempts");
+    assert_eq!(r["execution"]["budget_exhausted"], true);
+    assert!(r["attempts"].as_u64().unwrap() <= 5);
+    let (_, output) = sh_in(&area.path("out"), "python3 run.py");
+    assert!(output.contains(PYTHON_ERROR), "{output}");
+}
+
+#[test]
+fn ctrl_c_publishes_the_last_accepted_state() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args([
+            "reduce",
+            "proj",
+            "out",
+            "--jobs",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.2; python3 run.py",
+        ])
+        .current_dir(area.dir.path())
+        .env_remove("CI")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let r = report(&area.path("out"));
+    assert_eq!(r["ended_by"], "interrupted");
+    let (_, output) = sh_in(&area.path("out"), "python3 run.py");
+    assert!(output.contains(PYTHON_ERROR), "{output}");
+    assert!(processes_with("sleep 0.2").is_empty());
+}
+
+#[test]
+fn keep_and_ignore_rules_shape_the_tree() {
+    let area = Area::new();
+    let mut tree = PYTHON.to_vec();
+    tree.push(("node_modules/x/index.js", "module.exports = 1;\n"));
+    tree.push(("notes.log", "log\n"));
+    tree.push((".gitignore", "*.log\n"));
+    area.write("proj", &tree);
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--keep",
+            "docs/notes.md",
+            "--gitignore",
+            "--ignore-path",
+            "data",
+            "--",
+            "python3",
+            "run.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    assert!(kept.contains_key("docs/notes.md"), "{kept:#?}");
+    assert!(!kept.contains_key("node_modules/x/index.js"));
+    assert!(!kept.contains_key("notes.log"));
+    assert!(!kept.contains_key("data/sample.txt"));
+    let r = report(&area.path("out"));
+    assert_eq!(r["execution"]["keep_paths"][0], "docs/notes.md");
+    assert_eq!(r["execution"]["ignored_paths"][0], "data");
+    assert!(r["execution"]["gitignore_sha256"].is_string());
+}
+
+#[test]
+fn env_values_are_used_but_never_written() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--env",
+            "SECRET_TOKEN=hunter2-value",
+            "--",
+            "sh",
+            "-c",
+            "test \"${#SECRET_TOKEN}\" = 13 && python3 run.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sidecar = area.path("out.repromin");
+    for name in ["report.json", "REPROMIN.md"] {
+        let text = std::fs::read_to_string(sidecar.join(name)).unwrap();
+        assert!(!text.contains("hunter2-value"), "{name} holds the value");
+    }
+    let r = report(&area.path("out"));
+    assert_eq!(r["execution"]["env_names"][0], "SECRET_TOKEN");
+    assert_eq!(r["execution"]["env_sha256"].as_str().unwrap().len(), 64);
+}

@@ -1,0 +1,158 @@
+//! The harness: build fixture trees in temp dirs, run the real binary, redact output.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_repromin"))
+}
+
+/// A scratch area holding a source tree and room for outputs.
+pub struct Area {
+    pub dir: tempfile::TempDir,
+}
+
+impl Area {
+    pub fn new() -> Area {
+        Area {
+            dir: tempfile::Builder::new()
+                .prefix("repromin-test-")
+                .tempdir()
+                .unwrap(),
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes files (path, contents) under `root` (relative to the area).
+    pub fn write(&self, root: &str, files: &[(&str, &str)]) -> PathBuf {
+        let base = self.path(root);
+        for (path, text) in files {
+            let full = base.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, text).unwrap();
+        }
+        std::fs::create_dir_all(&base).unwrap();
+        base
+    }
+}
+
+/// Runs the binary with `args`, a clean environment and an outer timeout.
+pub fn run(args: &[&str], cwd: &Path) -> Output {
+    run_env(args, cwd, &[])
+}
+
+pub fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(bin());
+    command
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("REPROMIN") || name.starts_with("GITHUB_") || name == "CI" {
+            command.env_remove(name);
+        }
+    }
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let child = command.spawn().unwrap();
+    let start = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(600),
+        "repromin took too long"
+    );
+    output
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Replaces the area's path with `[AREA]` and temp dirs with `[TMP]`.
+pub fn redact(text: &str, area: &Area) -> String {
+    let area_path = area.dir.path().display().to_string();
+    let text = text.replace(&area_path, "[AREA]");
+    let tmp = regex::Regex::new(r"/tmp/repromin-[A-Za-z0-9_.-]+").unwrap();
+    tmp.replace_all(&text, "[TMP]").to_string()
+}
+
+/// All regular files under `root` with their contents.
+pub fn files(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+    let mut items: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    items.sort();
+    for path in items {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let rel = path.strip_prefix(root).unwrap().display().to_string();
+        if meta.is_dir() {
+            walk(root, &path, out);
+        } else {
+            out.insert(
+                rel,
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_string(),
+            );
+        }
+    }
+}
+
+/// Runs `argv` in `dir` and returns (status, combined output).
+pub fn sh_in(dir: &Path, script: &str) -> (i32, String) {
+    let out = Command::new("sh")
+        .args(["-c", &format!("{script} 2>&1")])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
+}
+
+/// Reads the report beside `output`.
+pub fn report(output: &Path) -> serde_json::Value {
+    let mut name = output.file_name().unwrap().to_os_string();
+    name.push(".repromin");
+    let path = output.with_file_name(name).join("report.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Processes whose command line contains `needle`.
+pub fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = entry.path().join("cmdline");
+        if let Ok(bytes) = std::fs::read(&cmdline) {
+            let text = String::from_utf8_lossy(&bytes).replace('\0', " ");
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'));
+            if text.contains(needle) && !zombie {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
