@@ -202,3 +202,28 @@ fn a_command_that_is_not_found_is_named() {
     check that the command after `--` exists and is on PATH; it runs with the copy of the tree as its working directory
     ");
 }
+
+#[test]
+fn a_baseline_that_times_out_is_refused() {
+    let area = Area::new();
+    area.write("proj", PYTHON);
+    let (code, err) = refused(
+        &area,
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--timeout",
+            "500ms",
+            "--",
+            "sh",
+            "-c",
+            "sleep 30",
+        ],
+    );
+    assert_eq!(code, 3);
+    assert!(
+        err.starts_with("error: the baseline does not fail the way the oracle requires: timed out"),
+        "{err}"
+    );
+}

@@ -359,3 +359,70 @@ fn env_values_are_used_but_never_written() {
     assert_eq!(r["execution"]["env_names"][0], "SECRET_TOKEN");
     assert_eq!(r["execution"]["env_sha256"].as_str().unwrap().len(), 64);
 }
+
+#[test]
+fn exit_code_zero_supports_interestingness_scripts() {
+    let area = Area::new();
+    area.write(
+        "t",
+        &[
+            (
+                "a.c",
+                "int keep_me(void);\nint other(void);\nint third(void);\n",
+            ),
+            ("b.c", "int unrelated(void);\n"),
+        ],
+    );
+    let o = run(
+        &[
+            "reduce",
+            "t",
+            "t.min",
+            "--exit-code",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            "grep -q keep_me a.c",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("t.min"));
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept["a.c"], "int keep_me(void);\n");
+}
+
+#[test]
+fn process_failure_keeps_the_same_signal() {
+    let area = Area::new();
+    area.write(
+        "t",
+        &[
+            ("crash.flag", "1\n"),
+            ("abort.flag", "1\n"),
+            ("noise.txt", "x\n"),
+        ],
+    );
+    // SIGSEGV while crash.flag exists; otherwise SIGABRT while abort.flag exists.
+    let script = "if [ -e crash.flag ]; then kill -SEGV $$; elif [ -e abort.flag ]; then kill -ABRT $$; fi; exit 0";
+    let o = run(
+        &[
+            "reduce",
+            "t",
+            "t.min",
+            "--process-failure",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("t.min"));
+    assert_eq!(kept.keys().collect::<Vec<_>>(), ["crash.flag"]);
+    let r = report(&area.path("t.min"));
+    assert_eq!(r["oracle"]["termination"]["kind"], "signaled");
+    assert_eq!(r["oracle"]["termination"]["value"], 11);
+}
