@@ -118,7 +118,8 @@ fn write_entry(path: &Path, entry: &Entry) -> Result<(), TreeError> {
             std::os::unix::fs::symlink(target, path).map_err(io_err("create symlink", path))?;
         }
     }
-    if !matches!(entry.node, Node::Symlink { .. }) {
+    // Directories get their mode after their children are written (see `sync`).
+    if matches!(entry.node, Node::File { .. }) {
         fs::set_permissions(path, fs::Permissions::from_mode(entry.meta.mode))
             .map_err(io_err("set permissions of", path))?;
     }
@@ -275,7 +276,6 @@ impl Workspace {
                 self.stamps.remove(path);
             }
         }
-        let mut touched_dirs = false;
         for (path, want) in &target.entries {
             let full = self.root.join(&**path);
             let same = written.entries.get(path).is_some_and(|have| have == want);
@@ -290,21 +290,18 @@ impl Workspace {
                 set_times(&full, &want.meta)?;
                 let meta = fs::symlink_metadata(&full).map_err(io_err("read", &full))?;
                 self.stamps.insert(path.clone(), stamp_of(&meta));
-            } else if let Some(have) = written.entries.get(path) {
-                if have.meta.mode != want.meta.mode {
-                    fs::set_permissions(&full, fs::Permissions::from_mode(want.meta.mode))
-                        .map_err(io_err("set permissions of", &full))?;
-                }
             }
             written.entries.insert(path.clone(), want.clone());
-            touched_dirs = true;
         }
-        let _ = touched_dirs;
         // Directory times change whenever a child is added or removed, by us or by the
-        // command, so every directory gets its recorded time back, deepest first.
+        // command, and a command may have changed a directory's mode, so every directory
+        // gets its recorded mode and time back, deepest first.
         for (path, entry) in target.entries.iter().rev() {
             if matches!(entry.node, Node::Dir) {
-                set_times(&self.root.join(&**path), &entry.meta)?;
+                let full = self.root.join(&**path);
+                fs::set_permissions(&full, fs::Permissions::from_mode(entry.meta.mode))
+                    .map_err(io_err("set permissions of", &full))?;
+                set_times(&full, &entry.meta)?;
             }
         }
         fs::set_permissions(&self.root, fs::Permissions::from_mode(target.root.mode))
@@ -379,5 +376,19 @@ mod tests {
         assert_eq!(fs::metadata(&path).unwrap().len(), before.len());
         ws.apply(&tree).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"print('a')\n");
+    }
+
+    #[test]
+    fn apply_restores_directory_modes_a_command_changed() {
+        let (dir, tree) = source();
+        let mut ws = Workspace::new(dir.path().join("ws"));
+        ws.apply(&tree).unwrap();
+        let pkg = ws.root().join("pkg");
+        fs::set_permissions(&pkg, fs::Permissions::from_mode(0o000)).unwrap();
+        ws.apply(&tree).unwrap();
+        assert_eq!(
+            scan_exact(ws.root()).unwrap().fingerprint(),
+            tree.fingerprint()
+        );
     }
 }

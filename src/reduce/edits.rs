@@ -448,4 +448,74 @@ mod tests {
             vec![Edit::Delete { path: "d".into() }]
         );
     }
+
+    /// A small deterministic generator for the property test.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            usize::try_from(self.next() % (n as u64).max(1)).unwrap()
+        }
+    }
+
+    #[test]
+    fn any_sequence_of_cuts_replays_from_its_edit_set() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..300 {
+            let len = rng.below(60);
+            let text: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            let original = tree(&[("f.txt", &text), ("g.txt", "gg")]);
+            let mut edits = EditSet::default();
+            let mut current = original.clone();
+            let mut expected = text.clone().into_bytes();
+            for _ in 0..rng.below(5) + 1 {
+                let data = current.entries["f.txt"].node.data().unwrap().clone();
+                // Keep a random set of ranges of the current content.
+                let mut keep = Vec::new();
+                let mut at = 0;
+                while at < data.len() {
+                    let step = rng.below(6) + 1;
+                    let end = (at + step).min(data.len());
+                    if rng.below(3) > 0 {
+                        keep.push(at..end);
+                    }
+                    at = end;
+                }
+                expected = keep
+                    .iter()
+                    .flat_map(|r| expected[r.clone()].to_vec())
+                    .collect();
+                let m = Mutation::Keep {
+                    path: Arc::from("f.txt"),
+                    expect: digest(&current, "f.txt"),
+                    keep,
+                };
+                (edits, current) = edits.apply(&current, &original, &m).unwrap();
+                assert_eq!(
+                    &**current.entries["f.txt"].node.data().unwrap(),
+                    &expected[..]
+                );
+            }
+            assert_eq!(edits.materialise(&original), current);
+            // The edit set's deleted ranges are exactly the complement of what survived.
+            let deleted: usize = edits
+                .edits(&original)
+                .iter()
+                .map(|e| match e {
+                    Edit::DeleteBytes { start, end, .. } => end - start,
+                    Edit::Delete { .. } => 0,
+                })
+                .sum();
+            assert_eq!(deleted + expected.len(), text.len());
+        }
+    }
 }

@@ -321,7 +321,7 @@ impl Lines {
         let mut search = DeletionSearch::new(lines.len(), RestartPolicy::Continue);
         let mut accepted = 0;
         loop {
-            let Some((data, digest)) = file_state(session, path) else {
+            let Some((_, digest)) = file_state(session, path) else {
                 return Ok(Some(accepted));
             };
             // Look ahead as if each candidate were rejected: the first that passes is
@@ -374,11 +374,8 @@ impl Lines {
                     }
                     search.accept();
                     accepted += 1;
+                    // Whole lines were deleted, so the rest keep their boundaries.
                     lines.drain(ranges[i].clone());
-                    let _ = data;
-                    if let Some((now, _)) = file_state(session, path) {
-                        lines = line_ranges(&now);
-                    }
                 }
             }
         }

@@ -297,6 +297,9 @@ impl Session {
 
     /// Runs the commands for `trees` in parallel and returns their answers, by index.
     fn run_all(&mut self, trees: &[&Tree]) -> Result<Vec<Answer>, ReduceError> {
+        if trees.is_empty() {
+            return Ok(Vec::new());
+        }
         let next = AtomicUsize::new(0);
         let slots: Vec<Mutex<Option<Result<Answer, ReduceError>>>> =
             trees.iter().map(|_| Mutex::new(None)).collect();
@@ -389,7 +392,7 @@ impl Session {
             .iter()
             .filter_map(|&i| prepared[i].as_ref().map(|(_, t, _)| t))
             .collect();
-        let ran = self.run_all_owned(&trees)?;
+        let ran = self.run_all(&trees)?;
         let mut interrupted = false;
         for (&i, answer) in to_run.iter().zip(&ran) {
             let stats = self.phase(phase);
@@ -452,7 +455,7 @@ impl Session {
                     stats.oracle_sample_uses += 1;
                     Some(pass)
                 } else {
-                    let answer = self.run_all_owned(&[&tree])?[0];
+                    let answer = self.run_all(&[&tree])?[0];
                     let stats = self.phase(phase);
                     stats.oracle_samples += 1;
                     stats.oracle_sample_uses += 1;
@@ -492,13 +495,6 @@ impl Session {
         }
         self.notify(phase);
         Ok(Some(committed))
-    }
-
-    fn run_all_owned(&mut self, trees: &[&Tree]) -> Result<Vec<Answer>, ReduceError> {
-        if trees.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.run_all(trees)
     }
 
     fn remember(&mut self, fp: Fingerprint, pass: bool) {
