@@ -374,8 +374,12 @@ impl Lines {
                     }
                     search.accept();
                     accepted += 1;
-                    // Whole lines were deleted, so the rest keep their boundaries.
-                    lines.drain(ranges[i].clone());
+                    // Whole lines went, so the line count drops by the range's length;
+                    // byte offsets moved, so the lines are found again in the new content.
+                    if let Some((now, _)) = file_state(session, path) {
+                        lines = line_ranges(&now);
+                    }
+                    debug_assert_eq!(lines.len(), search.len());
                 }
             }
         }

@@ -1,12 +1,11 @@
 //! `repromin doctor`: the preflight, which writes nothing.
 
-use crate::fixtures::PYTHON;
 use crate::util::{Area, redact, run, stderr, stdout};
 
 #[test]
 fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let before = crate::util::files(area.dir.path());
     let o = run(
         &["doctor", "proj", "--jobs", "2", "--", "python3", "run.py"],
@@ -39,7 +38,7 @@ fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
 #[test]
 fn doctor_reports_a_baseline_that_passes() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let o = run(&["doctor", "proj", "--", "true"], area.dir.path());
     assert_eq!(o.status.code(), Some(4));
 }

@@ -1,6 +1,5 @@
 //! Bad input: each gets a clear error, a documented exit code, and nothing is written.
 
-use crate::fixtures::PYTHON;
 use crate::util::{Area, redact, run, stderr};
 
 /// Runs a reduce that must fail, and checks that nothing was published.
@@ -25,7 +24,7 @@ fn refused(area: &Area, args: &[&str]) -> (i32, String) {
 #[test]
 fn an_existing_output_is_never_overwritten() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     area.write("out", &[("precious.txt", "mine")]);
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
     assert_eq!(code, 7);
@@ -39,7 +38,7 @@ fn an_existing_output_is_never_overwritten() {
 #[test]
 fn an_existing_sidecar_is_never_overwritten() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     area.write("out.repromin", &[("report.json", "{}")]);
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
     assert_eq!(code, 7);
@@ -60,7 +59,7 @@ fn a_missing_or_non_directory_source_is_refused() {
 #[test]
 fn special_files_hardlinks_and_escaping_symlinks_are_refused_by_name() {
     let area = Area::new();
-    let src = area.write("proj", PYTHON);
+    let src = area.fixture("python-parse-error", "proj");
     nix::unistd::mkfifo(&src.join("lib/queue"), nix::sys::stat::Mode::S_IRWXU).unwrap();
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
     assert_eq!(code, 1);
@@ -92,7 +91,7 @@ fn special_files_hardlinks_and_escaping_symlinks_are_refused_by_name() {
 #[test]
 fn a_baseline_that_does_not_fail_is_refused() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let (code, err) = refused(
         &area,
         &["reduce", "proj", "out", "--", "sh", "-c", "echo all good"],
@@ -109,7 +108,7 @@ fn a_baseline_that_does_not_fail_is_refused() {
 #[test]
 fn a_flaky_baseline_is_refused_with_both_signatures() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let counter = area.path("count");
     let script = format!(
         "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}; \
@@ -128,7 +127,7 @@ fn a_flaky_baseline_is_refused_with_both_signatures() {
 #[test]
 fn an_unlearnable_failure_asks_for_an_explicit_oracle() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "false"]);
     assert_eq!(code, 4);
     insta::assert_snapshot!(err, @r"
@@ -142,7 +141,7 @@ fn an_unlearnable_failure_asks_for_an_explicit_oracle() {
 #[test]
 fn an_oracle_that_accepts_the_empty_tree_is_refused() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let (code, err) = refused(
         &area,
         &["reduce", "proj", "out", "--any-failure", "--", "false"],
@@ -155,7 +154,7 @@ fn an_oracle_that_accepts_the_empty_tree_is_refused() {
 #[test]
 fn invalid_options_are_usage_errors() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let (code, err) = refused(
         &area,
         &["reduce", "proj", "out", "--expect", "(", "--", "true"],
@@ -190,7 +189,7 @@ fn invalid_options_are_usage_errors() {
 #[test]
 fn a_command_that_is_not_found_is_named() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let (code, err) = refused(
         &area,
         &["reduce", "proj", "out", "--", "no-such-tool-xyz", "a"],
@@ -206,7 +205,7 @@ fn a_command_that_is_not_found_is_named() {
 #[test]
 fn a_baseline_that_times_out_is_refused() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let (code, err) = refused(
         &area,
         &[

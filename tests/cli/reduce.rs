@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::fixtures::{C_COMMAND, C_TREE, PYTHON, PYTHON_ERROR};
+use crate::fixtures::{C_COMMAND, PYTHON_ERROR};
 use crate::util::{Area, files, processes_with, report, run, sh_in, stderr, stdout};
 
 fn source_fingerprint(path: &Path) -> String {
@@ -13,7 +13,7 @@ fn source_fingerprint(path: &Path) -> String {
 #[test]
 fn python_project_keeps_only_what_the_named_exception_needs() {
     let area = Area::new();
-    let src = area.write("proj", PYTHON);
+    let src = area.fixture("python-parse-error", "proj");
     let before = source_fingerprint(&src);
     let out = area.path("proj.min");
     let o = run(
@@ -52,7 +52,7 @@ fn python_project_keeps_only_what_the_named_exception_needs() {
 #[test]
 fn accounting_identities_hold_in_every_phase() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let o = run(
         &["reduce", "proj", "out", "--", "python3", "run.py"],
         area.dir.path(),
@@ -83,7 +83,7 @@ fn accounting_identities_hold_in_every_phase() {
 #[test]
 fn c_tree_with_gcc_oracle_reduces_and_still_builds_and_fails() {
     let area = Area::new();
-    area.write("c", C_TREE);
+    area.fixture("c-checksum", "c");
     let o = run(
         &["reduce", "c", "c.min", "--", "sh", "-c", C_COMMAND],
         area.dir.path(),
@@ -106,7 +106,7 @@ fn c_tree_with_gcc_oracle_reduces_and_still_builds_and_fails() {
 #[test]
 fn deleting_a_closing_brace_is_a_different_failure_and_is_rejected() {
     let area = Area::new();
-    area.write("c", C_TREE);
+    area.fixture("c-checksum", "c");
     let o = run(
         &[
             "reduce", "c", "c.min", "--passes", "lines", "--", "sh", "-c", C_COMMAND,
@@ -131,7 +131,7 @@ fn deleting_a_closing_brace_is_a_different_failure_and_is_rejected() {
 #[test]
 fn jobs_one_and_two_publish_byte_identical_trees() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     for (jobs, name) in [("1", "one"), ("2", "two")] {
         let o = run(
             &[
@@ -151,7 +151,7 @@ fn jobs_one_and_two_publish_byte_identical_trees() {
 #[test]
 fn nothing_a_probe_creates_leaks_into_the_next_and_no_process_survives() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let log = area.path("leaks.log");
     let script = format!(
         "if [ -e made-by-probe ] || [ -e build ] || [ -n \"$(ls -A \"$TMPDIR\")\" ] || grep -q PROBE-MARK run.py; \
@@ -190,9 +190,8 @@ fn nothing_a_probe_creates_leaks_into_the_next_and_no_process_survives() {
 #[test]
 fn output_over_64_mib_is_a_resource_failure_that_never_passes() {
     let area = Area::new();
-    let mut tree = PYTHON.to_vec();
-    tree.push(("guard.txt", "keep me\n"));
-    area.write("proj", &tree);
+    area.fixture("python-parse-error", "proj");
+    area.write("proj", &[("guard.txt", "keep me\n")]);
     let script =
         "if [ ! -e guard.txt ]; then head -c 70000000 /dev/zero | tr '\\0' x; fi; python3 run.py";
     let o = run(
@@ -208,9 +207,8 @@ fn output_over_64_mib_is_a_resource_failure_that_never_passes() {
 #[test]
 fn a_hanging_candidate_times_out_and_is_rejected() {
     let area = Area::new();
-    let mut tree = PYTHON.to_vec();
-    tree.push(("guard.txt", "keep me\n"));
-    area.write("proj", &tree);
+    area.fixture("python-parse-error", "proj");
+    area.write("proj", &[("guard.txt", "keep me\n")]);
     let script = "if [ ! -e guard.txt ]; then sleep 300; fi; python3 run.py";
     let start = std::time::Instant::now();
     let o = run(
@@ -238,7 +236,7 @@ fn a_hanging_candidate_times_out_and_is_rejected() {
 #[test]
 fn max_attempts_ends_on_a_state_that_reproduces() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let o = run(
         &[
             "reduce",
@@ -264,7 +262,7 @@ fn max_attempts_ends_on_a_state_that_reproduces() {
 #[test]
 fn ctrl_c_publishes_the_last_accepted_state() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let mut child = std::process::Command::new(crate::util::bin())
         .args([
             "reduce",
@@ -298,11 +296,15 @@ fn ctrl_c_publishes_the_last_accepted_state() {
 #[test]
 fn keep_and_ignore_rules_shape_the_tree() {
     let area = Area::new();
-    let mut tree = PYTHON.to_vec();
-    tree.push(("node_modules/x/index.js", "module.exports = 1;\n"));
-    tree.push(("notes.log", "log\n"));
-    tree.push((".gitignore", "*.log\n"));
-    area.write("proj", &tree);
+    area.fixture("python-parse-error", "proj");
+    area.write(
+        "proj",
+        &[
+            ("node_modules/x/index.js", "module.exports = 1;\n"),
+            ("notes.log", "log\n"),
+            (".gitignore", "*.log\n"),
+        ],
+    );
     let o = run(
         &[
             "reduce",
@@ -334,7 +336,7 @@ fn keep_and_ignore_rules_shape_the_tree() {
 #[test]
 fn env_values_are_used_but_never_written() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let o = run(
         &[
             "reduce",

@@ -1,12 +1,11 @@
 //! Snapshots of what a reduction publishes: report.json (redacted) and REPROMIN.md.
 
-use crate::fixtures::PYTHON;
 use crate::util::{Area, run, stderr};
 
 #[test]
 fn report_json_and_repromin_md() {
     let area = Area::new();
-    area.write("proj", PYTHON);
+    area.fixture("python-parse-error", "proj");
     let o = run(
         &[
             "reduce", "proj", "out", "--jobs", "1", "--", "python3", "run.py",

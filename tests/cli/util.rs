@@ -29,6 +29,11 @@ impl Area {
         self.dir.path().join(rel)
     }
 
+    /// Copies a fixture case's input to `root` (relative to the area).
+    pub fn fixture(&self, case: &str, root: &str) -> PathBuf {
+        crate::fixtures::copy(case, &self.path(root))
+    }
+
     /// Writes files (path, contents) under `root` (relative to the area).
     pub fn write(&self, root: &str, files: &[(&str, &str)]) -> PathBuf {
         let base = self.path(root);
