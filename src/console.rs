@@ -27,9 +27,10 @@ impl Console {
         Console { progress }
     }
 
-    /// Prints data on stdout.
+    /// Prints data on stdout; a closed pipe (`| head`) is not an error.
     pub fn out(&self, text: &str) {
-        println!("{text}");
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), "{text}");
     }
 
     /// Prints a message on stderr.

@@ -57,7 +57,9 @@ pub struct Execution {
     pub ignored_paths: Vec<String>,
     /// Gitignore rule files given.
     pub gitignore_files: Vec<String>,
-    /// SHA-256 over the rule files' contents, in order.
+    /// `.gitignore` files found in the tree with `--gitignore-recursive`, relative to SOURCE.
+    pub gitignore_nested: Vec<String>,
+    /// SHA-256 over the contents of the rule files, given ones first, then nested ones.
     pub gitignore_sha256: Option<String>,
     /// Nested `.gitignore` files were read.
     pub gitignore_recursive: bool,
@@ -116,6 +118,8 @@ pub struct Report {
     pub reduce_ms: u64,
     /// Files the baseline output names.
     pub named_files: Vec<String>,
+    /// Entries of SOURCE left out by ignore rules (top-most only), relative to SOURCE.
+    pub left_out: Vec<String>,
     /// Configuration.
     pub execution: Execution,
     /// Per-phase counters.
@@ -214,6 +218,7 @@ pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
         oracle_samples: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
         reduce_ms: reduction.reduce_ms,
         named_files: reduction.preflight.named.clone(),
+        left_out: reduction.preflight.scan.ignored.clone(),
         execution: Execution {
             jobs: options.jobs,
             timeout_ms: u64::try_from(reduction.preflight.timeout.as_millis()).unwrap_or(u64::MAX),
@@ -228,7 +233,23 @@ pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect(),
-            gitignore_sha256: gitignore_digest(&options.rules.gitignore_files),
+            gitignore_nested: reduction.preflight.scan.nested_gitignores.clone(),
+            gitignore_sha256: gitignore_digest(
+                &options
+                    .rules
+                    .gitignore_files
+                    .iter()
+                    .cloned()
+                    .chain(
+                        reduction
+                            .preflight
+                            .scan
+                            .nested_gitignores
+                            .iter()
+                            .map(|p| options.source.join(p)),
+                    )
+                    .collect::<Vec<_>>(),
+            ),
             gitignore_recursive: options.rules.gitignore_recursive,
             keep_paths: sorted(&options.rules.keep),
             env_names,

@@ -316,12 +316,13 @@ pub fn run(
 }
 
 /// A per-run scratch layout: the wrapper directory, the tree inside it under a stable
-/// basename, and a private temporary directory.
+/// basename (`wrapper/run/<basename>`), and a private temporary directory (`wrapper/tmp`),
+/// which can never be the same directory whatever the basename is.
 #[derive(Debug, Clone)]
 pub struct RunDirs {
     /// The wrapper directory, unique to one worker.
     pub wrapper: PathBuf,
-    /// Where the tree is (`wrapper/<basename>`); the command's working directory.
+    /// Where the tree is (`wrapper/run/<basename>`); the command's working directory.
     pub tree: PathBuf,
     /// `TMPDIR` for the command (`wrapper/tmp`), emptied before every run.
     pub tmp: PathBuf,
@@ -332,7 +333,7 @@ impl RunDirs {
     pub fn new(scratch: &Path, name: &str, basename: &str) -> RunDirs {
         let wrapper = scratch.join(name);
         RunDirs {
-            tree: wrapper.join(basename),
+            tree: wrapper.join("run").join(basename),
             tmp: wrapper.join("tmp"),
             wrapper,
         }

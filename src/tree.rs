@@ -584,6 +584,59 @@ fn symlink_stays_inside(link_rel: &str, target: &str) -> bool {
     true
 }
 
+/// Whether the symlink at `link` resolves inside the tree, following the tree's own
+/// symlinks along the way (a link through another link can escape even when each target
+/// looks harmless on its own). Loops and chains of more than 40 links count as escaping.
+fn resolves_inside(tree: &Tree, link: &str) -> bool {
+    let mut resolved: Vec<String> = parent_of(link)
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let Some(Entry {
+        node: Node::Symlink { target },
+        ..
+    }) = tree.entries.get(link)
+    else {
+        return true;
+    };
+    let mut pending: std::collections::VecDeque<String> =
+        target.split('/').map(str::to_string).collect();
+    if target.starts_with('/') {
+        return false;
+    }
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.as_str() {
+            "" | "." => {}
+            ".." => {
+                if resolved.pop().is_none() {
+                    return false;
+                }
+            }
+            name => {
+                resolved.push(name.to_string());
+                let here = resolved.join("/");
+                if let Some(Entry {
+                    node: Node::Symlink { target },
+                    ..
+                }) = tree.entries.get(here.as_str())
+                {
+                    hops += 1;
+                    if hops > 40 || target.starts_with('/') {
+                        return false;
+                    }
+                    resolved.pop();
+                    for piece in target.split('/').rev() {
+                        pending.push_front(piece.to_string());
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
 /// What a scan found and left out.
 #[derive(Clone, Debug, Default)]
 pub struct ScanReport {
@@ -623,6 +676,16 @@ pub fn scan(root: &Path, rules: &IgnoreRules) -> Result<(Tree, ScanReport), Tree
     for keep in &rules.keep {
         if !tree.entries.contains_key(keep.as_str()) {
             return Err(TreeError::KeepMissing { path: keep.clone() });
+        }
+    }
+    for (path, entry) in &tree.entries {
+        if let Node::Symlink { target } = &entry.node {
+            if !resolves_inside(&tree, path) {
+                return Err(TreeError::EscapingSymlink {
+                    path: root.join(&**path),
+                    target: target.clone(),
+                });
+            }
         }
     }
     Ok((tree, report))
@@ -872,6 +935,19 @@ mod tests {
         let err = scan(root, &IgnoreRules::default()).unwrap_err();
         assert!(err.to_string().contains("esc"), "{err}");
         fs::remove_file(root.join("esc")).unwrap();
+
+        // Each link looks harmless alone, but `esc` goes through `d/up`, which is `..`.
+        fs::create_dir(root.join("d")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("d/up")).unwrap();
+        std::os::unix::fs::symlink("d/up/..", root.join("esc")).unwrap();
+        let err = scan(root, &IgnoreRules::default()).unwrap_err();
+        assert!(matches!(err, TreeError::EscapingSymlink { .. }), "{err}");
+        fs::remove_file(root.join("esc")).unwrap();
+        std::os::unix::fs::symlink("d/up/ok.txt", root.join("fine")).unwrap();
+        assert!(scan(root, &IgnoreRules::default()).is_ok());
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        assert!(scan(root, &IgnoreRules::default()).is_err());
+        fs::remove_file(root.join("loop")).unwrap();
 
         nix::unistd::mkfifo(&root.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         let err = scan(root, &IgnoreRules::default()).unwrap_err();

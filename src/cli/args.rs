@@ -39,7 +39,8 @@ pub struct OracleArgs {
     #[arg(long)]
     pub any_failure: bool,
 
-    /// Reduce even when the command also fails on an empty tree.
+    /// Accept an oracle that also passes when everything deletable is gone (otherwise such a
+    /// reduction is refused).
     #[arg(long)]
     pub allow_trivial: bool,
 }
@@ -57,8 +58,8 @@ pub struct TreeArgs {
     #[arg(long, value_name = "PATH")]
     pub ignore_path: Vec<String>,
 
-    /// Never delete this relative path (file or directory); wins over every ignore rule
-    /// (repeatable).
+    /// Never delete this relative path (file or directory); wins over every ignore rule. Its
+    /// files may still be cut down (repeatable).
     #[arg(long, value_name = "PATH")]
     pub keep: Vec<String>,
 
@@ -70,7 +71,8 @@ pub struct TreeArgs {
     #[arg(long, value_name = "FILE")]
     pub gitignore_file: Vec<PathBuf>,
 
-    /// Also apply nested .gitignore files, each within its own directory.
+    /// Apply every .gitignore in the tree (SOURCE/.gitignore included), each within its own
+    /// directory.
     #[arg(long)]
     pub gitignore_recursive: bool,
 }

@@ -36,6 +36,8 @@ pub enum Exit {
     Trivial = 6,
     /// The output already exists.
     OutputExists = 7,
+    /// Interrupted before anything could be published.
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {
@@ -96,9 +98,13 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 /// The exit code for an error.
 pub fn exit_for(err: &ReduceError) -> Exit {
     match err {
-        ReduceError::Usage(_) | ReduceError::Tree(crate::tree::TreeError::BadRelPath { .. }) => {
-            Exit::Usage
-        }
+        ReduceError::Usage(_)
+        | ReduceError::Tree(
+            crate::tree::TreeError::BadRelPath { .. }
+            | crate::tree::TreeError::NotADirectory { .. }
+            | crate::tree::TreeError::KeepMissing { .. },
+        ) => Exit::Usage,
+        ReduceError::Interrupted => Exit::Interrupted,
         ReduceError::Tree(_)
         | ReduceError::Internal(_)
         | ReduceError::Unfaithful { .. }
@@ -135,7 +141,7 @@ pub fn render_error(console: &Console, err: &ReduceError) {
             show_tail(output_tail)
         )),
         ReduceError::Oracle(OracleError::BaselineNotFailing { output_tail, .. }) => Some(format!(
-            "the command must fail on SOURCE as it is{}",
+            "the command must show the failure on SOURCE as it is{}",
             show_tail(output_tail)
         )),
         ReduceError::Trivial => Some(

@@ -78,6 +78,9 @@ pub enum ReduceError {
         /// Fingerprint of the clean copy.
         found: String,
     },
+    /// Ctrl-C before there was anything to publish.
+    #[error("interrupted before the baseline was confirmed; nothing was written")]
+    Interrupted,
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -309,34 +312,49 @@ fn run_fresh(
     Ok((outcome, normalizer))
 }
 
-/// Relative paths of files that the output names.
+/// Whether `needle` occurs in `text` as a whole path: not glued to a longer name on
+/// either side.
+fn mentions(text: &str, needle: &str) -> bool {
+    let name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == '.';
+    text.match_indices(needle).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + needle.len()..].chars().next();
+        before.is_none_or(|c| !name_char(c))
+            && after.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+    })
+}
+
+/// Relative paths of files that the output names, by relative path or by a basename with
+/// an extension.
 fn named_files(tree: &Tree, output: &str) -> Vec<String> {
     tree.entries
         .iter()
         .filter(|(_, e)| e.node.data().is_some())
         .map(|(p, _)| p.to_string())
         .filter(|p| {
-            output.contains(p.as_str()) || {
-                let base = p.rsplit('/').next().unwrap_or(p);
-                base.contains('.')
-                    && ["/", "\"", " ", "'", "("]
-                        .iter()
-                        .any(|lead| output.contains(&format!("{lead}{base}")))
-            }
+            let base = p.rsplit('/').next().unwrap_or(p);
+            (p.contains('/') && mentions(output, p))
+                || (base.contains('.') && mentions(output, base))
         })
         .collect()
 }
 
-/// The tree with every deletable top-level entry removed.
+/// The tree with everything deleted that may be deleted: every entry that is neither kept
+/// nor an ancestor of a kept path, taken at its top-most point.
 fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
     let ctx = PassContext {
         keep: keep.to_vec(),
         named: Vec::new(),
     };
     Mutation::Remove(
-        tree.children("")
-            .into_iter()
+        tree.entries
+            .keys()
             .filter(|p| !ctx.protected(p))
+            .filter(|p| {
+                let parent = crate::tree::parent_of(p);
+                parent.is_empty() || ctx.protected(parent)
+            })
+            .cloned()
             .collect(),
     )
 }
@@ -364,7 +382,7 @@ pub fn preflight(
             interrupt,
         )?;
         if run.0.termination == Termination::Interrupted {
-            return Err(ReduceError::Usage("interrupted during the baseline".into()));
+            return Err(ReduceError::Interrupted);
         }
         runs.push(run);
     }
@@ -525,4 +543,61 @@ pub fn reduce(
         oracle: preflight.oracle.summary(),
         preflight,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{Entry, Meta, Node};
+
+    #[test]
+    fn the_empty_candidate_keeps_only_kept_paths_and_their_ancestors() {
+        let meta = Meta {
+            mode: 0o644,
+            mtime_ns: 0,
+        };
+        let mut tree = Tree::empty(meta);
+        for (path, dir) in [
+            ("docs", true),
+            ("docs/keep.md", false),
+            ("docs/other.md", false),
+            ("docs/sub", true),
+            ("docs/sub/x", false),
+            ("src", true),
+            ("src/a.py", false),
+            ("top.txt", false),
+        ] {
+            let node = if dir {
+                Node::Dir
+            } else {
+                Node::file(Arc::from(&b"x"[..]))
+            };
+            tree.entries.insert(Arc::from(path), Entry { node, meta });
+        }
+        let Mutation::Remove(paths) = empty_candidate(&tree, &["docs/keep.md".to_string()]) else {
+            panic!("not a removal");
+        };
+        let paths: Vec<&str> = paths.iter().map(|p| &**p).collect();
+        assert_eq!(paths, ["docs/other.md", "docs/sub", "src", "top.txt"]);
+    }
+
+    #[test]
+    fn files_named_in_the_output_are_found_by_path_or_basename() {
+        let meta = Meta {
+            mode: 0o644,
+            mtime_ns: 0,
+        };
+        let mut tree = Tree::empty(meta);
+        for path in ["pkg/mod.py", "pkg/other.py", "README"] {
+            tree.entries.insert(
+                Arc::from(path),
+                Entry {
+                    node: Node::file(Arc::from(&b"x"[..])),
+                    meta,
+                },
+            );
+        }
+        let out = "File \"/tmp/w0/run/x/pkg/mod.py\", line 3\nREADME missing\nother.pyc\n";
+        assert_eq!(named_files(&tree, out), ["pkg/mod.py"]);
+    }
 }

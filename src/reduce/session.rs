@@ -462,8 +462,12 @@ impl Session {
                     stats.oracle_ms +=
                         u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
                     if answer.termination == Termination::Interrupted {
-                        self.phase(phase).aborted += 1;
-                        None
+                        // Nothing from a cut-short window is committed.
+                        let stats = self.phase(phase);
+                        stats.aborted += 1;
+                        stats.superseded += passing.len() as u64;
+                        self.stop = Some(StopReason::Interrupted);
+                        return Ok(None);
                     } else {
                         self.remember(fp, answer.pass);
                         Some(answer.pass)

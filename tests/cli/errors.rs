@@ -49,7 +49,7 @@ fn an_existing_sidecar_is_never_overwritten() {
 fn a_missing_or_non_directory_source_is_refused() {
     let area = Area::new();
     let (code, err) = refused(&area, &["reduce", "nope", "out", "--", "true"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     insta::assert_snapshot!(err, @"error: `nope` is not a directory");
     area.write("x", &[("f", "")]);
     let (_, err) = refused(&area, &["reduce", "x/f", "out", "--", "true"]);
@@ -100,7 +100,7 @@ fn a_baseline_that_does_not_fail_is_refused() {
     insta::assert_snapshot!(err, @r"
     error: the baseline does not fail the way the oracle requires: exit 0 (the command did not fail)
 
-    the command must fail on SOURCE as it is; the end of its output:
+    the command must show the failure on SOURCE as it is; the end of its output:
       | all good
     ");
 }

@@ -428,3 +428,15 @@ fn process_failure_keeps_the_same_signal() {
     assert_eq!(r["oracle"]["termination"]["kind"], "signaled");
     assert_eq!(r["oracle"]["termination"]["value"], 11);
 }
+
+#[test]
+fn an_output_named_tmp_does_not_collide_with_the_runs_temporary_directory() {
+    let area = Area::new();
+    area.fixture("python-parse-error", "proj");
+    let o = run(
+        &["reduce", "proj", "tmp", "--", "python3", "run.py"],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(files(&area.path("tmp")).contains_key("run.py"));
+}
