@@ -29,6 +29,7 @@
 //! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
 //! - [`reduce`]: the session, the passes and the fixed point;
 //! - [`export`] and [`report`]: publication and `report.json` / `REPROMIN.md`;
+//! - [`gate`]: the pull-request gate: plan, sides, reports, classification, the line;
 //! - [`cli`]: the command line.
 
 pub mod bytes;
@@ -36,6 +37,7 @@ pub mod cli;
 pub mod console;
 pub mod demo;
 pub mod export;
+pub mod gate;
 pub mod oracle;
 pub mod reduce;
 pub mod report;

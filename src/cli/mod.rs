@@ -2,6 +2,7 @@
 //! errors and mapping them to exit codes. Nothing else in the crate uses clap.
 
 mod args;
+mod gate;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -46,7 +47,8 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// Repromin: reduce a failing tree to what the failure needs.
+/// Repromin: prove that a pull request's test reproduces its bug, and reduce a failing tree
+/// to what the failure needs.
 #[derive(Debug, Parser)]
 #[command(name = "repromin", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
@@ -67,6 +69,21 @@ pub enum Command {
     ///
     /// Writes nothing.
     Doctor(DoctorArgs),
+    /// Run one worker side of the pull-request gate and write its encoded reports.
+    ///
+    /// Plans the diff, adds a detached worktree at the side's commit, installs and builds
+    /// there before any head file lands, lays the head's tests over the base (base side),
+    /// runs the tests (twice on base) and writes the reports. Prints nothing on success and
+    /// always exits 0: failures become error markers that the judge reports.
+    Exec(gate::ExecArgs),
+    /// Read the side reports plus git and print one `repromin/v1` line.
+    ///
+    /// Runs no code of either commit. Exits 0 unless --require is given.
+    Judge(gate::JudgeArgs),
+    /// Run every side and the judge locally: the line on stdout, a table on stderr.
+    Run(gate::RunArgs),
+    /// Validate `repromin/v1` lines read on stdin; print each pretty, or why it is refused.
+    Line,
     /// Build a small project with a real bug in a temporary directory and reduce it.
     Demo,
 }
@@ -91,6 +108,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match cli.command {
         Command::Reduce(args) => reduce_command(&args, &interrupt).into(),
         Command::Doctor(args) => doctor_command(&args, &interrupt).into(),
+        Command::Exec(args) => gate::exec_command(&args, &interrupt).into(),
+        Command::Judge(args) => gate::judge_command(&args).into(),
+        Command::Run(args) => gate::run_command(&args, &interrupt).into(),
+        Command::Line => gate::line_command().into(),
         Command::Demo => crate::demo::run(&Console::new(false), &interrupt).into(),
     }
 }

@@ -3,6 +3,7 @@
 mod doctor;
 mod errors;
 mod fixtures;
+mod gate;
 mod help;
 mod reduce;
 mod snapshots;

@@ -1,0 +1,280 @@
+//! Arguments and entry points of `exec`, `judge`, `run` and `line`.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::console::Console;
+use crate::gate::config::RepoConfig;
+use crate::gate::{self, exec, line};
+
+use super::Exit;
+
+/// Options shared by the gate commands.
+#[derive(Debug, Args, Clone)]
+pub struct Commits {
+    /// The merge base, as a full 40-character commit id.
+    #[arg(long, value_name = "SHA")]
+    pub base: String,
+
+    /// The pull request's head, as a full 40-character commit id.
+    #[arg(long, value_name = "SHA")]
+    pub head: String,
+
+    /// The repository.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// Use this configuration instead of the merge base's `.github/repromin.json` or the
+    /// detected defaults. Trusted: for local runs only, never from the pull request.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// A side.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum SideArg {
+    /// The merge base with the head's tests laid over it (runs twice).
+    Base,
+    /// The head.
+    Head,
+}
+
+/// `repromin exec`.
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
+    /// Which side to run.
+    #[arg(long, value_enum)]
+    pub side: SideArg,
+
+    /// Where to write the encoded reports (`base.report` and `base-rerun.report`, or
+    /// `head.report`).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    #[command(flatten)]
+    /// Commits and repository.
+    pub commits: Commits,
+
+    /// Run the base side's tests (head code) as this user, in new PID and mount
+    /// namespaces, with no new privileges and a cleared environment.
+    #[arg(long, value_name = "NAME")]
+    pub sandbox_user: Option<String>,
+
+    /// The side's deadline in milliseconds [default: 18 minutes].
+    #[arg(long, value_name = "N")]
+    pub budget_ms: Option<u64>,
+}
+
+/// `repromin judge`.
+#[derive(Debug, Args, Clone)]
+pub struct JudgeArgs {
+    /// The base side's first report.
+    #[arg(long, value_name = "FILE")]
+    pub base_report: PathBuf,
+
+    /// The base side's second report.
+    #[arg(long, value_name = "FILE")]
+    pub base_rerun_report: Option<PathBuf>,
+
+    /// The head side's report.
+    #[arg(long, value_name = "FILE")]
+    pub head_report: PathBuf,
+
+    #[command(flatten)]
+    /// Commits and repository.
+    pub commits: Commits,
+
+    /// Exit 1 unless the verdict is this one (for workflows that gate on the exit status).
+    #[arg(long, value_name = "VERDICT")]
+    pub require: Option<VerdictArg>,
+}
+
+/// `repromin run`.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    /// Commits and repository.
+    pub commits: Commits,
+
+    /// Run the base side's tests as this user, in namespaces (see `exec`).
+    #[arg(long, value_name = "NAME")]
+    pub sandbox_user: Option<String>,
+
+    /// Each side's deadline in milliseconds [default: 18 minutes].
+    #[arg(long, value_name = "N")]
+    pub budget_ms: Option<u64>,
+
+    /// Exit 1 unless the verdict is this one.
+    #[arg(long, value_name = "VERDICT")]
+    pub require: Option<VerdictArg>,
+}
+
+/// A verdict for `--require`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum VerdictArg {
+    /// Some test reproduces the bug.
+    Reproduced,
+    /// Nothing reproduces; some test needs an API the base lacks.
+    Unproven,
+    /// The tests prove nothing.
+    Vacuous,
+    /// No test was added or changed.
+    NoTests,
+    /// Something failed.
+    Error,
+}
+
+impl VerdictArg {
+    fn matches(self, verdict: line::Verdict) -> bool {
+        matches!(
+            (self, verdict),
+            (VerdictArg::Reproduced, line::Verdict::Reproduced)
+                | (VerdictArg::Unproven, line::Verdict::Unproven)
+                | (VerdictArg::Vacuous, line::Verdict::Vacuous)
+                | (VerdictArg::NoTests, line::Verdict::NoTests)
+                | (VerdictArg::Error, line::Verdict::Error)
+        )
+    }
+}
+
+fn local_config(commits: &Commits) -> Result<Option<(RepoConfig, String)>, String> {
+    let Some(path) = &commits.config else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let origin = path.display().to_string();
+    let config = RepoConfig::parse(&text, &origin).map_err(|e| e.to_string())?;
+    Ok(Some((config, origin)))
+}
+
+fn budget(ms: Option<u64>) -> Duration {
+    ms.map_or(exec::DEFAULT_BUDGET, Duration::from_millis)
+}
+
+/// `exec`: prints nothing on success, exits 0 always.
+pub fn exec_command(args: &ExecArgs, interrupt: &AtomicBool) -> Exit {
+    let console = Console::new(true);
+    let side = match args.side {
+        SideArg::Base => exec::Side::Base,
+        SideArg::Head => exec::Side::Head,
+    };
+    let local = match local_config(&args.commits) {
+        Ok(local) => local,
+        Err(message) => {
+            // The marker carries the problem to the judge.
+            let commit = match side {
+                exec::Side::Base => &args.commits.base,
+                exec::Side::Head => &args.commits.head,
+            };
+            let _ = std::fs::create_dir_all(&args.out);
+            for name in side.reports() {
+                let marker = gate::encode::SideReport::error(name, commit, message.clone());
+                let text = gate::encode::encode(&marker, gate::encode::TEST_REPORT_CAP);
+                let _ = std::fs::write(args.out.join(format!("{name}.report")), text);
+            }
+            console.err(&format!("error: {message}"));
+            return Exit::Ok;
+        }
+    };
+    let options = exec::ExecOptions {
+        repo: args.commits.repo.clone(),
+        base: args.commits.base.clone(),
+        head: args.commits.head.clone(),
+        out: args.out.clone(),
+        side,
+        sandbox_user: args.sandbox_user.clone(),
+        budget: budget(args.budget_ms),
+        local_config: local,
+    };
+    exec::exec(&options, interrupt);
+    Exit::Ok
+}
+
+fn finish(console: &Console, judgement: &gate::Judgement, require: Option<VerdictArg>) -> Exit {
+    console.out(&gate::format(judgement));
+    match require {
+        Some(want) if !want.matches(judgement.line.verdict) => Exit::Error,
+        _ => Exit::Ok,
+    }
+}
+
+/// `judge`: prints exactly one line.
+pub fn judge_command(args: &JudgeArgs) -> Exit {
+    let console = Console::new(true);
+    let local = match local_config(&args.commits) {
+        Ok(local) => local,
+        Err(message) => {
+            let judgement = gate::judge_error(&args.commits.head, &args.commits.base, &message);
+            return finish(&console, &judgement, args.require);
+        }
+    };
+    let judgement = gate::judge(&gate::JudgeInput {
+        repo: args.commits.repo.clone(),
+        base: args.commits.base.clone(),
+        head: args.commits.head.clone(),
+        base_report: Some(args.base_report.clone()),
+        rerun_report: args.base_rerun_report.clone(),
+        head_report: Some(args.head_report.clone()),
+        local_config: local,
+    });
+    finish(&console, &judgement, args.require)
+}
+
+/// `run`: both sides and the judge; the line on stdout, a table on stderr.
+pub fn run_command(args: &RunArgs, interrupt: &AtomicBool) -> Exit {
+    let console = Console::new(true);
+    let local = match local_config(&args.commits) {
+        Ok(local) => local,
+        Err(message) => {
+            let judgement = gate::judge_error(&args.commits.head, &args.commits.base, &message);
+            return finish(&console, &judgement, args.require);
+        }
+    };
+    let judgement = gate::run(
+        &gate::RunInput {
+            repo: args.commits.repo.clone(),
+            base: args.commits.base.clone(),
+            head: args.commits.head.clone(),
+            local_config: local,
+            sandbox_user: args.sandbox_user.clone(),
+            budget: budget(args.budget_ms),
+        },
+        interrupt,
+    );
+    console.err(&gate::table(&judgement));
+    finish(&console, &judgement, args.require)
+}
+
+/// `line`: validates `repromin/v1` lines from stdin.
+pub fn line_command() -> Exit {
+    use std::io::BufRead as _;
+    let console = Console::new(true);
+    let mut all_valid = true;
+    let mut seen = false;
+    for text in std::io::stdin().lock().lines() {
+        let Ok(text) = text else {
+            console.err("error: stdin is not valid UTF-8");
+            return Exit::Usage;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        seen = true;
+        match line::parse_line(&text) {
+            Ok(result) => console.out(&line::pretty(&result)),
+            Err(err) => {
+                all_valid = false;
+                console.out(&format!("refused: {err}"));
+            }
+        }
+    }
+    if !seen {
+        console.err("error: no line on stdin");
+        return Exit::Usage;
+    }
+    if all_valid { Exit::Ok } else { Exit::Error }
+}

@@ -1,0 +1,579 @@
+//! Classification: each selected test, its status on base, base-rerun and head, its class,
+//! and the verdict.
+//!
+//! The direction rule governs everything here: every ambiguous, missing or malformed input
+//! classifies away from `reproduced`. A test reproduces only when it passed on head and
+//! failed on both base runs for a reason other than a missing symbol; a failure on head is
+//! never proof; a skipped or absent test proves nothing; a report that does not show the
+//! selected tests running is an error, not a pass.
+
+use std::collections::HashMap;
+
+use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::test_report::{FileResult, Status, TestReport};
+
+/// The class of one test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Failed on both base runs, passed on head.
+    Reproduces,
+    /// Passed on a base run and on head.
+    PassesOnBase,
+    /// Failed on base because what it tests does not exist there yet.
+    NewApi,
+    /// Did not pass on head.
+    FailsOnHead,
+    /// Skipped or absent somewhere it needed to run.
+    NotRun,
+}
+
+/// A test's status on one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideStatus {
+    /// Passed.
+    Passed,
+    /// Failed.
+    Failed,
+    /// Skipped.
+    Skipped,
+    /// Not in the report.
+    Absent,
+    /// Its file failed to load.
+    LoadError,
+}
+
+/// The verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Some test reproduces the bug.
+    Reproduced,
+    /// No test reproduces, and some test is new-api.
+    Unproven,
+    /// The tests prove nothing.
+    Vacuous,
+    /// Nothing was selected.
+    NoTests,
+    /// Something is missing or malformed.
+    Error,
+}
+
+/// One classified test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Test file.
+    pub file: String,
+    /// Full name.
+    pub name: String,
+    /// Class.
+    pub class: Class,
+    /// Base status.
+    pub base: SideStatus,
+    /// Base rerun status.
+    pub rerun: SideStatus,
+    /// Head status.
+    pub head: SideStatus,
+    /// The base failure message, if any (for the readable table).
+    pub base_message: Option<String>,
+}
+
+/// The result of classification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Classified {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, for an error verdict.
+    pub error: Option<String>,
+    /// Every test on head, classified.
+    pub rows: Vec<Row>,
+    /// Selected files no head report listed.
+    pub not_collected: Vec<String>,
+}
+
+/// A side as the judge received it: decoded, or unreadable with a reason.
+pub type SideInput = Result<SideReport, String>;
+
+/// Messages that mean "the thing under test does not exist on base", by ecosystem.
+const MISSING_SYMBOL: &[&str] = &[
+    // Python
+    "ImportError",
+    "ModuleNotFoundError",
+    "cannot import name",
+    // JavaScript and TypeScript
+    "is not a function",
+    "is not a constructor",
+    "Cannot find module",
+    "does not provide an export",
+    "Failed to load url",
+    "is not exported",
+    "has no exported member",
+    // Rust: unresolved name, import, method, path, type
+    "E0425",
+    "E0432",
+    "E0433",
+    "E0412",
+    "E0599",
+    // Go
+    "undefined:",
+    // Java
+    "cannot find symbol",
+];
+
+/// Whether a failure message names a missing symbol.
+pub fn names_missing_symbol(message: &str) -> bool {
+    if MISSING_SYMBOL.iter().any(|m| message.contains(m)) {
+        return true;
+    }
+    // Python: `AttributeError: module 'x' has no attribute 'y'`.
+    message.contains("AttributeError: module '") && message.contains("has no attribute")
+}
+
+fn error(message: String, rows: Vec<Row>, not_collected: Vec<String>) -> Classified {
+    Classified {
+        verdict: Verdict::Error,
+        error: Some(message),
+        rows,
+        not_collected,
+    }
+}
+
+/// The selected files of a report, refusing a file listed twice.
+fn selected_files<'a>(
+    report: &'a TestReport,
+    selected: &[String],
+    side: &str,
+) -> Result<HashMap<&'a str, &'a FileResult>, String> {
+    let mut files = HashMap::new();
+    for file in &report.files {
+        if !selected.contains(&file.path) {
+            continue;
+        }
+        if files.insert(file.path.as_str(), file).is_some() {
+            return Err(format!("the {side} report lists `{}` twice", file.path));
+        }
+    }
+    Ok(files)
+}
+
+/// Checks a side and returns its selected files.
+fn usable<'a>(
+    input: &'a SideInput,
+    name: &str,
+    selected: &[String],
+) -> Result<HashMap<&'a str, &'a FileResult>, String> {
+    let report = match input {
+        Err(reason) => return Err(reason.clone()),
+        Ok(side) => side,
+    };
+    let (exit_code, report) = match &report.outcome {
+        Outcome::Error { message } => return Err(format!("{name}: {message}")),
+        Outcome::Skipped { reason } => return Err(format!("{name} was skipped: {reason}")),
+        Outcome::Report { exit_code, report } => (exit_code, report),
+    };
+    let files = selected_files(report, selected, name)?;
+    if files.is_empty() {
+        return Err(format!(
+            "the {name} report holds none of the selected test files"
+        ));
+    }
+    let failed = files
+        .values()
+        .any(|f| f.load_error.is_some() || f.tests.iter().any(|t| t.status == Status::Failed));
+    let ran = files
+        .values()
+        .any(|f| f.load_error.is_some() || !f.tests.is_empty());
+    if !ran {
+        return Err(format!("the {name} report shows no selected test running"));
+    }
+    if *exit_code != Some(0) && !failed {
+        let how = exit_code.map_or_else(|| "was killed".to_string(), |c| format!("exited {c}"));
+        return Err(format!(
+            "the {name} test command {how} but its report shows no failure"
+        ));
+    }
+    Ok(files)
+}
+
+fn status_of(
+    files: &HashMap<&str, &FileResult>,
+    file: &str,
+    name: &str,
+    occurrence: usize,
+) -> (SideStatus, Option<String>) {
+    let Some(result) = files.get(file) else {
+        return (SideStatus::Absent, None);
+    };
+    if let Some(message) = &result.load_error {
+        return (SideStatus::LoadError, Some(message.clone()));
+    }
+    let Some(test) = result
+        .tests
+        .iter()
+        .filter(|t| t.name == name)
+        .nth(occurrence)
+    else {
+        return (SideStatus::Absent, None);
+    };
+    let message = test.messages.first().cloned();
+    match test.status {
+        Status::Passed => (SideStatus::Passed, None),
+        Status::Failed => (SideStatus::Failed, message),
+        Status::Skipped => (SideStatus::Skipped, None),
+    }
+}
+
+/// Classifies the selected tests from the three sides.
+pub fn classify(
+    selected: &[String],
+    base: &SideInput,
+    rerun: &SideInput,
+    head: &SideInput,
+) -> Classified {
+    if selected.is_empty() {
+        return Classified {
+            verdict: Verdict::NoTests,
+            error: None,
+            rows: Vec::new(),
+            not_collected: Vec::new(),
+        };
+    }
+    let head_files = match usable(head, "head", selected) {
+        Ok(files) => files,
+        Err(reason) => return error(reason, Vec::new(), Vec::new()),
+    };
+    let not_collected: Vec<String> = selected
+        .iter()
+        .filter(|s| !head_files.contains_key(s.as_str()))
+        .cloned()
+        .collect();
+    let base_files = usable(base, "base", selected);
+    let rerun_files = usable(rerun, "base-rerun", selected);
+    let empty = HashMap::new();
+    let mut rows = Vec::new();
+    for file in selected {
+        let Some(result) = head_files.get(file.as_str()) else {
+            continue;
+        };
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for test in &result.tests {
+            let occurrence = seen.entry(test.name.as_str()).or_insert(0);
+            let k = *occurrence;
+            *occurrence += 1;
+            let (b, b_msg) = status_of(base_files.as_ref().unwrap_or(&empty), file, &test.name, k);
+            let (r, r_msg) = status_of(rerun_files.as_ref().unwrap_or(&empty), file, &test.name, k);
+            let h = match test.status {
+                Status::Passed => SideStatus::Passed,
+                Status::Failed => SideStatus::Failed,
+                Status::Skipped => SideStatus::Skipped,
+            };
+            let missing = |s: SideStatus, m: &Option<String>| {
+                s == SideStatus::LoadError
+                    || (s == SideStatus::Failed && m.as_deref().is_some_and(names_missing_symbol))
+            };
+            let class = match h {
+                SideStatus::Failed => Class::FailsOnHead,
+                SideStatus::Passed => {
+                    if missing(b, &b_msg) || (b == SideStatus::Failed && missing(r, &r_msg)) {
+                        Class::NewApi
+                    } else if b == SideStatus::Failed && r == SideStatus::Failed {
+                        Class::Reproduces
+                    } else if b == SideStatus::Passed || r == SideStatus::Passed {
+                        Class::PassesOnBase
+                    } else {
+                        Class::NotRun
+                    }
+                }
+                _ => Class::NotRun,
+            };
+            rows.push(Row {
+                file: file.clone(),
+                name: test.name.clone(),
+                class,
+                base: b,
+                rerun: r,
+                head: h,
+                base_message: b_msg,
+            });
+        }
+    }
+    // Errors that stand whatever the rows say.
+    if let Some(file) = selected.iter().find(|s| {
+        head_files
+            .get(s.as_str())
+            .is_some_and(|f| f.load_error.is_some())
+    }) {
+        return error(
+            format!("`{file}` fails to load on head"),
+            rows,
+            not_collected,
+        );
+    }
+    if !not_collected.is_empty() {
+        return error(
+            format!("`{}` is not in the head report", not_collected[0]),
+            rows,
+            not_collected,
+        );
+    }
+    if let Err(reason) = &base_files {
+        return error(reason.clone(), rows, not_collected);
+    }
+    if let Err(reason) = &rerun_files {
+        return error(reason.clone(), rows, not_collected);
+    }
+    let verdict = if rows.iter().any(|r| r.class == Class::Reproduces) {
+        Verdict::Reproduced
+    } else if rows.iter().any(|r| r.class == Class::NewApi) {
+        Verdict::Unproven
+    } else {
+        Verdict::Vacuous
+    };
+    Classified {
+        verdict,
+        error: None,
+        rows,
+        not_collected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::encode::VERSION;
+    use crate::gate::test_report::TestCase;
+
+    fn side(name: &str, exit: i32, files: Vec<FileResult>) -> SideInput {
+        Ok(SideReport {
+            v: VERSION,
+            side: name.into(),
+            commit: "a".repeat(40),
+            outcome: Outcome::Report {
+                exit_code: Some(exit),
+                report: TestReport { files },
+            },
+        })
+    }
+
+    fn file(path: &str, tests: &[(&str, Status, &str)]) -> FileResult {
+        FileResult {
+            path: path.into(),
+            load_error: None,
+            tests: tests
+                .iter()
+                .map(|(n, s, m)| TestCase {
+                    name: (*n).into(),
+                    status: *s,
+                    messages: if m.is_empty() {
+                        vec![]
+                    } else {
+                        vec![(*m).into()]
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    const F: &str = "tests/test_a.py";
+    use Status::{Failed, Passed, Skipped};
+
+    fn selected() -> Vec<String> {
+        vec![F.to_string()]
+    }
+
+    #[test]
+    fn a_test_failing_on_both_base_runs_and_passing_on_head_reproduces() {
+        let base = side(
+            "base",
+            1,
+            vec![file(
+                F,
+                &[("t", Failed, "AssertionError: 1 != 2"), ("u", Passed, "")],
+            )],
+        );
+        let rerun = side(
+            "base-rerun",
+            1,
+            vec![file(
+                F,
+                &[("t", Failed, "AssertionError"), ("u", Passed, "")],
+            )],
+        );
+        let head = side(
+            "head",
+            0,
+            vec![file(F, &[("t", Passed, ""), ("u", Passed, "")])],
+        );
+        let c = classify(&selected(), &base, &rerun, &head);
+        assert_eq!(c.verdict, Verdict::Reproduced);
+        assert_eq!(c.rows[0].class, Class::Reproduces);
+        assert_eq!(c.rows[1].class, Class::PassesOnBase);
+    }
+
+    #[test]
+    fn a_flake_on_the_rerun_is_not_proof() {
+        let base = side("base", 1, vec![file(F, &[("t", Failed, "boom")])]);
+        let rerun = side("base-rerun", 0, vec![file(F, &[("t", Passed, "")])]);
+        let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
+        let c = classify(&selected(), &base, &rerun, &head);
+        assert_eq!(c.verdict, Verdict::Vacuous);
+        assert_eq!(c.rows[0].class, Class::PassesOnBase);
+    }
+
+    #[test]
+    fn missing_symbols_and_load_errors_are_new_api() {
+        let base = side(
+            "base",
+            1,
+            vec![file(
+                F,
+                &[("t", Failed, "ImportError: cannot import name 'X'")],
+            )],
+        );
+        let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
+        let c = classify(
+            &selected(),
+            &base,
+            &base.clone().map(|mut s| {
+                s.side = "base-rerun".into();
+                s
+            }),
+            &head,
+        );
+        assert_eq!(c.verdict, Verdict::Unproven);
+        let mut loading = file(F, &[]);
+        loading.load_error = Some("error[E0425]: cannot find function `f`".into());
+        let base = side("base", 101, vec![loading.clone()]);
+        let rerun = side("base-rerun", 101, vec![loading]);
+        let c = classify(&selected(), &base, &rerun, &head);
+        assert_eq!(c.verdict, Verdict::Unproven);
+        assert_eq!(c.rows[0].base, SideStatus::LoadError);
+    }
+
+    #[test]
+    fn failing_or_skipped_on_head_is_never_proof() {
+        let base = side(
+            "base",
+            1,
+            vec![file(F, &[("t", Failed, "x"), ("u", Failed, "y")])],
+        );
+        let rerun = side(
+            "base-rerun",
+            1,
+            vec![file(F, &[("t", Failed, "x"), ("u", Failed, "y")])],
+        );
+        let head = side(
+            "head",
+            1,
+            vec![file(F, &[("t", Failed, "x"), ("u", Skipped, "")])],
+        );
+        let c = classify(&selected(), &base, &rerun, &head);
+        assert_eq!(c.verdict, Verdict::Vacuous);
+        assert_eq!(c.rows[0].class, Class::FailsOnHead);
+        assert_eq!(c.rows[1].class, Class::NotRun);
+    }
+
+    #[test]
+    fn duplicate_names_pair_by_occurrence() {
+        let base = side(
+            "base",
+            1,
+            vec![file(F, &[("t", Passed, ""), ("t", Failed, "x")])],
+        );
+        let rerun = side(
+            "base-rerun",
+            1,
+            vec![file(F, &[("t", Passed, ""), ("t", Failed, "x")])],
+        );
+        let head = side(
+            "head",
+            0,
+            vec![file(F, &[("t", Passed, ""), ("t", Passed, "")])],
+        );
+        let c = classify(&selected(), &base, &rerun, &head);
+        assert_eq!(c.rows[0].class, Class::PassesOnBase);
+        assert_eq!(c.rows[1].class, Class::Reproduces);
+    }
+
+    #[test]
+    fn missing_malformed_or_contradictory_evidence_is_an_error() {
+        let ok_base = side("base", 1, vec![file(F, &[("t", Failed, "x")])]);
+        let ok_rerun = side("base-rerun", 1, vec![file(F, &[("t", Failed, "x")])]);
+        let ok_head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
+        let cases: Vec<(SideInput, SideInput, SideInput, &str)> = vec![
+            (
+                Err("the base report is malformed".into()),
+                ok_rerun.clone(),
+                ok_head.clone(),
+                "malformed",
+            ),
+            (
+                ok_base.clone(),
+                ok_rerun.clone(),
+                side(
+                    "head",
+                    0,
+                    vec![file("tests/other.py", &[("t", Passed, "")])],
+                ),
+                "none of the selected",
+            ),
+            (
+                ok_base.clone(),
+                ok_rerun.clone(),
+                side("head", 3, vec![file(F, &[("t", Passed, "")])]),
+                "exited 3 but its report shows no failure",
+            ),
+            (
+                ok_base.clone(),
+                ok_rerun.clone(),
+                side("head", 0, vec![file(F, &[])]),
+                "no selected test running",
+            ),
+            (
+                ok_base.clone(),
+                ok_rerun.clone(),
+                side(
+                    "head",
+                    0,
+                    vec![file(F, &[("t", Passed, "")]), file(F, &[("t", Passed, "")])],
+                ),
+                "twice",
+            ),
+            (
+                ok_base.clone(),
+                Ok(SideReport::error(
+                    "base-rerun",
+                    &"a".repeat(40),
+                    "install failed",
+                )),
+                ok_head.clone(),
+                "install failed",
+            ),
+        ];
+        for (b, r, h, want) in cases {
+            let c = classify(&selected(), &b, &r, &h);
+            assert_eq!(c.verdict, Verdict::Error, "{want}");
+            assert!(
+                c.error.as_deref().unwrap_or("").contains(want),
+                "{want}: {:?}",
+                c.error
+            );
+        }
+    }
+
+    #[test]
+    fn a_selected_file_missing_from_head_is_an_error_even_if_another_reproduces() {
+        let g = "tests/test_b.py";
+        let sel = vec![F.to_string(), g.to_string()];
+        let base = side("base", 1, vec![file(F, &[("t", Failed, "x")])]);
+        let rerun = side("base-rerun", 1, vec![file(F, &[("t", Failed, "x")])]);
+        let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
+        let c = classify(&sel, &base, &rerun, &head);
+        assert_eq!(c.verdict, Verdict::Error);
+        assert_eq!(c.not_collected, [g]);
+    }
+
+    #[test]
+    fn nothing_selected_is_no_tests() {
+        let c = classify(&[], &Err("x".into()), &Err("x".into()), &Err("x".into()));
+        assert_eq!(c.verdict, Verdict::NoTests);
+    }
+}

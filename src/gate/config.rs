@@ -1,0 +1,451 @@
+//! The repository's gate configuration: `.github/repromin.json`, or defaults detected from
+//! the merge base's files.
+//!
+//! Schema v1 is strict: an unknown or duplicate key, a wrong type or a missing required key
+//! is an error naming it. The file is read from the merge base only; an edit of it at head
+//! is reported (`configEdited`) and changes nothing, so a pull request cannot choose what
+//! the gate runs.
+
+use globset::{GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::gate::git::{GitError, Repo};
+
+/// Where the configuration lives in a repository.
+pub const CONFIG_PATH: &str = ".github/repromin.json";
+
+/// An error in a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The JSON is malformed or does not fit the schema.
+    #[error("invalid {origin}: {message}")]
+    Invalid {
+        /// Which file.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// git failed while reading it.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// Nothing to detect defaults from.
+    #[error(
+        "no {CONFIG_PATH} at the merge base, and no Python, Node, Rust or Go project was detected there"
+    )]
+    NothingDetected,
+}
+
+/// The format of the report a test command writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReportFormat {
+    /// JUnit XML (pytest, vitest, jest-junit, nextest, Surefire, gotestsum).
+    Junit,
+    /// vitest's JSON reporter.
+    VitestJson,
+    /// jest's `--json`.
+    JestJson,
+    /// libtest's plain text output (stable `cargo test`).
+    Libtest,
+    /// `go test -json`.
+    GoTestJson,
+}
+
+/// Per-step time limits in seconds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timeouts {
+    /// Each install command.
+    #[serde(default = "default_install")]
+    pub install: u64,
+    /// The build command.
+    #[serde(default = "default_build")]
+    pub build: u64,
+    /// Each test run.
+    #[serde(default = "default_test")]
+    pub test: u64,
+}
+
+fn default_install() -> u64 {
+    900
+}
+fn default_build() -> u64 {
+    900
+}
+fn default_test() -> u64 {
+    900
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            install: default_install(),
+            build: default_build(),
+            test: default_test(),
+        }
+    }
+}
+
+/// Schema v1 of `.github/repromin.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoConfig {
+    /// Always 1.
+    pub version: u32,
+    /// Globs of test files: a changed file matching one is a test to run.
+    pub tests: Vec<String>,
+    /// Globs of support files carried with the tests onto the base (fixtures, conftest).
+    #[serde(default)]
+    pub carry: Vec<String>,
+    /// Globs of carried files that also count as source (they change runtime behaviour).
+    #[serde(default)]
+    pub runtime: Vec<String>,
+    /// Shell commands run in order before anything of the head lands on the base.
+    #[serde(default)]
+    pub install: Vec<String>,
+    /// A shell command run after install.
+    #[serde(default)]
+    pub build: Option<String>,
+    /// The test command template: `{tests}`, `{report}`, `{test_targets}`, `{packages}`.
+    pub command: String,
+    /// The format of the report.
+    pub report: ReportFormat,
+    /// Time limits.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+/// Compiled globs of a configuration.
+#[derive(Clone, Debug)]
+pub struct Globs {
+    tests: GlobSet,
+    carry: GlobSet,
+    runtime: GlobSet,
+}
+
+fn globset(origin: &str, key: &str, patterns: &[String]) -> Result<GlobSet, ConfigError> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|err| ConfigError::Invalid {
+                origin: origin.to_string(),
+                message: format!("bad glob `{pattern}` in `{key}`: {err}"),
+            })?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|err| ConfigError::Invalid {
+        origin: origin.to_string(),
+        message: err.to_string(),
+    })
+}
+
+impl RepoConfig {
+    /// Parses and checks a configuration.
+    ///
+    /// # Errors
+    /// Malformed JSON, unknown or duplicate keys, wrong types, another version, an empty
+    /// command or test glob list, bad globs.
+    pub fn parse(text: &str, origin: &str) -> Result<RepoConfig, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        let config: RepoConfig = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        if config.version != 1 {
+            return Err(invalid(format!(
+                "`version` is {}, and only version 1 is supported",
+                config.version
+            )));
+        }
+        if config.tests.is_empty() {
+            return Err(invalid("`tests` must list at least one glob".into()));
+        }
+        if config.command.trim().is_empty() {
+            return Err(invalid("`command` is empty".into()));
+        }
+        if config.timeouts.install == 0 || config.timeouts.build == 0 || config.timeouts.test == 0 {
+            return Err(invalid("timeouts must be positive".into()));
+        }
+        config.globs(origin)?;
+        Ok(config)
+    }
+
+    /// Compiles the globs.
+    ///
+    /// # Errors
+    /// A bad glob.
+    pub fn globs(&self, origin: &str) -> Result<Globs, ConfigError> {
+        Ok(Globs {
+            tests: globset(origin, "tests", &self.tests)?,
+            carry: globset(origin, "carry", &self.carry)?,
+            runtime: globset(origin, "runtime", &self.runtime)?,
+        })
+    }
+}
+
+impl Globs {
+    /// A test file.
+    pub fn is_test(&self, path: &str) -> bool {
+        self.tests.is_match(path)
+    }
+    /// A carried support file.
+    pub fn is_carry(&self, path: &str) -> bool {
+        self.carry.is_match(path) || self.runtime.is_match(path)
+    }
+    /// A carried file that also counts as source.
+    pub fn is_runtime(&self, path: &str) -> bool {
+        self.runtime.is_match(path)
+    }
+}
+
+/// Where a configuration came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum Origin {
+    /// `.github/repromin.json` at the merge base.
+    MergeBase,
+    /// Detected from the merge base's files: the ecosystem's name.
+    Detected(String),
+    /// A file given on the command line (local runs only).
+    Local(String),
+}
+
+/// Reads the merge base's configuration, or detects defaults there.
+///
+/// # Errors
+/// A malformed configuration, or nothing to detect.
+pub fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), ConfigError> {
+    if let Some(bytes) = repo.blob(base, CONFIG_PATH)? {
+        let text = String::from_utf8_lossy(&bytes);
+        let origin = format!("{CONFIG_PATH} at the merge base");
+        return Ok((RepoConfig::parse(&text, &origin)?, Origin::MergeBase));
+    }
+    let files: Vec<String> = repo.ls_tree(base)?.into_iter().map(|(p, _)| p).collect();
+    let read = |path: &str| -> String {
+        repo.blob(base, path)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).to_string())
+            .unwrap_or_default()
+    };
+    detect(&files, &read).ok_or(ConfigError::NothingDetected)
+}
+
+fn config(
+    tests: &[&str],
+    carry: &[&str],
+    install: &[&str],
+    command: &str,
+    report: ReportFormat,
+) -> RepoConfig {
+    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect();
+    RepoConfig {
+        version: 1,
+        tests: strings(tests),
+        carry: strings(carry),
+        runtime: Vec::new(),
+        install: strings(install),
+        build: None,
+        command: command.to_string(),
+        report,
+        timeouts: Timeouts::default(),
+    }
+}
+
+/// Detects a default configuration from the file list of a commit.
+pub fn detect(files: &[String], read: &dyn Fn(&str) -> String) -> Option<(RepoConfig, Origin)> {
+    let has = |name: &str| files.iter().any(|f| f == name);
+    if has("Cargo.toml") {
+        let c = config(
+            &["tests/*.rs", "tests/**/*.rs"],
+            &["tests/**/*.json", "tests/**/*.txt", "tests/**/*.toml"],
+            &["cargo fetch --quiet"],
+            "cargo test --no-fail-fast {test_targets}",
+            ReportFormat::Libtest,
+        );
+        return Some((c, Origin::Detected("rust".into())));
+    }
+    if has("package.json") {
+        let manifest = read("package.json");
+        let install = if has("pnpm-lock.yaml") {
+            let version = serde_json::from_str::<serde_json::Value>(&manifest)
+                .ok()
+                .and_then(|v| v.get("packageManager")?.as_str().map(str::to_string))
+                .and_then(|pm| {
+                    pm.strip_prefix("pnpm@")
+                        .map(|v| v.split('+').next().unwrap_or(v).to_string())
+                })
+                .unwrap_or_else(|| "10".to_string());
+            format!("npx -y pnpm@{version} install --frozen-lockfile")
+        } else if has("yarn.lock") {
+            "npx -y yarn install --frozen-lockfile".to_string()
+        } else if has("package-lock.json") {
+            "npm ci --no-audit --no-fund".to_string()
+        } else {
+            "npm install --no-audit --no-fund".to_string()
+        };
+        let tests = [
+            "**/*.test.ts",
+            "**/*.test.js",
+            "**/*.test.mts",
+            "**/*.test.mjs",
+            "**/*.test.tsx",
+            "**/*.spec.ts",
+            "**/*.spec.js",
+            "**/*.spec.tsx",
+        ];
+        let carry = [
+            "test/**/fixtures/**",
+            "tests/**/fixtures/**",
+            "test/**/*.json",
+            "tests/**/*.json",
+        ];
+        let (command, report) = if manifest.contains("\"jest\"") && !manifest.contains("\"vitest\"")
+        {
+            (
+                "npx --no jest --ci --json --outputFile={report} {tests}",
+                ReportFormat::JestJson,
+            )
+        } else {
+            (
+                "npx --no vitest run --reporter=junit --outputFile={report} {tests}",
+                ReportFormat::Junit,
+            )
+        };
+        let c = config(&tests, &carry, &[&install], command, report);
+        return Some((c, Origin::Detected("node".into())));
+    }
+    if has("go.mod") {
+        let c = config(
+            &["**/*_test.go"],
+            &["**/testdata/**"],
+            &["go mod download"],
+            "go test -json {packages}",
+            ReportFormat::GoTestJson,
+        );
+        return Some((c, Origin::Detected("go".into())));
+    }
+    let python = [
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "pytest.ini",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| has(f))
+        || files.iter().any(|f| {
+            let base = f.rsplit('/').next().unwrap_or(f);
+            base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
+        });
+    if python {
+        let installable = has("pyproject.toml") || has("setup.py");
+        let mut install = vec![
+            "[ -d .venv ] || python3 -m venv .venv",
+            ".venv/bin/python -m pip install -q pytest",
+        ];
+        if installable {
+            install.push(".venv/bin/python -m pip install -q -e .");
+        }
+        let c = config(
+            &["**/test_*.py", "**/*_test.py"],
+            &[
+                "**/conftest.py",
+                "tests/**/*.json",
+                "tests/**/*.txt",
+                "tests/**/data/**",
+            ],
+            &install,
+            ".venv/bin/python -m pytest -p no:cacheprovider -q --junitxml={report} {tests}",
+            ReportFormat::Junit,
+        );
+        return Some((c, Origin::Detected("python".into())));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{"version":1,"tests":["tests/**/*.py"],"command":"pytest --junitxml={report} {tests}","report":"junit"}"#;
+
+    #[test]
+    fn a_minimal_config_parses_with_defaults() {
+        let c = RepoConfig::parse(GOOD, "test").unwrap();
+        assert_eq!(c.timeouts, Timeouts::default());
+        let g = c.globs("test").unwrap();
+        assert!(g.is_test("tests/a/test_x.py"));
+        assert!(!g.is_test("src/tests.py"));
+    }
+
+    #[test]
+    fn unknown_duplicate_and_mistyped_keys_are_refused() {
+        let cases = [
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","extra":1}"#,
+                "unknown field `extra`",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"tests":["u"],"command":"c","report":"junit"}"#,
+                "duplicate field `tests`",
+            ),
+            (
+                r#"{"version":1,"tests":"t","command":"c","report":"junit"}"#,
+                "invalid type",
+            ),
+            (
+                r#"{"version":2,"tests":["t"],"command":"c","report":"junit"}"#,
+                "only version 1",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"tap"}"#,
+                "unknown variant",
+            ),
+            (
+                r#"{"version":1,"tests":[],"command":"c","report":"junit"}"#,
+                "at least one glob",
+            ),
+            (
+                r#"{"version":1,"tests":["a/[b"],"command":"c","report":"junit"}"#,
+                "bad glob",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"tset":1}}"#,
+                "unknown field `tset`",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"report":"junit"}"#,
+                "missing field `command`",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = RepoConfig::parse(text, "x").unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn defaults_are_detected_per_ecosystem() {
+        let files = |names: &[&str]| names.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let none = |_: &str| String::new();
+        let (c, o) = detect(&files(&["pyproject.toml", "tests/test_a.py"]), &none).unwrap();
+        assert_eq!(o, Origin::Detected("python".into()));
+        assert!(c.command.contains("--junitxml={report}"));
+        assert!(c.install.iter().any(|i| i.contains("-e .")));
+        let (c, _) = detect(&files(&["Cargo.toml", "src/lib.rs"]), &none).unwrap();
+        assert_eq!(c.report, ReportFormat::Libtest);
+        let pkg = |_: &str| {
+            r#"{"packageManager":"pnpm@10.28.0+sha512.abc","devDependencies":{"vitest":"3"}}"#
+                .to_string()
+        };
+        let (c, _) = detect(&files(&["package.json", "pnpm-lock.yaml"]), &pkg).unwrap();
+        assert_eq!(c.install, ["npx -y pnpm@10.28.0 install --frozen-lockfile"]);
+        assert_eq!(c.report, ReportFormat::Junit);
+        let (c, _) = detect(&files(&["go.mod"]), &none).unwrap();
+        assert_eq!(c.report, ReportFormat::GoTestJson);
+        assert!(detect(&files(&["README.md"]), &none).is_none());
+    }
+}

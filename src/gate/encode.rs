@@ -1,0 +1,269 @@
+//! Side reports as job outputs: JSON, gzip, then base64 with no whitespace.
+//!
+//! A side report keeps only what the judge reads, with repo-relative paths. Encoded, it has
+//! no space or newline, so it fits a job output and can never form a `repromin/v1` line.
+//! GitHub allows 1 MB of outputs per job, counted in UTF-16 units, so a test report is
+//! capped at [`TEST_REPORT_CAP`] encoded characters (base and base-rerun share one job) and
+//! every report at [`INFLATED_CAP`] bytes once inflated. A report over a cap becomes an error
+//! marker naming its side, never a silently cut report.
+
+use std::io::{Read, Write};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+
+use crate::gate::test_report::TestReport;
+
+/// The cap on one encoded test report, in characters.
+pub const TEST_REPORT_CAP: usize = 240_000;
+/// The cap on an encoded reduce report, in characters.
+pub const REDUCE_REPORT_CAP: usize = 480_000;
+/// The cap on any report once inflated, in bytes.
+pub const INFLATED_CAP: usize = 8 * 1024 * 1024;
+/// The side report format version.
+pub const VERSION: u32 = 1;
+
+/// What one side produced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Outcome {
+    /// The test command ran and wrote a report.
+    Report {
+        /// The command's exit status (`None` when killed by a signal or timed out).
+        exit_code: Option<i32>,
+        /// The normalised report.
+        report: TestReport,
+    },
+    /// Something failed before or instead of a report.
+    Error {
+        /// What failed.
+        message: String,
+    },
+    /// The side did not apply.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One side's report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideReport {
+    /// [`VERSION`].
+    pub v: u32,
+    /// `base`, `base-rerun` or `head`.
+    pub side: String,
+    /// The commit the side ran at.
+    pub commit: String,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// A report that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// Over the encoded cap.
+    #[error("the {side} report is {len} characters, over the {cap}-character cap")]
+    TooLong {
+        /// Which side.
+        side: String,
+        /// Its length.
+        len: usize,
+        /// The cap.
+        cap: usize,
+    },
+    /// Not base64 without whitespace, not gzip, over the inflated cap, or not a report.
+    #[error("the {side} report is malformed: {reason}")]
+    Malformed {
+        /// Which side.
+        side: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl SideReport {
+    /// An error marker.
+    pub fn error(side: &str, commit: &str, message: impl Into<String>) -> SideReport {
+        SideReport {
+            v: VERSION,
+            side: side.to_string(),
+            commit: commit.to_string(),
+            outcome: Outcome::Error {
+                message: message.into(),
+            },
+        }
+    }
+}
+
+fn raw_encode(report: &SideReport) -> String {
+    let json = serde_json::to_vec(report).unwrap_or_default();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let _ = gz.write_all(&json);
+    let bytes = gz.finish().unwrap_or_default();
+    STANDARD.encode(bytes)
+}
+
+/// Encodes a report under `cap`; a report over the cap (encoded or inflated) is replaced
+/// by an error marker that says so.
+pub fn encode(report: &SideReport, cap: usize) -> String {
+    let json_len = serde_json::to_vec(report).map_or(0, |j| j.len());
+    if json_len > INFLATED_CAP {
+        return raw_encode(&SideReport::error(
+            &report.side,
+            &report.commit,
+            format!(
+                "the {} report is {json_len} bytes, over the {INFLATED_CAP}-byte cap",
+                report.side
+            ),
+        ));
+    }
+    let text = raw_encode(report);
+    if text.len() > cap {
+        return raw_encode(&SideReport::error(
+            &report.side,
+            &report.commit,
+            format!(
+                "the {} report is {} characters encoded, over the {cap}-character cap",
+                report.side,
+                text.len()
+            ),
+        ));
+    }
+    text
+}
+
+/// Decodes a report read from a file or job output, for `side`.
+///
+/// # Errors
+/// Over a cap, or malformed.
+pub fn decode(text: &str, side: &str, cap: usize) -> Result<SideReport, DecodeError> {
+    let malformed = |reason: String| DecodeError::Malformed {
+        side: side.to_string(),
+        reason,
+    };
+    // One trailing newline is tolerated (files written by shells); nothing else.
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.len() > cap {
+        return Err(DecodeError::TooLong {
+            side: side.to_string(),
+            len: text.len(),
+            cap,
+        });
+    }
+    if text.is_empty() {
+        return Err(malformed("it is empty".into()));
+    }
+    if text.bytes().any(|b| b.is_ascii_whitespace()) {
+        return Err(malformed("it contains whitespace".into()));
+    }
+    let bytes = STANDARD
+        .decode(text)
+        .map_err(|e| malformed(format!("not base64 ({e})")))?;
+    let mut inflated = Vec::new();
+    let mut reader = flate2::read::GzDecoder::new(&bytes[..]).take(INFLATED_CAP as u64 + 1);
+    reader
+        .read_to_end(&mut inflated)
+        .map_err(|e| malformed(format!("not gzip ({e})")))?;
+    if inflated.len() > INFLATED_CAP {
+        return Err(malformed(format!(
+            "it inflates past the {INFLATED_CAP}-byte cap"
+        )));
+    }
+    let report: SideReport =
+        serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))?;
+    if report.v != VERSION {
+        return Err(malformed(format!("unsupported version {}", report.v)));
+    }
+    if report.side != side {
+        return Err(malformed(format!(
+            "it is the {} report, not the {side} report",
+            report.side
+        )));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::test_report::{FileResult, Status, TestCase};
+
+    fn sample(names: usize) -> SideReport {
+        SideReport {
+            v: VERSION,
+            side: "base".into(),
+            commit: "a".repeat(40),
+            outcome: Outcome::Report {
+                exit_code: Some(1),
+                report: TestReport {
+                    files: vec![FileResult {
+                        path: "tests/test_a.py".into(),
+                        load_error: None,
+                        tests: (0..names)
+                            .map(|i| TestCase {
+                                name: format!("test_{i}_{:x}", i * 7919),
+                                status: Status::Failed,
+                                messages: vec![format!("AssertionError: {i}")],
+                            })
+                            .collect(),
+                    }],
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn reports_round_trip_without_whitespace() {
+        let report = sample(3);
+        let text = encode(&report, TEST_REPORT_CAP);
+        assert!(!text.bytes().any(|b| b.is_ascii_whitespace()));
+        assert!(!text.contains("repromin/v1"));
+        assert_eq!(decode(&text, "base", TEST_REPORT_CAP).unwrap(), report);
+        assert_eq!(
+            decode(&format!("{text}\n"), "base", TEST_REPORT_CAP).unwrap(),
+            report
+        );
+    }
+
+    #[test]
+    fn an_oversized_report_becomes_an_error_marker_naming_the_side() {
+        let text = encode(&sample(200), 200);
+        let decoded = decode(&text, "base", 200).unwrap();
+        match decoded.outcome {
+            Outcome::Error { message } => assert!(message.contains("base report"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_or_misdirected_reports_are_refused() {
+        assert!(matches!(
+            decode("", "base", 10),
+            Err(DecodeError::Malformed { .. })
+        ));
+        assert!(matches!(
+            decode("abc def", "base", 100),
+            Err(DecodeError::Malformed { .. })
+        ));
+        assert!(matches!(
+            decode("!!!!", "base", 100),
+            Err(DecodeError::Malformed { .. })
+        ));
+        assert!(matches!(
+            decode(&"A".repeat(11), "base", 10),
+            Err(DecodeError::TooLong { .. })
+        ));
+        let text = encode(&sample(1), TEST_REPORT_CAP);
+        let err = decode(&text, "head", TEST_REPORT_CAP).unwrap_err();
+        assert!(err.to_string().contains("not the head report"), "{err}");
+        // A gzip bomb is cut at the inflated cap.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![b' '; INFLATED_CAP + 10]).unwrap();
+        let bomb = STANDARD.encode(gz.finish().unwrap());
+        let err = decode(&bomb, "base", usize::MAX).unwrap_err();
+        assert!(err.to_string().contains("inflates past"), "{err}");
+    }
+}

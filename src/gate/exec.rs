@@ -1,0 +1,619 @@
+//! One worker side of the gate: plan, check out, install, build, overlay, test, encode.
+//!
+//! A side adds a detached worktree at its commit and installs and builds there *before* any
+//! file of the head lands on it, so nothing the pull request carries runs during install or
+//! build, and the base still lacks the fix. The base side then lays the head's tests and
+//! carried files over the tree, removes the overlay removals and runs the tests twice
+//! (`base`, `base-rerun`); the head side runs them once. Every failure becomes an error
+//! marker in place of each report the side owes; the worktree is removed either way.
+//!
+//! With a sandbox user, every test run of the base side (head test code on base) runs in
+//! new PID and mount namespaces as that user, with no new privileges and a cleared
+//! environment; everything it starts dies with the namespace, and its report is read as a
+//! regular file of bounded size, never through a symlink.
+
+use std::io::Read as _;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::gate::config::{RepoConfig, ReportFormat};
+use crate::gate::encode::{Outcome, SideReport, TEST_REPORT_CAP, encode};
+use crate::gate::git::Repo;
+use crate::gate::plan::{Plan, Planned};
+use crate::gate::readers::{self, Format, ReadContext};
+use crate::runner::{self, CommandSpec, Termination};
+
+/// The default deadline of a side.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
+/// The largest report file read from a test run.
+pub const REPORT_FILE_CAP: u64 = 16 * 1024 * 1024;
+
+/// Which side to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The merge base with the head's tests laid over it, tested twice.
+    Base,
+    /// The head, tested once.
+    Head,
+}
+
+impl Side {
+    /// The report names this side writes.
+    pub fn reports(self) -> &'static [&'static str] {
+        match self {
+            Side::Base => &["base", "base-rerun"],
+            Side::Head => &["head"],
+        }
+    }
+}
+
+/// What `exec` needs.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// The repository.
+    pub repo: PathBuf,
+    /// The merge base (full SHA).
+    pub base: String,
+    /// The head (full SHA).
+    pub head: String,
+    /// Where the reports go.
+    pub out: PathBuf,
+    /// Which side.
+    pub side: Side,
+    /// Run head test code on base as this user, in namespaces.
+    pub sandbox_user: Option<String>,
+    /// The side's deadline.
+    pub budget: Duration,
+    /// A trusted local configuration (never from the pull request).
+    pub local_config: Option<(RepoConfig, String)>,
+}
+
+/// A failed step, with the message the marker carries.
+#[derive(Debug)]
+struct Failure(String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(err: E) -> Failure {
+        Failure(err.to_string())
+    }
+}
+
+/// Runs a side and writes its reports into `options.out`. Never fails: every failure
+/// becomes an error marker. Returns the reports written, by name.
+pub fn exec(options: &ExecOptions, interrupt: &AtomicBool) -> Vec<(String, SideReport)> {
+    let commit = match options.side {
+        Side::Base => options.base.clone(),
+        Side::Head => options.head.clone(),
+    };
+    let reports = match run_side(options, &commit, interrupt) {
+        Ok(reports) => reports,
+        Err(Failure(message)) => options
+            .side
+            .reports()
+            .iter()
+            .map(|name| {
+                (
+                    (*name).to_string(),
+                    SideReport::error(name, &commit, message.clone()),
+                )
+            })
+            .collect(),
+    };
+    let _ = std::fs::create_dir_all(&options.out);
+    for (name, report) in &reports {
+        let text = encode(report, TEST_REPORT_CAP);
+        let path = options.out.join(format!("{name}.report"));
+        let _ = crate::workspace::remove_any(&path);
+        let _ = std::fs::write(&path, text);
+    }
+    reports
+}
+
+/// Shell-quotes one argument.
+pub fn quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+/// Expands the command template.
+pub fn expand(template: &str, tests: &[String], report: &Path) -> String {
+    let quoted: Vec<String> = tests.iter().map(|t| quote(t)).collect();
+    let mut targets: Vec<String> = Vec::new();
+    for t in tests {
+        let name = t
+            .strip_prefix("tests/")
+            .and_then(|rest| {
+                rest.strip_suffix("/main.rs")
+                    .or_else(|| rest.strip_suffix(".rs").filter(|n| !n.contains('/')))
+            })
+            .map(str::to_string);
+        if let Some(name) = name {
+            let arg = format!("--test {}", quote(&name));
+            if !targets.contains(&arg) {
+                targets.push(arg);
+            }
+        }
+    }
+    let mut packages: Vec<String> = Vec::new();
+    for t in tests {
+        let dir = crate::tree::parent_of(t);
+        let pkg = if dir.is_empty() {
+            "./".to_string()
+        } else {
+            format!("./{dir}")
+        };
+        let pkg = quote(&pkg);
+        if !packages.contains(&pkg) {
+            packages.push(pkg);
+        }
+    }
+    template
+        .replace("{tests}", &quoted.join(" "))
+        .replace("{report}", &quote(&report.display().to_string()))
+        .replace("{test_targets}", &targets.join(" "))
+        .replace("{packages}", &packages.join(" "))
+}
+
+fn format_of(report: ReportFormat) -> Format {
+    match report {
+        ReportFormat::Junit => Format::Junit,
+        ReportFormat::VitestJson => Format::VitestJson,
+        ReportFormat::JestJson => Format::JestJson,
+        ReportFormat::Libtest => Format::LibtestPlain,
+        ReportFormat::GoTestJson => Format::GoTestJson,
+    }
+}
+
+struct Deadline(Instant);
+
+impl Deadline {
+    fn limit(&self, step: Duration) -> Result<Duration, Failure> {
+        let left = self.0.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Failure("timeout: the side's deadline passed".into()));
+        }
+        Ok(step.min(left))
+    }
+}
+
+/// Runs a shell step (install or build) in the tree; its failure is the side's.
+fn step(
+    what: &str,
+    command: &str,
+    tree: &Path,
+    tmp: &Path,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<(), Failure> {
+    let spec = CommandSpec {
+        argv: vec!["sh".into(), "-c".into(), command.into()],
+        env: vec![("CI".into(), "1".into())],
+    };
+    let outcome = runner::run(&spec, tree, tmp, timeout, interrupt)?;
+    match outcome.termination {
+        Termination::Exited(0) => Ok(()),
+        other => Err(Failure(format!(
+            "{what} `{command}` failed ({}): {}",
+            other.describe(),
+            crate::oracle::tail(&outcome.output, 5)
+        ))),
+    }
+}
+
+/// Writes `bytes` at `rel` inside `root`, never through a symlink: every parent must be a
+/// real directory inside the tree, and whatever is at the path is replaced.
+fn write_inside(root: &Path, rel: &str, bytes: &[u8], mode: &str) -> Result<(), Failure> {
+    let mut dir = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((name, parents)) = parts.split_last() else {
+        return Err(Failure(format!("bad overlay path `{rel}`")));
+    };
+    for part in parents {
+        if part.is_empty() || *part == "." || *part == ".." {
+            return Err(Failure(format!("bad overlay path `{rel}`")));
+        }
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                crate::workspace::remove_any(&dir)?;
+                std::fs::create_dir(&dir)?;
+            }
+            Err(_) => std::fs::create_dir(&dir)?,
+        }
+    }
+    let path = dir.join(name);
+    crate::workspace::remove_any(&path)?;
+    if mode == "120000" {
+        let target = String::from_utf8_lossy(bytes).to_string();
+        std::os::unix::fs::symlink(target, &path)?;
+        return Ok(());
+    }
+    std::fs::write(&path, bytes)?;
+    let perm = if mode == "100755" { 0o755 } else { 0o644 };
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(perm))?;
+    Ok(())
+}
+
+/// Lays the head's tests and carried files over the base tree and removes the removals.
+fn overlay(repo: &Repo, head: &str, plan: &Plan, tree: &Path) -> Result<(), Failure> {
+    let modes: std::collections::HashMap<String, String> =
+        repo.ls_tree(head)?.into_iter().collect();
+    for path in plan.tests.iter().chain(&plan.carry) {
+        let Some(bytes) = repo.blob(head, path)? else {
+            continue;
+        };
+        let mode = modes.get(path).map_or("100644", String::as_str);
+        write_inside(tree, path, &bytes, mode)?;
+    }
+    for path in &plan.overlay_removals {
+        if !plan.tests.contains(path) && !plan.carry.contains(path) {
+            crate::workspace::remove_any(&tree.join(path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a report file: a regular file (not a symlink) of bounded size.
+fn read_report_file(path: &Path) -> Result<Vec<u8>, Failure> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| Failure(format!("no test report at `{}` ({e})", path.display())))?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Failure(format!(
+            "the test report `{}` is not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() > REPORT_FILE_CAP {
+        return Err(Failure(format!(
+            "the test report is {} bytes, over the {REPORT_FILE_CAP}-byte cap",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(REPORT_FILE_CAP + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A resolved sandbox user.
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    name: String,
+    uid: u32,
+    gid: u32,
+}
+
+/// Resolves and checks a sandbox user.
+///
+/// # Errors
+/// An unknown user, or one that is root or the runner itself.
+pub fn sandbox_user(name: &str) -> Result<Sandbox, String> {
+    let user = nix::unistd::User::from_name(name)
+        .map_err(|e| format!("cannot look up sandbox user `{name}`: {e}"))?
+        .ok_or_else(|| format!("sandbox user `{name}` does not exist"))?;
+    let uid = user.uid.as_raw();
+    if uid == 0 {
+        return Err(format!("sandbox user `{name}` is root"));
+    }
+    if uid == nix::unistd::getuid().as_raw() {
+        return Err(format!("sandbox user `{name}` is the runner's own user"));
+    }
+    Ok(Sandbox {
+        name: name.to_string(),
+        uid,
+        gid: user.gid.as_raw(),
+    })
+}
+
+fn chown_dirs(root: &Path, uid: u32, gid: u32) {
+    let _ = nix::unistd::chown(root, Some(uid.into()), Some(gid.into()));
+    if let Ok(items) = std::fs::read_dir(root) {
+        for item in items.flatten() {
+            if item.file_type().is_ok_and(|t| t.is_dir()) {
+                chown_dirs(&item.path(), uid, gid);
+            }
+        }
+    }
+}
+
+fn lchown(path: &Path, uid: u32, gid: u32) {
+    let _ = nix::unistd::fchownat(
+        nix::fcntl::AT_FDCWD,
+        path,
+        Some(uid.into()),
+        Some(gid.into()),
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    );
+}
+
+fn chown_back(root: &Path, uid: u32, gid: u32) {
+    lchown(root, uid, gid);
+    if let Ok(items) = std::fs::read_dir(root) {
+        for item in items.flatten() {
+            let path = item.path();
+            lchown(&path, uid, gid);
+            if item.file_type().is_ok_and(|t| t.is_dir()) {
+                chown_back(&path, uid, gid);
+            }
+        }
+    }
+}
+
+/// The argv that runs `command` in the sandbox.
+fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<String> {
+    let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    let mut argv: Vec<String> = Vec::new();
+    if !nix::unistd::getuid().is_root() {
+        argv.extend(["sudo".into(), "-n".into(), "--".into()]);
+    }
+    argv.extend(
+        [
+            "unshare",
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--mount",
+            "--mount-proc",
+            "--",
+            "setpriv",
+            "--reuid",
+        ]
+        .iter()
+        .map(|s| (*s).to_string()),
+    );
+    argv.push(sandbox.uid.to_string());
+    argv.push("--regid".into());
+    argv.push(sandbox.gid.to_string());
+    argv.extend(
+        [
+            "--init-groups",
+            "--no-new-privs",
+            "--bounding-set=-all",
+            "--",
+            "env",
+            "-i",
+        ]
+        .iter()
+        .map(|s| (*s).to_string()),
+    );
+    argv.push(format!(
+        "PATH={}",
+        std::env::var("PATH").unwrap_or_else(|_| path.into())
+    ));
+    argv.push(format!("HOME={}", home.display()));
+    argv.push("CI=1".into());
+    argv.push(format!("USER={}", sandbox.name));
+    argv.extend(["sh".into(), "-c".into(), command.into()]);
+    argv
+}
+
+/// Runs the tests once and reads the report.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site, all inputs distinct"
+)]
+fn test_run(
+    name: &str,
+    config: &RepoConfig,
+    plan: &Plan,
+    tree: &Path,
+    scratch: &Path,
+    sandbox: Option<&Sandbox>,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<Outcome, Failure> {
+    let out_dir = scratch.join(format!("out-{name}"));
+    let tmp = scratch.join(format!("tmp-{name}"));
+    for dir in [&out_dir, &tmp] {
+        crate::workspace::remove_any(dir)?;
+        std::fs::create_dir_all(dir)?;
+    }
+    let report_path = out_dir.join(match config.report {
+        ReportFormat::Junit => "report.xml",
+        _ => "report.json",
+    });
+    let command = expand(&config.command, &plan.tests, &report_path);
+    let argv = match sandbox {
+        Some(sandbox) => {
+            chown_dirs(tree, sandbox.uid, sandbox.gid);
+            chown_dirs(&out_dir, sandbox.uid, sandbox.gid);
+            chown_dirs(&tmp, sandbox.uid, sandbox.gid);
+            sandboxed(sandbox, &command, tree)
+        }
+        None => vec!["sh".into(), "-c".into(), command.clone()],
+    };
+    let spec = CommandSpec {
+        argv,
+        env: vec![("CI".into(), "1".into())],
+    };
+    let outcome = runner::run(&spec, tree, &tmp, timeout, interrupt);
+    if sandbox.is_some() {
+        let me = nix::unistd::getuid().as_raw();
+        let group = nix::unistd::getgid().as_raw();
+        chown_back(tree, me, group);
+        chown_back(&out_dir, me, group);
+        chown_back(&tmp, me, group);
+    }
+    let outcome = outcome?;
+    let exit_code = match outcome.termination {
+        Termination::Exited(code) => Some(code),
+        Termination::TimedOut => {
+            return Err(Failure(format!(
+                "timeout: the {name} test run passed its time limit"
+            )));
+        }
+        Termination::OutputOverflow => {
+            return Err(Failure(format!(
+                "the {name} test run printed more than 64 MiB"
+            )));
+        }
+        Termination::Interrupted => return Err(Failure("interrupted".into())),
+        Termination::Signaled(_) => None,
+    };
+    let bytes = if config.command.contains("{report}") {
+        read_report_file(&report_path)?
+    } else {
+        outcome.output.clone()
+    };
+    let root = std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_path_buf());
+    let root_text = root.display().to_string();
+    let ctx = ReadContext {
+        root: &root_text,
+        selected: &plan.tests,
+    };
+    let mut report = readers::read(format_of(config.report), &bytes, &ctx)
+        .map_err(|e| Failure(format!("cannot read the {name} test report: {e}")))?;
+    // Only what the judge reads: the selected files.
+    report.files.retain(|f| plan.tests.contains(&f.path));
+    Ok(Outcome::Report { exit_code, report })
+}
+
+fn run_side(
+    options: &ExecOptions,
+    commit: &str,
+    interrupt: &AtomicBool,
+) -> Result<Vec<(String, SideReport)>, Failure> {
+    let deadline = Deadline(Instant::now() + options.budget);
+    let repo = Repo::new(&options.repo);
+    repo.commit(&options.base)?;
+    repo.commit(&options.head)?;
+    let Planned { plan, config, .. } = crate::gate::plan::plan(
+        &repo,
+        &options.base,
+        &options.head,
+        options.local_config.clone(),
+    )?;
+    if plan.tests.is_empty() {
+        return Ok(options
+            .side
+            .reports()
+            .iter()
+            .map(|name| {
+                let report = SideReport {
+                    v: crate::gate::encode::VERSION,
+                    side: (*name).to_string(),
+                    commit: commit.to_string(),
+                    outcome: Outcome::Skipped {
+                        reason: "the pull request changes no test".into(),
+                    },
+                };
+                ((*name).to_string(), report)
+            })
+            .collect());
+    }
+    let sandbox = match (&options.sandbox_user, options.side) {
+        (Some(name), Side::Base) => Some(sandbox_user(name).map_err(Failure)?),
+        _ => None,
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-exec-")
+        .tempdir()?;
+    if sandbox.is_some() {
+        // The sandbox user must be able to reach the tree.
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
+    }
+    let tree = scratch.path().join("tree");
+    repo.add_worktree(&tree, commit)?;
+    let result = (|| {
+        let tmp = scratch.path().join("tmp-setup");
+        std::fs::create_dir_all(&tmp)?;
+        for command in &config.install {
+            let limit = deadline.limit(Duration::from_secs(config.timeouts.install))?;
+            step("install", command, &tree, &tmp, limit, interrupt)?;
+        }
+        if let Some(build) = &config.build {
+            let limit = deadline.limit(Duration::from_secs(config.timeouts.build))?;
+            step("build", build, &tree, &tmp, limit, interrupt)?;
+        }
+        if options.side == Side::Base {
+            overlay(&repo, &options.head, &plan, &tree)?;
+        }
+        let mut reports = Vec::new();
+        for name in options.side.reports() {
+            let limit = deadline.limit(Duration::from_secs(config.timeouts.test))?;
+            let outcome = test_run(
+                name,
+                &config,
+                &plan,
+                &tree,
+                scratch.path(),
+                sandbox.as_ref(),
+                limit,
+                interrupt,
+            );
+            let report = match outcome {
+                Ok(outcome) => SideReport {
+                    v: crate::gate::encode::VERSION,
+                    side: (*name).to_string(),
+                    commit: commit.to_string(),
+                    outcome,
+                },
+                Err(Failure(message)) => SideReport::error(name, commit, message),
+            };
+            reports.push(((*name).to_string(), report));
+        }
+        Ok(reports)
+    })();
+    repo.remove_worktree(&tree);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_expand_with_quoting() {
+        let tests = vec![
+            "tests/test a.py".to_string(),
+            "tests/lib.rs".to_string(),
+            "tests/it/main.rs".to_string(),
+        ];
+        let out = expand(
+            "run {tests} --out {report} {test_targets} {packages}",
+            &tests,
+            Path::new("/r/x.xml"),
+        );
+        assert_eq!(
+            out,
+            "run 'tests/test a.py' tests/lib.rs tests/it/main.rs --out /r/x.xml --test lib --test it ./tests ./tests/it"
+        );
+    }
+
+    #[test]
+    fn overlay_writes_never_follow_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(&root).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("tests")).unwrap();
+        write_inside(&root, "tests/test_x.py", b"x", "100644").unwrap();
+        assert!(
+            std::fs::symlink_metadata(root.join("tests"))
+                .unwrap()
+                .is_dir()
+        );
+        assert!(!outside.join("test_x.py").exists());
+        assert!(write_inside(&root, "../escape", b"x", "100644").is_err());
+    }
+
+    #[test]
+    fn root_and_the_runner_itself_are_refused_as_sandbox_users() {
+        assert!(sandbox_user("root").unwrap_err().contains("root"));
+        assert!(sandbox_user("no-such-user-xyz").is_err());
+    }
+}

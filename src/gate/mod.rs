@@ -1,0 +1,373 @@
+//! The pull-request gate: does the PR's test prove its fix?
+//!
+//! The gate runs the PR's added or changed tests on the merge base (with the PR's non-test
+//! changes left out and its tests laid over the base) and at head. A test that fails on base
+//! and passes on head reproduces the bug. Worker sides ([`exec`]) write encoded reports; the
+//! [`judge`] reads only those reports plus git, runs no code of either commit, and prints one
+//! strict [`line`].
+//!
+//! - [`git`]: the git calls; [`config`]: `.github/repromin.json` and detected defaults;
+//! - [`plan`]: the diff into tests, carried files, removals and source;
+//! - [`exec`]: one side; [`readers`]: test reports into [`test_report::TestReport`];
+//! - [`encode`]: side reports as job outputs; [`classify`]: classes and the verdict;
+//! - [`line`]: the `repromin/v1` line, formatter and strict parser.
+
+pub mod classify;
+pub mod config;
+pub mod encode;
+pub mod exec;
+pub mod git;
+pub mod line;
+pub mod plan;
+pub mod readers;
+pub mod test_report;
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use classify::{Class, Classified, SideInput, SideStatus, Verdict};
+use config::RepoConfig;
+use encode::TEST_REPORT_CAP;
+use git::Repo;
+
+/// What the judge reads.
+#[derive(Clone, Debug)]
+pub struct JudgeInput {
+    /// The repository (for git only).
+    pub repo: PathBuf,
+    /// The merge base.
+    pub base: String,
+    /// The head.
+    pub head: String,
+    /// `base.report`.
+    pub base_report: Option<PathBuf>,
+    /// `base-rerun.report`.
+    pub rerun_report: Option<PathBuf>,
+    /// `head.report`.
+    pub head_report: Option<PathBuf>,
+    /// A trusted local configuration.
+    pub local_config: Option<(RepoConfig, String)>,
+}
+
+/// The judge's result: the line and what it was made from.
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    /// The line's content.
+    pub line: line::ResultLine,
+    /// The classification behind it.
+    pub classified: Classified,
+}
+
+const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
+
+/// Reads one report file under the cap: a regular file, never through a symlink.
+fn read_side(path: Option<&Path>, side: &str) -> SideInput {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(path) = path else {
+        return Err(format!("no {side} report was given"));
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| format!("cannot read the {side} report `{}`: {e}", path.display()))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!(
+            "the {side} report `{}` is not a regular file",
+            path.display()
+        ));
+    }
+    let mut text = String::new();
+    file.take(TEST_REPORT_CAP as u64 + 2)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("the {side} report is malformed: {e}"))?;
+    encode::decode(&text, side, TEST_REPORT_CAP).map_err(|e| e.to_string())
+}
+
+fn class_of(class: Class) -> line::TestClass {
+    match class {
+        Class::Reproduces => line::TestClass::Reproduces,
+        Class::PassesOnBase => line::TestClass::PassesOnBase,
+        Class::NewApi => line::TestClass::NewApi,
+        Class::FailsOnHead => line::TestClass::FailsOnHead,
+        Class::NotRun => line::TestClass::NotRun,
+    }
+}
+
+fn status_of(status: SideStatus) -> line::SideStatus {
+    match status {
+        SideStatus::Passed => line::SideStatus::Passed,
+        SideStatus::Failed => line::SideStatus::Failed,
+        SideStatus::Skipped => line::SideStatus::Skipped,
+        SideStatus::Absent => line::SideStatus::Absent,
+        SideStatus::LoadError => line::SideStatus::LoadError,
+    }
+}
+
+fn verdict_of(verdict: Verdict) -> line::Verdict {
+    match verdict {
+        Verdict::Reproduced => line::Verdict::Reproduced,
+        Verdict::Unproven => line::Verdict::Unproven,
+        Verdict::Vacuous => line::Verdict::Vacuous,
+        Verdict::NoTests => line::Verdict::NoTests,
+        Verdict::Error => line::Verdict::Error,
+    }
+}
+
+fn clip(message: &str) -> String {
+    let one_line: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one_line.chars().count() <= 300 {
+        one_line
+    } else {
+        let mut cut: String = one_line.chars().take(297).collect();
+        cut.push_str("...");
+        cut
+    }
+}
+
+fn error_line(head: &str, base: &str, message: &str, config_edited: bool) -> line::ResultLine {
+    let sha = |s: &str| {
+        if git::is_full_sha(s) {
+            s.to_string()
+        } else {
+            ZERO_SHA.to_string()
+        }
+    };
+    line::ResultLine {
+        head: sha(head),
+        merge_base: sha(base),
+        verdict: line::Verdict::Error,
+        error: Some(clip(message)),
+        config_edited,
+        counts: line::Counts::default(),
+        tests: Vec::new(),
+        deleted_tests: Vec::new(),
+        not_collected: Vec::new(),
+        truncated: false,
+        certificate: None,
+    }
+}
+
+/// An error judgement for a problem found before judging (a bad option).
+pub fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
+    Judgement {
+        line: error_line(head, base, message, false),
+        classified: Classified {
+            verdict: Verdict::Error,
+            error: Some(message.to_string()),
+            rows: Vec::new(),
+            not_collected: Vec::new(),
+        },
+    }
+}
+
+/// Judges a pull request from its reports and git. Never fails: every problem is an error
+/// verdict.
+pub fn judge(input: &JudgeInput) -> Judgement {
+    let empty = Classified {
+        verdict: Verdict::Error,
+        error: None,
+        rows: Vec::new(),
+        not_collected: Vec::new(),
+    };
+    let repo = Repo::new(&input.repo);
+    for sha in [&input.base, &input.head] {
+        if let Err(err) = repo.commit(sha) {
+            return Judgement {
+                line: error_line(&input.head, &input.base, &err.to_string(), false),
+                classified: empty,
+            };
+        }
+    }
+    let planned = match plan::plan(&repo, &input.base, &input.head, input.local_config.clone()) {
+        Ok(planned) => planned,
+        Err(err) => {
+            return Judgement {
+                line: error_line(&input.head, &input.base, &err.to_string(), false),
+                classified: empty,
+            };
+        }
+    };
+    let base = read_side(input.base_report.as_deref(), "base");
+    let rerun = read_side(input.rerun_report.as_deref(), "base-rerun");
+    let head = read_side(input.head_report.as_deref(), "head");
+    // A report must be for the commit it claims to be for.
+    let check = |side: SideInput, want: &str| -> SideInput {
+        let report = side?;
+        if report.commit == want {
+            Ok(report)
+        } else {
+            Err(format!(
+                "the {} report is for commit {}, not {want}",
+                report.side, report.commit
+            ))
+        }
+    };
+    let base = check(base, &input.base);
+    let rerun = check(rerun, &input.base);
+    let head = check(head, &input.head);
+    let classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
+    let mut counts = line::Counts::default();
+    let mut tests = Vec::new();
+    for row in &classified.rows {
+        match row.class {
+            Class::Reproduces => counts.reproduces += 1,
+            Class::PassesOnBase => counts.passes_on_base += 1,
+            Class::NewApi => counts.new_api += 1,
+            Class::FailsOnHead => counts.fails_on_head += 1,
+            Class::NotRun => counts.not_run += 1,
+        }
+        tests.push(line::TestLine {
+            file: row.file.clone(),
+            name: row.name.clone(),
+            class: class_of(row.class),
+            base: status_of(row.base),
+            rerun: status_of(row.rerun),
+            head: status_of(row.head),
+        });
+    }
+    let result = line::ResultLine {
+        head: input.head.clone(),
+        merge_base: input.base.clone(),
+        verdict: verdict_of(classified.verdict),
+        error: classified.error.as_deref().map(clip),
+        config_edited: planned.plan.config_edited,
+        counts,
+        tests,
+        deleted_tests: planned.plan.deleted_tests.clone(),
+        not_collected: classified.not_collected.clone(),
+        truncated: false,
+        certificate: None,
+    };
+    Judgement {
+        line: result,
+        classified,
+    }
+}
+
+/// Formats the judgement's line, falling back to an error line if it cannot be formatted.
+pub fn format(judgement: &Judgement) -> String {
+    match line::format_line(&judgement.line) {
+        Ok(text) => text,
+        Err(err) => {
+            let fallback = error_line(
+                &judgement.line.head,
+                &judgement.line.merge_base,
+                &format!("the result could not be formatted: {err}"),
+                judgement.line.config_edited,
+            );
+            line::format_line(&fallback).unwrap_or_else(|_| {
+                format!("repromin/v1 {{\"error\":\"{}\"}}", "unformattable result")
+            })
+        }
+    }
+}
+
+/// A readable table of the classification, for `run`'s stderr.
+pub fn table(judgement: &Judgement) -> String {
+    let mut out = String::new();
+    let name = |s: SideStatus| match s {
+        SideStatus::Passed => "passed",
+        SideStatus::Failed => "failed",
+        SideStatus::Skipped => "skipped",
+        SideStatus::Absent => "absent",
+        SideStatus::LoadError => "load-error",
+    };
+    let class = |c: Class| match c {
+        Class::Reproduces => "reproduces",
+        Class::PassesOnBase => "passes-on-base",
+        Class::NewApi => "new-api",
+        Class::FailsOnHead => "fails-on-head",
+        Class::NotRun => "not-run",
+    };
+    let _ = writeln!(
+        out,
+        "{:<10} {:<10} {:<10} {:<15} test",
+        "base", "rerun", "head", "class"
+    );
+    for row in &judgement.classified.rows {
+        let _ = writeln!(
+            out,
+            "{:<10} {:<10} {:<10} {:<15} {}::{}",
+            name(row.base),
+            name(row.rerun),
+            name(row.head),
+            class(row.class),
+            row.file,
+            row.name
+        );
+    }
+    let _ = write!(out, "verdict: {}", judgement.line.verdict.as_str());
+    if let Some(err) = &judgement.line.error {
+        let _ = write!(out, " ({err})");
+    }
+    out
+}
+
+/// What `run` needs.
+#[derive(Clone, Debug)]
+pub struct RunInput {
+    /// The repository.
+    pub repo: PathBuf,
+    /// The merge base.
+    pub base: String,
+    /// The head.
+    pub head: String,
+    /// A trusted local configuration.
+    pub local_config: Option<(RepoConfig, String)>,
+    /// Sandbox user for the base side.
+    pub sandbox_user: Option<String>,
+    /// Per-side deadline.
+    pub budget: std::time::Duration,
+}
+
+/// Runs both sides and the judge in one process.
+pub fn run(input: &RunInput, interrupt: &AtomicBool) -> Judgement {
+    let out = match tempfile::Builder::new().prefix("repromin-run-").tempdir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            return Judgement {
+                line: error_line(
+                    &input.head,
+                    &input.base,
+                    &format!("cannot create a scratch directory: {err}"),
+                    false,
+                ),
+                classified: Classified {
+                    verdict: Verdict::Error,
+                    error: None,
+                    rows: Vec::new(),
+                    not_collected: Vec::new(),
+                },
+            };
+        }
+    };
+    for side in [exec::Side::Base, exec::Side::Head] {
+        let options = exec::ExecOptions {
+            repo: input.repo.clone(),
+            base: input.base.clone(),
+            head: input.head.clone(),
+            out: out.path().to_path_buf(),
+            side,
+            sandbox_user: input.sandbox_user.clone(),
+            budget: input.budget,
+            local_config: input.local_config.clone(),
+        };
+        exec::exec(&options, interrupt);
+    }
+    let report = |name: &str| Some(out.path().join(format!("{name}.report")));
+    judge(&JudgeInput {
+        repo: input.repo.clone(),
+        base: input.base.clone(),
+        head: input.head.clone(),
+        base_report: report("base"),
+        rerun_report: report("base-rerun"),
+        head_report: report("head"),
+        local_config: input.local_config.clone(),
+    })
+}

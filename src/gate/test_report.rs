@@ -1,0 +1,53 @@
+//! The normalised test report: what every reader produces and what the classifier reads.
+//!
+//! Paths are repo-relative with `/` separators, normalised (no `.`, `..`, leading `./` or
+//! `/`). Test names are full names: suite path and test name joined with " > " (for pytest:
+//! the node id part after the file, e.g. `TestCase::test_x`; for cargo: the libtest path,
+//! e.g. `tests::parses`).
+
+use serde::{Deserialize, Serialize};
+
+/// The outcome of one test case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// It passed.
+    Passed,
+    /// It failed, errored or timed out.
+    Failed,
+    /// It was skipped, ignored, pending or todo.
+    Skipped,
+}
+
+/// One test case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCase {
+    /// Full name, suite path included.
+    pub name: String,
+    /// Outcome.
+    pub status: Status,
+    /// Failure messages (first line or first 2 KB of each), empty when passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<String>,
+}
+
+/// One test file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileResult {
+    /// Repo-relative path.
+    pub path: String,
+    /// Set when the file failed to load or compile (collection error, import error, compile
+    /// error of a Rust test target): the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_error: Option<String>,
+    /// Test cases in report order.
+    pub tests: Vec<TestCase>,
+}
+
+/// A whole normalised report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestReport {
+    /// Files in report order. A file may appear only once; readers merge repeated
+    /// testsuite elements of the same file.
+    pub files: Vec<FileResult>,
+}
