@@ -6,8 +6,8 @@
 //! gate talk about a file outside the tree. Nothing here touches the filesystem. Formats that
 //! carry no file paths are mapped onto the test files the runner was asked to run
 //! ([`ReadContext::selected`]); results that map to no file are dropped, not reported.
-//! Messages are trimmed, cut to 2 KB, and have the root path (`ROOT/`) removed so that runs in
-//! two worktrees read alike.
+//! Messages are trimmed, cut to 2 KB, and rid of every `ROOT/` prefix so that runs in two
+//! worktrees read alike.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -87,6 +87,19 @@ fn fail(format: Format, problem: Problem) -> ReadError {
     ReadError { format, problem }
 }
 
+fn malformed(format: Format, what: String) -> ReadError {
+    fail(format, Problem::Malformed(what))
+}
+
+fn refuse(format: Format, what: String) -> ReadError {
+    fail(format, Problem::NotAReport(what))
+}
+
+fn utf8(format: Format, bytes: &[u8]) -> Result<&str, ReadError> {
+    let text = std::str::from_utf8(bytes);
+    text.map_err(|e| fail(format, Problem::NotUtf8(e.valid_up_to())))
+}
+
 /// What a reader needs to know besides the report itself.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadContext<'a> {
@@ -106,13 +119,11 @@ pub struct ReadContext<'a> {
 /// does not parse as `format` at all is an error.
 pub fn read(format: Format, bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadError> {
     let files = Files::new(ctx);
-    let utf8 =
-        || std::str::from_utf8(bytes).map_err(|e| fail(format, Problem::NotUtf8(e.valid_up_to())));
     let report = match format {
-        Format::Junit => read_junit(bytes, utf8, &files)?,
+        Format::Junit => read_junit(bytes, &files)?,
         Format::VitestJson | Format::JestJson => read_js_json(format, bytes, &files)?,
         Format::LibtestPlain => read_libtest(&String::from_utf8_lossy(bytes), &files),
-        Format::GoTestJson => read_go_json(utf8()?, &files)?,
+        Format::GoTestJson => read_go_json(utf8(format, bytes)?, &files)?,
     };
     Ok(report.finish(ctx.root))
 }
@@ -127,12 +138,8 @@ pub fn normalize_path(root: &str, path: &str) -> Option<String> {
         return None;
     }
     let base = lexical(root, Vec::new());
-    let start = if path.starts_with('/') {
-        Vec::new()
-    } else {
-        base.clone()
-    };
-    let parts = lexical(path, start);
+    let abs = path.starts_with('/');
+    let parts = lexical(path, base.iter().copied().filter(|_| !abs).collect());
     let rest = parts.strip_prefix(base.as_slice())?;
     (!rest.is_empty()).then(|| rest.join("/"))
 }
@@ -180,11 +187,8 @@ impl Builder {
         &mut files[i]
     }
 
-    fn test(&mut self, path: &str, name: String, status: Status, messages: Vec<String>) {
-        let messages = messages
-            .into_iter()
-            .filter(|m| !m.trim().is_empty())
-            .collect();
+    fn test(&mut self, path: &str, name: String, status: Status, mut messages: Vec<String>) {
+        messages.retain(|m| !m.trim().is_empty());
         self.file(path).tests.push(TestCase {
             name,
             status,
@@ -197,16 +201,20 @@ impl Builder {
         file.load_error = file.load_error.take().or_else(|| Some(message.to_string()));
     }
 
+    fn load_errors(&mut self, paths: &[String], message: &str) {
+        for path in paths {
+            self.load_error(path, message);
+        }
+    }
+
     /// Makes messages relative to `root` and cuts them to size.
     fn finish(mut self, root: &str) -> TestReport {
         let prefix = format!("{}/", root.trim_end_matches('/'));
         let tidy = |m: &mut String| *m = clip(&m.replace(&prefix, ""));
         for file in &mut self.report.files {
             file.load_error.iter_mut().for_each(tidy);
-            file.tests
-                .iter_mut()
-                .flat_map(|t| &mut t.messages)
-                .for_each(tidy);
+            let messages = file.tests.iter_mut().flat_map(|t| &mut t.messages);
+            messages.for_each(tidy);
         }
         self.report
     }
@@ -220,11 +228,8 @@ struct Files<'a> {
 
 impl<'a> Files<'a> {
     fn new(ctx: &ReadContext<'a>) -> Self {
-        let mut selected: Vec<_> = ctx
-            .selected
-            .iter()
-            .filter_map(|s| normalize_path(ctx.root, s))
-            .collect();
+        let norm = |s: &String| normalize_path(ctx.root, s);
+        let mut selected: Vec<_> = ctx.selected.iter().filter_map(norm).collect();
         selected.sort();
         selected.dedup();
         Files {
@@ -262,18 +267,11 @@ impl<'a> Files<'a> {
     ) -> Option<(String, Vec<String>)> {
         let segs: Vec<&str> = dotted.split('.').collect();
         let mut best: Option<(usize, &String)> = None;
-        for file in candidates {
-            let Some(module) = file.strip_suffix(".py") else {
-                continue;
-            };
+        for (file, module) in candidates.filter_map(|f| Some((f, f.strip_suffix(".py")?))) {
             let module: Vec<&str> = module.split('/').collect();
-            let tail = (0..module.len())
-                .map(|k| &module[k..])
-                .find(|t| segs.starts_with(t));
-            if let Some(n) = tail
-                .map(<[_]>::len)
-                .filter(|n| best.is_none_or(|(b, _)| *n > b))
-            {
+            let tail = (0..module.len()).find(|&k| segs.starts_with(&module[k..]));
+            let n = tail.map_or(0, |k| module.len() - k);
+            if n > best.map_or(0, |(b, _)| b) {
                 best = Some((n, file));
             }
         }
@@ -306,35 +304,28 @@ struct GoMap {
 impl GoMap {
     fn new<'p>(files: &Files, packages: impl Iterator<Item = &'p str>) -> Self {
         let parent = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
-        let files: Vec<_> = files
-            .pick(|f| f.ends_with("_test.go"))
-            .into_iter()
-            .map(|f| (parent(&f), f))
-            .collect();
-        let (mut best, mut shortest): (Option<(usize, String, String)>, Option<&str>) =
-            (None, None);
+        let tests = files.pick(|f| f.ends_with("_test.go"));
+        let files: Vec<_> = tests.into_iter().map(|f| (parent(&f), f)).collect();
+        // Drops the last `n` segments of a path.
+        let head = |s: &str, n: usize| s.rsplitn(n + 1, '/').nth(n).unwrap_or("").to_string();
+        let mut best: Option<(usize, String, String)> = None;
+        let mut shortest: Option<&str> = None;
         for pkg in packages.filter(|p| !p.is_empty() && !p.contains(char::is_whitespace)) {
             shortest = shortest.filter(|s| s.len() <= pkg.len()).or(Some(pkg));
-            let p: Vec<&str> = pkg.split('/').collect();
+            let p: Vec<&str> = pkg.rsplit('/').collect();
             for (dir, _) in files.iter().filter(|(d, _)| !d.is_empty()) {
-                let d: Vec<&str> = dir.split('/').collect();
-                let n = p
-                    .iter()
-                    .rev()
-                    .zip(d.iter().rev())
-                    .take_while(|(a, b)| a == b)
-                    .count();
+                let d: Vec<&str> = dir.rsplit('/').collect();
+                let n = p.iter().zip(&d).take_while(|(a, b)| a == b).count();
                 if n > 0 && best.as_ref().is_none_or(|(m, ..)| n > *m) {
-                    best = Some((n, p[..p.len() - n].join("/"), d[..d.len() - n].join("/")));
+                    best = Some((n, head(pkg, n), head(dir, n)));
                 }
             }
         }
         let root_file = files.iter().any(|(d, _)| d.is_empty());
         let module = match best {
             Some((_, module, dir)) => Some((module, dir)),
-            None => shortest
-                .filter(|_| root_file)
-                .map(|s| (s.to_string(), String::new())),
+            None if root_file => shortest.map(|s| (s.to_string(), String::new())),
+            None => None,
         };
         GoMap { files, module }
     }
@@ -344,20 +335,17 @@ impl GoMap {
             return Vec::new();
         };
         let rel = match pkg.strip_prefix(module.as_str()) {
-            Some("") => "",
-            Some(r) if r.starts_with('/') => &r[1..],
+            Some(r) if module.is_empty() || r.is_empty() || r.starts_with('/') => {
+                r.strip_prefix('/').unwrap_or(r)
+            }
             _ => return Vec::new(),
         };
-        let dir = [base.as_str(), rel]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("/");
-        self.files
+        let dir = format!("{base}/{rel}");
+        let hit = self
+            .files
             .iter()
-            .filter(|(d, _)| *d == dir)
-            .map(|(_, f)| f.clone())
-            .collect()
+            .filter(|(d, _)| d == dir.trim_matches('/'));
+        hit.map(|(_, f)| f.clone()).collect()
     }
 }
 
@@ -402,20 +390,18 @@ const SCRIPT_EXTENSIONS: &[&str] = &[
 /// Extensions that mark a `/`-separated key as a file path.
 const SOURCE_EXTENSIONS: &[&str] = &["py", "rs", "go", "java", "kt", "rb"];
 
-fn read_junit<'b>(
-    bytes: &'b [u8],
-    utf8: impl FnOnce() -> Result<&'b str, ReadError>,
-    files: &Files,
-) -> Result<Builder, ReadError> {
-    let has = |needle: &[u8]| {
-        bytes
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle))
-    };
-    if has(b"<!DOCTYPE") || has(b"<!ENTITY") {
+/// JUnit XML. A case's file is, in this order: its own or its suite's `file` attribute; its
+/// classname (or, for pytest collection errors, its name) read as a file path (vitest), a
+/// nextest binary id, a pytest module path, a JVM class or a Go package; its suite's name read
+/// the same way. A failed case that names its file (vitest), or a pytest collection error,
+/// becomes the file's load error, as does a failure directly under a `<testsuite>`.
+fn read_junit(bytes: &[u8], files: &Files) -> Result<Builder, ReadError> {
+    let lower = bytes.to_ascii_lowercase();
+    let has = |needle: &[u8]| lower.windows(needle.len()).any(|w| w == needle);
+    if has(b"<!doctype") || has(b"<!entity") {
         return Err(fail(Format::Junit, Problem::Doctype));
     }
-    let (suites, cases) = parse_junit(utf8()?.trim_start_matches('\u{feff}'))?;
+    let (suites, cases) = parse_junit(utf8(Format::Junit, bytes)?.trim_start_matches('\u{feff}'))?;
     let names = cases.iter().map(|c| c.classname.as_str());
     let go = GoMap::new(files, names.chain(suites.iter().map(|s| s.0.as_str())));
     let mut out = Builder::default();
@@ -453,46 +439,26 @@ fn read_junit<'b>(
         let message = case.messages.first().map_or("failed", String::as_str);
         if let Mode::Go(pkg) = &mode {
             let build = case.text.contains("[build failed]") || case.text.contains("undefined:");
-            if failed
-                && (case.suite_level || (build && matches!(case.name.as_str(), "" | "TestMain")))
-            {
-                let line = case
-                    .text
-                    .lines()
-                    .find(|l| l.contains("undefined:"))
-                    .unwrap_or(message);
-                go.package_files(pkg)
-                    .iter()
-                    .for_each(|f| out.load_error(f, line));
+            let main = matches!(case.name.as_str(), "" | "TestMain");
+            if failed && (case.suite_level || (build && main)) {
+                let undefined = case.text.lines().find(|l| l.contains("undefined:"));
+                out.load_errors(&go.package_files(pkg), undefined.unwrap_or(message));
                 continue;
             }
         }
         let names_file = from_name || files.normalize(&case.name).as_deref() == Some(path.as_str());
         let import = case.text.contains("ImportError") || case.text.contains("ModuleNotFoundError");
-        let python = matches!(mode, Mode::Python(_));
-        if case.suite_level || (failed && (case.collection || (names_file && (!python || import))))
-        {
+        let py = path.ends_with(".py");
+        if case.suite_level || (failed && (case.collection || (names_file && (!py || import)))) {
             // pytest puts the exception on lines starting with "E "; that is the useful part.
-            let lines: Vec<&str> = case
-                .text
-                .lines()
-                .filter_map(|l| l.strip_prefix("E "))
-                .collect();
-            let pytest_error = lines
-                .iter()
-                .map(|l| l.trim())
-                .collect::<Vec<_>>()
-                .join("\n");
-            let collection = python && !pytest_error.is_empty();
-            out.load_error(&path, if collection { &pytest_error } else { message });
+            let e_lines = case.text.lines().filter_map(|l| l.strip_prefix("E "));
+            let pytest_error = e_lines.map(str::trim).collect::<Vec<_>>().join("\n");
+            let useful = py && !pytest_error.is_empty();
+            out.load_error(&path, if useful { &pytest_error } else { message });
             continue;
         }
         let name = match mode {
-            Mode::Python(rest) => rest
-                .into_iter()
-                .chain([case.name.clone()])
-                .collect::<Vec<_>>()
-                .join("::"),
+            Mode::Python(rest) => [rest, vec![case.name.clone()]].concat().join("::"),
             Mode::Java(Some(nested)) => format!("{nested} > {}", case.name),
             _ => case.name.clone(),
         };
@@ -503,24 +469,15 @@ fn read_junit<'b>(
 
 /// Ties one JUnit key (a classname or a suite name) to a file, trying each producer's rule.
 fn locate(key: &str, files: &Files, go: &GoMap) -> Loc {
-    let ext = key
-        .rsplit('/')
-        .next()
-        .and_then(|last| last.rsplit_once('.'))
-        .map(|(_, e)| e);
-    let script = ext.is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e));
-    let source = key.contains('/') && ext.is_some_and(|e| SOURCE_EXTENSIONS.contains(&e));
+    let last = key.rsplit('/').next().unwrap_or(key);
+    let ext = last.rsplit_once('.').map_or("", |(_, e)| e);
+    let norm = files.normalize(key);
+    let selected = norm.as_ref().is_some_and(|p| files.selected.contains(p));
+    let source = key.contains('/') && SOURCE_EXTENSIONS.contains(&ext);
     if key.is_empty() {
         return Loc::Unknown;
-    } else if script
-        || source
-        || files
-            .normalize(key)
-            .is_some_and(|p| files.selected.contains(&p))
-    {
-        return files
-            .normalize(key)
-            .map_or(Loc::Drop, |p| Loc::Found(p, Mode::Path));
+    } else if SCRIPT_EXTENSIONS.contains(&ext) || source || selected {
+        return norm.map_or(Loc::Drop, |p| Loc::Found(p, Mode::Path));
     } else if let Some((_, target)) = key.split_once("::") {
         return match files.rust_target(target).into_iter().next() {
             Some(f) if !target.contains('/') => Loc::Found(f, Mode::Rust),
@@ -557,12 +514,7 @@ fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, String> {
 
 /// Reads the XML into flat lists of suites and cases, in document order.
 fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
-    let bad = |at: u64, detail: String| {
-        fail(
-            Format::Junit,
-            Problem::Malformed(format!("byte {at}: {detail}")),
-        )
-    };
+    let bad = |at: u64, detail: String| malformed(Format::Junit, format!("byte {at}: {detail}"));
     let mut reader = Reader::from_str(text);
     let (mut suites, mut stack, mut cases) =
         (Vec::<RawSuite>::new(), Vec::<usize>::new(), Vec::new());
@@ -577,32 +529,26 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
         let (at, empty) = (reader.buffer_position(), matches!(event, Event::Empty(_)));
         let text = match event {
             Event::Start(e) | Event::Empty(e) => {
-                let get = |k: &str| {
-                    attr(&e, k)
-                        .map(Option::unwrap_or_default)
-                        .map_err(|d| bad(at, d))
-                };
+                let get = |k: &str| attr(&e, k).map_err(|d| bad(at, d));
                 let tag = e.local_name();
                 let tag = tag.as_ref();
                 if !rooted && !matches!(tag, "testsuites" | "testsuite") {
-                    return Err(fail(
-                        Format::Junit,
-                        Problem::NotAReport(format!("root element is <{tag}>")),
-                    ));
+                    return Err(refuse(Format::Junit, format!("root element is <{tag}>")));
                 }
                 rooted = true;
                 match tag {
                     "testsuite" => {
                         let inherited = stack.last().and_then(|&i| suites[i].1.clone());
-                        let file = attr(&e, "file").map_err(|d| bad(at, d))?.or(inherited);
-                        suites.push(RawSuite(get("name")?, file));
+                        let file = get("file")?.or(inherited);
+                        suites.push(RawSuite(get("name")?.unwrap_or_default(), file));
                         if !empty {
                             stack.push(suites.len() - 1);
                         }
                     }
                     "testcase" => {
-                        let file = attr(&e, "file").map_err(|d| bad(at, d))?;
-                        let (classname, name) = (get("classname")?, get("name")?);
+                        let file = get("file")?;
+                        let classname = get("classname")?.unwrap_or_default();
+                        let name = get("name")?.unwrap_or_default();
                         let c = RawCase {
                             suite: stack.last().copied(),
                             classname,
@@ -613,7 +559,7 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
                         if empty { cases.push(c) } else { case = Some(c) }
                     }
                     "failure" | "error" if case.is_some() || !stack.is_empty() => {
-                        child = Some((get("message")?, String::new()));
+                        child = Some((get("message")?.unwrap_or_default(), String::new()));
                         if empty {
                             finish_child(&mut child, &mut case, &mut cases, &stack);
                         }
@@ -645,17 +591,15 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
             Event::Eof => break,
             _ => None,
         };
-        if let (Some(t), Some((_, buf))) = (text, child.as_mut()) {
-            if buf.len() < 4 * MAX_MESSAGE {
-                buf.push_str(&t);
-            }
+        let open = child
+            .as_mut()
+            .filter(|(_, buf)| buf.len() < 4 * MAX_MESSAGE);
+        if let (Some(t), Some((_, buf))) = (text, open) {
+            buf.push_str(&t);
         }
     }
     if !rooted {
-        return Err(fail(
-            Format::Junit,
-            Problem::NotAReport("no <testsuites> or <testsuite> element".into()),
-        ));
+        return Err(refuse(Format::Junit, "no <testsuite> element".into()));
     }
     Ok((suites, cases))
 }
@@ -714,20 +658,18 @@ struct JsAssertion {
     failure_messages: Option<Vec<String>>,
 }
 
+/// vitest and jest JSON. A test's name is its ancestor titles and title joined with " > "
+/// (not `fullName`, which joins with spaces and can make distinct tests collide). A failed
+/// file with a message and no assertion results failed to load.
 fn read_js_json(format: Format, bytes: &[u8], files: &Files) -> Result<Builder, ReadError> {
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        let at = format!("line {} column {}: {e}", e.line(), e.column());
-        fail(format, Problem::Malformed(at))
-    })?;
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| malformed(format, json_position(&e, e.line())))?;
     let Some(results) = value.get("testResults") else {
-        return Err(fail(
-            format,
-            Problem::NotAReport("missing testResults".into()),
-        ));
+        return Err(refuse(format, "missing testResults".into()));
     };
     let results = Vec::<JsFile>::deserialize(results)
-        .map_err(|e| fail(format, Problem::NotAReport(format!("testResults: {e}"))))?;
+        .map_err(|e| refuse(format, format!("testResults: {e}")))?;
     let mut out = Builder::default();
     for file in results {
         let Some(path) = files.normalize(&file.name) else {
@@ -736,28 +678,30 @@ fn read_js_json(format: Format, bytes: &[u8], files: &Files) -> Result<Builder, 
         let assertions = file.assertion_results.unwrap_or_default();
         let message = file.message.unwrap_or_default();
         out.file(&path);
-        if file.status.as_deref() == Some("failed")
-            && assertions.is_empty()
-            && !message.trim().is_empty()
-        {
+        let failed = file.status.as_deref() == Some("failed");
+        if failed && assertions.is_empty() && !message.trim().is_empty() {
             out.load_error(&path, &message);
         }
         for a in assertions {
-            let name = a
-                .ancestor_titles
-                .unwrap_or_default()
-                .into_iter()
-                .chain([a.title]);
+            let mut name = a.ancestor_titles.unwrap_or_default();
+            name.push(a.title);
             let status = match a.status.as_str() {
                 "passed" | "focused" => Status::Passed,
                 "failed" => Status::Failed,
                 _ => Status::Skipped,
             };
-            let name = name.collect::<Vec<_>>().join(" > ");
-            out.test(&path, name, status, a.failure_messages.unwrap_or_default());
+            let messages = a.failure_messages.unwrap_or_default();
+            out.test(&path, name.join(" > "), status, messages);
         }
     }
     Ok(out)
+}
+
+/// "line L column C: what", without serde's own trailing position.
+fn json_position(e: &serde_json::Error, line: usize) -> String {
+    let text = e.to_string();
+    let what = text.rsplit_once(" at line ").map_or(&*text, |(w, _)| w);
+    format!("line {line} column {}: {what}", e.column())
 }
 
 // libtest plain output -----------------------------------------------------------------------
@@ -766,39 +710,48 @@ fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("the readers' regular expressions are valid")
 }
 
-static RUNNING: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*Running (\S.*?)(?: \((.*)\))?$"));
-static TEST_LINE: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?$"));
+static RUNNING: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*Running (\S.*?)(?: \(.*\))?$"));
+static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"^test (.+?)(?: - should panic)? \.\.\. (ok|FAILED|ignored)(?:, .*)?$")
+});
 static SECTION: LazyLock<Regex> = LazyLock::new(|| regex(r"^---- (.+) (?:stdout|stderr) ----$"));
 static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| regex(r"^error(?:\[E\d{4}\])?: "));
 static COULD_NOT: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^error: could not compile `[^`]+`(?: \((.*?)\))?"));
+    LazyLock::new(|| regex(r#"^error: could not compile `[^`]+`(?: \(test "([^"]+)"\))?"#));
+static SECTION_END: LazyLock<Regex> = LazyLock::new(|| regex(r"^(---- |failures:$|test result:)"));
 static ARROW: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*--> (.+?):\d+:\d+$"));
-static HASH_SUFFIX: LazyLock<Regex> = LazyLock::new(|| regex(r"-[0-9a-f]{8,}$"));
 static GO_MARKER: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP))"));
 
 /// The file of a `Running` line such as `tests/x.rs (target/debug/deps/x-hash)`; `unittests`
-/// targets and doc tests give `None`. Old cargo printed only the binary path.
-fn libtest_target(source: &str, binary: Option<&str>, files: &Files) -> Option<String> {
-    if source.starts_with("unittests") {
-        return None;
-    } else if binary.is_none() && source.contains("/deps/") {
-        let stem = source.rsplit('/').next().unwrap_or(source);
-        return files
-            .rust_target(&HASH_SUFFIX.replace(stem, ""))
-            .into_iter()
-            .next();
-    }
-    let path = files.normalize(source)?;
-    let suffix = format!("/{path}");
-    files
-        .pick(|f| f == path || f.ends_with(&suffix))
-        .into_iter()
-        .next()
-        .or(Some(path))
+/// targets give `None`. A path that names the tail of a selected file stands for that file.
+fn libtest_target(source: &str, files: &Files) -> Option<String> {
+    let path = files
+        .normalize(source)
+        .filter(|_| !source.starts_with("unittests "))?;
+    let hit = files.pick(|f| f == path || f.ends_with(&format!("/{path}")));
+    hit.into_iter().next().or(Some(path))
 }
 
+/// Adds a `---- NAME stdout ----` section to the failed test NAME of the target's file.
+fn attach(out: &mut Builder, target: &Option<Option<String>>, section: Option<(String, String)>) {
+    let (Some(Some(path)), Some((name, body))) = (target, section) else {
+        return;
+    };
+    let tests = &mut out.file(path).tests;
+    let failed = tests
+        .iter_mut()
+        .rev()
+        .find(|t| t.name == name && t.status == Status::Failed);
+    if let Some(t) = failed.filter(|_| !body.trim().is_empty()) {
+        t.messages.push(body);
+    }
+}
+
+/// `cargo test` text. Results belong to the file of the last `Running` line; unit tests and
+/// doc tests are dropped. Compile errors, which all come before the first `Running` line,
+/// become load errors of the failed target's file, or of every selected `tests/*.rs` file
+/// when the target is not named.
 fn read_libtest(text: &str, files: &Files) -> Builder {
     let mut out = Builder::default();
     // None before the first `Running` line; then the current target's file, if it maps.
@@ -806,42 +759,22 @@ fn read_libtest(text: &str, files: &Files) -> Builder {
     let mut section: Option<(String, String)> = None;
     // Compile errors not yet tied to a target: (first line, `-->` location).
     let mut pending: Vec<(String, Option<String>)> = Vec::new();
-    let flush = |out: &mut Builder,
-                 target: &Option<Option<String>>,
-                 section: &mut Option<(String, String)>| {
-        if let (Some(Some(path)), Some((name, body))) = (target, section.take()) {
-            let tests = &mut out.file(path).tests;
-            let failed = tests
-                .iter_mut()
-                .rev()
-                .find(|t| t.name == name && t.status == Status::Failed);
-            failed
-                .into_iter()
-                .filter(|_| !body.trim().is_empty())
-                .for_each(|t| t.messages.push(body.clone()));
-        }
-    };
     for line in text.lines().map(str::trim_end) {
         if let Some((_, body)) = section.as_mut() {
-            if !(line.starts_with("---- ")
-                || line == "failures:"
-                || line.starts_with("test result:"))
-            {
+            if !SECTION_END.is_match(line) {
                 if body.len() < MAX_MESSAGE {
                     body.push_str(line);
                     body.push('\n');
                 }
                 continue;
             }
-            flush(&mut out, &target, &mut section);
+            attach(&mut out, &target, section.take());
         }
         if let Some(c) = RUNNING.captures(line) {
-            target = Some(libtest_target(&c[1], c.get(2).map(|m| m.as_str()), files));
+            target = Some(libtest_target(&c[1], files));
         } else if line.trim_start().starts_with("Doc-tests ") {
             target = Some(None);
-        } else if let Some(Some(path)) = &target
-            && let Some(c) = TEST_LINE.captures(line)
-        {
+        } else if let (Some(Some(path)), Some(c)) = (&target, TEST_LINE.captures(line)) {
             let status = match &c[2] {
                 "ok" => Status::Passed,
                 "FAILED" => Status::Failed,
@@ -854,15 +787,11 @@ fn read_libtest(text: &str, files: &Files) -> Builder {
             continue;
         } else if let Some(c) = COULD_NOT.captures(line) {
             // Everything is compiled before the first test binary runs.
-            let desc = c.get(1).map_or("", |m| m.as_str());
-            let message = pending
-                .first()
-                .map_or(line, |(m, _)| m.as_str())
-                .to_string();
-            let name = desc
-                .strip_prefix("test \"")
-                .and_then(|d| d.strip_suffix('"'));
-            let mut hit = name.map(|n| files.rust_target(n)).unwrap_or_default();
+            let message = pending.first().map_or(line, |(m, _)| m.as_str());
+            let mut hit = c
+                .get(1)
+                .map(|n| files.rust_target(n.as_str()))
+                .unwrap_or_default();
             if hit.is_empty() {
                 let at = pending
                     .iter()
@@ -872,7 +801,7 @@ fn read_libtest(text: &str, files: &Files) -> Builder {
             if hit.is_empty() {
                 hit = files.rust_tests();
             }
-            hit.iter().for_each(|f| out.load_error(f, &message));
+            out.load_errors(&hit, message);
             pending.clear();
         } else if COMPILE_ERROR.is_match(line) && !line.starts_with("error: aborting") {
             pending.push((line.to_string(), None));
@@ -880,13 +809,10 @@ fn read_libtest(text: &str, files: &Files) -> Builder {
             *at = Some(c[1].to_string());
         }
     }
-    flush(&mut out, &target, &mut section);
+    attach(&mut out, &target, section);
     // Compiler diagnostics without a "could not compile" line: the target is unknown.
     if let Some((message, _)) = pending.iter().find(|(_, at)| at.is_some()) {
-        files
-            .rust_tests()
-            .iter()
-            .for_each(|f| out.load_error(f, message));
+        out.load_errors(&files.rust_tests(), message);
     }
     out
 }
@@ -906,7 +832,8 @@ struct GoEvent {
 
 #[derive(Default)]
 struct GoPackage {
-    tests: Vec<(String, Option<Status>, String)>,
+    /// Test name, then its outcome and its output.
+    tests: Vec<(String, (Option<Status>, String))>,
     failed: bool,
     build_failed: bool,
     undefined: Option<String>,
@@ -914,24 +841,28 @@ struct GoPackage {
 
 impl GoPackage {
     fn build_output(&mut self, line: &str) {
-        self.build_failed |= line.contains("[build failed]");
+        self.build_failed |= line.contains("[build failed]") || line.contains("[setup failed]");
         if line.contains("undefined:") && self.undefined.is_none() {
             self.undefined = Some(line.trim().to_string());
         }
     }
 }
 
-fn slot<'p>(packages: &'p mut Vec<(String, GoPackage)>, name: &str) -> &'p mut GoPackage {
-    let i = packages
-        .iter()
-        .position(|(n, _)| n == name)
-        .unwrap_or_else(|| {
-            packages.push((name.to_string(), GoPackage::default()));
-            packages.len() - 1
-        });
-    &mut packages[i].1
+/// The value stored under `key`, added in order when new.
+fn entry<'v, T: Default>(v: &'v mut Vec<(String, T)>, key: &str) -> &'v mut T {
+    let i = match v.iter().position(|(k, _)| k == key) {
+        Some(i) => i,
+        None => {
+            v.push((key.to_string(), T::default()));
+            v.len() - 1
+        }
+    };
+    &mut v[i].1
 }
 
+/// `go test -json`. A package's tests all go to the first selected `_test.go` file of its
+/// directory (the stream does not say which file holds a test); a failed build becomes the
+/// load error of every selected file of the package, with the first `undefined:` line.
 fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadError> {
     let mut packages: Vec<(String, GoPackage)> = Vec::new();
     let mut plain_package = String::new();
@@ -942,24 +873,18 @@ fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadError> {
             if let Some(header) = line.strip_prefix("# ") {
                 plain_package = header.split(' ').next().unwrap_or(header).to_string();
             } else if !plain_package.is_empty() {
-                slot(&mut packages, &plain_package).build_output(line);
+                entry(&mut packages, &plain_package).build_output(line);
             }
             continue;
         }
-        let event: GoEvent = serde_json::from_str(line).map_err(|e| {
-            let at = format!("line {} column {}: {e}", n + 1, e.column());
-            fail(Format::GoTestJson, Problem::Malformed(at))
-        })?;
-        let raw = event
-            .package
-            .as_deref()
-            .or(event.import_path.as_deref())
-            .unwrap_or("");
-        let name = raw.split(' ').next().unwrap_or(raw);
+        let event: GoEvent = serde_json::from_str(line)
+            .map_err(|e| malformed(Format::GoTestJson, json_position(&e, n + 1)))?;
+        let raw = event.package.or(event.import_path).unwrap_or_default();
+        let name = raw.split(' ').next().unwrap_or(&raw);
         if name.is_empty() {
             continue;
         }
-        let pkg = slot(&mut packages, name);
+        let pkg = entry(&mut packages, name);
         let output = event.output.as_deref().unwrap_or("");
         match (event.action.as_str(), event.test) {
             ("build-output", _) | ("output", None) => pkg.build_output(output),
@@ -969,15 +894,7 @@ fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadError> {
                 pkg.build_failed |= event.failed_build.is_some();
             }
             (action, Some(test)) => {
-                let i = pkg
-                    .tests
-                    .iter()
-                    .position(|(t, ..)| *t == test)
-                    .unwrap_or_else(|| {
-                        pkg.tests.push((test, None, String::new()));
-                        pkg.tests.len() - 1
-                    });
-                let (_, status, log) = &mut pkg.tests[i];
+                let (status, log) = entry(&mut pkg.tests, &test);
                 match action {
                     "pass" => *status = Some(Status::Passed),
                     "fail" => *status = Some(Status::Failed),
@@ -999,20 +916,510 @@ fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadError> {
             continue;
         };
         if pkg.failed && (pkg.build_failed || pkg.undefined.is_some()) {
-            let message = pkg.undefined.as_deref().unwrap_or("build failed");
-            targets.iter().for_each(|f| out.load_error(f, message));
+            out.load_errors(&targets, pkg.undefined.as_deref().unwrap_or("build failed"));
             continue;
         }
-        for (test, status, log) in &pkg.tests {
+        for (test, (status, log)) in &pkg.tests {
             // A test that started but never finished (a panic, a timeout) counts as failed.
             let status = status.unwrap_or(Status::Failed);
-            let messages = if status == Status::Failed {
-                vec![log.clone()]
-            } else {
-                Vec::new()
-            };
-            out.test(first, test.clone(), status, messages);
+            let log = Some(log.clone()).filter(|_| status == Status::Failed);
+            out.test(first, test.clone(), status, log.into_iter().collect());
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = "/root/repo";
+
+    fn run(format: Format, input: &str, selected: &[&str]) -> Result<TestReport, ReadError> {
+        let selected: Vec<String> = selected.iter().map(|s| s.to_string()).collect();
+        read(
+            format,
+            input.as_bytes(),
+            &ReadContext {
+                root: ROOT,
+                selected: &selected,
+            },
+        )
+    }
+
+    /// Reads `input` and compares a one-line-per-entry outline of the result with `want`:
+    /// `path` (with ` !! ` and the load error's first line), then `  Status name` per test
+    /// (with ` | ` and the first line of the first message).
+    fn check(format: Format, input: &str, selected: &[&str], want: &str) -> TestReport {
+        let report = run(format, input, selected).unwrap();
+        let first = |m: &str| m.lines().next().unwrap_or("").to_string();
+        let mut out = String::new();
+        for f in &report.files {
+            let load = f.load_error.as_deref().map(|e| format!(" !! {}", first(e)));
+            out += &format!("{}{}\n", f.path, load.unwrap_or_default());
+            for t in &f.tests {
+                let msg = t.messages.first().map(|m| format!(" | {}", first(m)));
+                out += &format!("  {:?} {}{}\n", t.status, t.name, msg.unwrap_or_default());
+            }
+        }
+        assert_eq!(out, want);
+        report
+    }
+
+    #[test]
+    fn normalizes_paths_under_root_only() {
+        let n = |path| normalize_path(ROOT, path).unwrap_or_default();
+        assert_eq!(n("/root/repo/test/a.test.ts"), "test/a.test.ts");
+        assert_eq!(n("./tests/../tests/x.py"), "tests/x.py");
+        assert_eq!(
+            normalize_path("/root/repo/", "a//b/./c.rs").unwrap(),
+            "a/b/c.rs"
+        );
+        for path in [
+            "/root/repo/../evil/x.test.ts",
+            "../r/x.rs",
+            "/root/repository/x",
+        ] {
+            assert_eq!(normalize_path(ROOT, path), None, "{path}");
+        }
+        for path in ["/etc/passwd", "/root/repo", "."] {
+            assert_eq!(normalize_path(ROOT, path), None, "{path}");
+        }
+        assert_eq!(normalize_path("relative", "x.rs"), None);
+    }
+
+    const PYTEST: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5" time="0.210" timestamp="2025-03-02T10:11:12.000000+00:00" hostname="ci"><testcase classname="tests.test_cachedmethod.AutospecTest" name="test_autospec_no_warnings" time="0.001" /><testcase classname="tests.test_cachedmethod" name="test_module_level" time="0.002"><failure message="assert 1 == 2">def test_module_level():
+&gt;       assert 1 == 2
+E       assert 1 == 2
+
+tests/test_cachedmethod.py:41: AssertionError</failure></testcase><testcase classname="tests.test_cachedmethod.AutospecTest" name="test_slow" time="0.000"><skipped type="pytest.skip" message="slow">tests/test_cachedmethod.py:50: slow</skipped></testcase><testcase classname="" name="tests.test_tlru" time="0.000"><error message="collection failure">ImportError while importing test module '/root/repo/tests/test_tlru.py'.
+Hint: make sure your test modules/packages have valid Python names.
+Traceback:
+/usr/lib/python3.12/importlib/__init__.py:90: in import_module
+    return _bootstrap._gcd_import(name[level:], package)
+tests/test_tlru.py:3: in &lt;module&gt;
+    from cachetools import TLRUCache
+E   ImportError: cannot import name 'TLRUCache' from 'cachetools' (/root/repo/src/cachetools/__init__.py)</error></testcase></testsuite></testsuites>"#;
+
+    #[test]
+    fn pytest_classes_module_functions_and_collection_errors() {
+        let want = "tests/test_cachedmethod.py
+  Passed AutospecTest::test_autospec_no_warnings
+  Failed test_module_level | assert 1 == 2
+  Skipped AutospecTest::test_slow
+tests/test_tlru.py !! ImportError: cannot import name 'TLRUCache' from 'cachetools' (src/cachetools/__init__.py)
+";
+        let sel = ["tests/test_cachedmethod.py", "tests/test_tlru.py"];
+        let r = check(Format::Junit, PYTEST, &sel, want);
+        let m = &r.files[0].tests[1].messages[0];
+        assert!(m.starts_with("assert 1 == 2\ndef test_module_level():\n>       assert 1 =="));
+        // Without the "collection failure" marker, the module name plus ImportError suffices.
+        let bare = PYTEST.replace("collection failure", "");
+        let r = run(Format::Junit, &bare, &sel).unwrap();
+        assert!(
+            r.files[1]
+                .load_error
+                .as_deref()
+                .unwrap()
+                .starts_with("ImportError: cannot")
+        );
+        // xunit1 adds a file attribute; one outside the root is dropped.
+        let xml = r#"<testsuites><testsuite name="pytest" tests="2"><testcase classname="tests.test_x.TestA" name="test_b" file="tests/test_x.py" line="4" time="0.1"/><testcase classname="x" name="y" file="/tmp/elsewhere/test_y.py"/></testsuite></testsuites>"#;
+        let want = "tests/test_x.py\n  Passed TestA::test_b\n";
+        check(Format::Junit, xml, &[], want);
+        let xunit1 = PYTEST.replace(
+            r#"name="tests.test_tlru""#,
+            r#"name="tests.test_tlru" file="tests/test_tlru.py""#,
+        );
+        let want = "tests/test_tlru.py !! ImportError: cannot import name 'TLRUCache' from 'cachetools' (src/cachetools/__init__.py)\n";
+        check(Format::Junit, &xunit1, &[], want);
+        assert!(
+            r.files[1]
+                .load_error
+                .as_deref()
+                .unwrap()
+                .starts_with("ImportError: cannot")
+        );
+    }
+
+    #[test]
+    fn vitest_and_jest_junit() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="3" failures="2" errors="0" time="0.52">
+    <testsuite name="test/base.test.ts" timestamp="2025-03-02T10:11:12.345Z" hostname="ci" tests="2" failures="1" errors="0" skipped="0" time="0.011">
+        <testcase classname="test/base.test.ts" name="base &gt; adds" time="0.002"/>
+        <testcase classname="test/base.test.ts" name="base &gt; nested &gt; subtracts" time="0.004">
+            <failure message="expected 3 to be 4 // Object.is equality" type="AssertionError">
+AssertionError: expected 3 to be 4 // Object.is equality
+ ❯ test/base.test.ts:9:15
+            </failure>
+        </testcase>
+    </testsuite>
+    <testsuite name="test/broken.test.ts" timestamp="2025-03-02T10:11:12.345Z" hostname="ci" tests="1" failures="1" errors="0" skipped="0" time="0">
+        <testcase classname="test/broken.test.ts" name="test/broken.test.ts" time="0">
+            <failure message="Failed to load url ./missing (resolved id: ./missing) in /root/repo/test/broken.test.ts. Does the file exist?" type="Error">
+Error: Failed to load url ./missing (resolved id: ./missing) in /root/repo/test/broken.test.ts. Does the file exist?
+ ❯ loadAndTransform node_modules/vite/dist/node/chunks/dep.js:51969:17
+            </failure>
+        </testcase>
+    </testsuite>
+    <testsuite name="test/hooks.test.ts" tests="0" failures="1">
+        <error message="beforeAll failed">Error: boom</error>
+    </testsuite>
+    <testsuite name="test/base.test.ts" tests="1">
+        <testcase classname="test/base.test.ts" name="late" time="0"><skipped/></testcase>
+    </testsuite>
+    <testsuite name="../outside/x.test.ts" tests="1"><testcase classname="../outside/x.test.ts" name="sneaky"/></testsuite>
+    <testsuite name="/root/repo/../evil/y.test.ts" tests="1"><testcase classname="/root/repo/../evil/y.test.ts" name="sneaky"/></testsuite>
+</testsuites>"#;
+        let want = "test/base.test.ts
+  Passed base > adds
+  Failed base > nested > subtracts | expected 3 to be 4 // Object.is equality
+  Skipped late
+test/broken.test.ts !! Failed to load url ./missing (resolved id: ./missing) in test/broken.test.ts. Does the file exist?
+test/hooks.test.ts !! beforeAll failed
+";
+        let r = check(Format::Junit, xml, &[], want);
+        let m = &r.files[0].tests[1].messages[0];
+        assert!(m.ends_with(
+            "\nAssertionError: expected 3 to be 4 // Object.is equality\n ❯ test/base.test.ts:9:15"
+        ));
+        let xml = r#"<testsuites name="jest tests" tests="3" failures="0"><testsuite name="Calculator" errors="0" failures="0" skipped="0" timestamp="2025-03-02T10:11:12" time="0.4" tests="2" file="/root/repo/src/calc.test.js"><testcase classname="Calculator adds" name="Calculator adds" time="0.001"></testcase><testcase classname="Calculator divides" name="Calculator divides" time="0"><skipped/></testcase></testsuite><testsuite name="No file" tests="1"><testcase classname="No file x" name="No file x"/></testsuite></testsuites>"#;
+        let want = "src/calc.test.js\n  Passed Calculator adds\n  Skipped Calculator divides\n";
+        check(Format::Junit, xml, &["src/calc.test.js"], want);
+    }
+
+    #[test]
+    fn nextest_binary_ids_map_to_test_files() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="nextest-run" tests="5" failures="1" errors="0" uuid="4a7e0c29-8b7c-4e0e-9b1f-3d1c1b9a8f77" timestamp="2025-03-02T10:11:12.345+00:00" time="0.031">
+    <testsuite name="semver" tests="1" disabled="0" errors="0" failures="0">
+        <testcase name="version::tests::parse_basic" classname="semver" timestamp="2025-03-02T10:11:12.350+00:00" time="0.002"></testcase>
+    </testsuite>
+    <testsuite name="semver::test_version" tests="2" disabled="0" errors="0" failures="1">
+        <testcase name="test_parse" classname="semver::test_version" timestamp="2025-03-02T10:11:12.351+00:00" time="0.003"></testcase>
+        <testcase name="parse::rejects_empty" classname="semver::test_version" timestamp="2025-03-02T10:11:12.352+00:00" time="0.004">
+            <failure type="test failure with exit code 101">thread 'parse::rejects_empty' panicked at tests/test_version.rs:30:5:
+assertion failed: Version::parse("").is_err()</failure>
+        </testcase>
+    </testsuite>
+    <testsuite name="semver::serde" tests="1" disabled="0" errors="0" failures="0">
+        <testcase name="roundtrip" classname="semver::serde" time="0.001"></testcase>
+    </testsuite>
+    <testsuite name="semver::bin/semver" tests="1"><testcase name="cli" classname="semver::bin/semver"/></testsuite>
+</testsuites>"#;
+        let want = "tests/test_version.rs
+  Passed test_parse
+  Failed parse::rejects_empty | thread 'parse::rejects_empty' panicked at tests/test_version.rs:30:5:
+tests/serde/main.rs
+  Passed roundtrip
+";
+        let sel = ["tests/test_version.rs", "tests/serde/main.rs"];
+        check(Format::Junit, xml, &sel, want);
+    }
+
+    #[test]
+    fn surefire_and_gotestsum_junit() {
+        let surefire = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuite xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" version="3.0.2" name="com.example.FooTest" time="0.05" tests="2" errors="0" skipped="0" failures="1"><properties><property name="java.version" value="21"/></properties><testcase name="adds" classname="com.example.FooTest" time="0.01"/><testcase name="fails" classname="com.example.FooTest$Nested" time="0"><failure message="expected: &lt;1&gt; but was: &lt;2&gt;" type="org.opentest4j.AssertionFailedError"><![CDATA[org.opentest4j.AssertionFailedError: expected: <1> but was: <2>
+	at com.example.FooTest.fails(FooTest.java:12)]]></failure></testcase></testsuite>"#;
+        let want = "core/src/test/java/com/example/FooTest.java
+  Passed adds
+  Failed Nested > fails | expected: <1> but was: <2>
+";
+        let sel = ["core/src/test/java/com/example/FooTest.java"];
+        let r = check(Format::Junit, surefire, &sel, want);
+        assert!(r.files[0].tests[1].messages[0].contains("\norg.opentest4j.AssertionFailed"));
+        let gotestsum = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3" failures="1" errors="0" time="0.012">
+	<testsuite tests="2" failures="1" time="0.004" name="example.com/m/pkg/util" timestamp="2025-03-02T10:11:12Z">
+		<properties><property name="go.version" value="go1.22.1 linux/amd64"></property></properties>
+		<testcase classname="example.com/m/pkg/util" name="TestJoin" time="0.000"></testcase>
+		<testcase classname="example.com/m/pkg/util" name="TestSplit" time="0.000"><failure message="Failed" type="">=== RUN   TestSplit&#xA;    split_test.go:14: got 2 parts&#xA;--- FAIL: TestSplit (0.00s)&#xA;</failure></testcase>
+	</testsuite>
+	<testsuite tests="1" failures="1" time="0" name="example.com/m/cmd">
+		<testcase classname="example.com/m/cmd" name="TestMain" time="0"><failure message="Failed" type=""># example.com/m/cmd [example.com/m/cmd.test]&#xA;cmd/main_test.go:9:2: undefined: run&#xA;FAIL	example.com/m/cmd [build failed]</failure></testcase>
+	</testsuite>
+</testsuites>"#;
+        let want = "pkg/util/join_test.go
+  Passed TestJoin
+  Failed TestSplit | Failed
+cmd/main_test.go !! cmd/main_test.go:9:2: undefined: run
+";
+        let sel = [
+            "pkg/util/split_test.go",
+            "pkg/util/join_test.go",
+            "cmd/main_test.go",
+        ];
+        let r = check(Format::Junit, gotestsum, &sel, want);
+        assert!(r.files[0].tests[1].messages[0].contains("split_test.go:14: got 2 parts"));
+    }
+
+    #[test]
+    fn junit_refuses_doctype_and_reports_malformed_xml() {
+        let err = |xml: &str| run(Format::Junit, xml, &[]).unwrap_err().to_string();
+        let bomb = r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">]><testsuites/>"#;
+        assert_eq!(
+            err(bomb),
+            "JUnit XML: DOCTYPE/ENTITY declarations are refused"
+        );
+        assert_eq!(err("<testsuites><!entity x 'y'></testsuites>"), err(bomb));
+        let e = err("<testsuites><testsuite name=\"a\"></testcase></testsuites>");
+        assert!(e.starts_with("malformed JUnit XML at byte 32: "), "{e}");
+        assert_eq!(
+            err("<html/>"),
+            "not a JUnit XML report: root element is <html>"
+        );
+        assert_eq!(err(""), "not a JUnit XML report: no <testsuite> element");
+        let e = run(Format::Junit, "<testsuites name=\"\u{e9}\"/>", &[]).map(|_| ());
+        assert_eq!(e, Ok(()));
+        let ctx = ReadContext {
+            root: ROOT,
+            selected: &[],
+        };
+        let e = read(Format::Junit, b"<testsuites name=\"\xff\"/>", &ctx);
+        assert_eq!(e.unwrap_err().problem, Problem::NotUtf8(18));
+    }
+
+    const VITEST_JSON: &str = r#"{"numTotalTestSuites":4,"numPassedTestSuites":2,"numFailedTestSuites":2,"numPendingTestSuites":0,"numTotalTests":4,"numPassedTests":2,"numFailedTests":1,"numPendingTests":1,"numTodoTests":0,"startTime":1740910272345,"success":false,"testResults":[
+{"assertionResults":[{"ancestorTitles":["base"],"fullName":"base adds","status":"passed","title":"adds","duration":1.2,"failureMessages":[],"location":{"line":4,"column":3},"meta":{}},
+{"ancestorTitles":["base","nested"],"fullName":"base nested subtracts","status":"failed","title":"subtracts","duration":2.5,"failureMessages":["AssertionError: expected 3 to be 4 // Object.is equality\n    at /root/repo/test/base.test.ts:9:15"],"meta":{}},
+{"ancestorTitles":[],"fullName":"top level","status":"skipped","title":"top level","failureMessages":[],"meta":{}},
+{"ancestorTitles":["base"],"fullName":"base later","status":"todo","title":"later","failureMessages":null,"meta":{}}],
+"startTime":1740910272400,"endTime":1740910272410,"status":"failed","message":"","name":"/root/repo/test/base.test.ts"},
+{"assertionResults":[],"startTime":1740910272400,"endTime":1740910272400,"status":"failed","message":"Failed to load url ./missing (resolved id: ./missing) in /root/repo/test/broken.test.ts. Does the file exist?","name":"/root/repo/test/broken.test.ts"},
+{"assertionResults":[{"ancestorTitles":[],"fullName":"x","status":"passed","title":"x","failureMessages":[]}],"status":"passed","message":"","name":"/root/repo/../evil/x.test.ts"},
+{"assertionResults":[],"status":"passed","message":"","name":"/tmp/other/y.test.ts"}]}"#;
+
+    #[test]
+    fn vitest_and_jest_json() {
+        let want = "test/base.test.ts
+  Passed base > adds
+  Failed base > nested > subtracts | AssertionError: expected 3 to be 4 // Object.is equality
+  Skipped top level
+  Skipped base > later
+test/broken.test.ts !! Failed to load url ./missing (resolved id: ./missing) in test/broken.test.ts. Does the file exist?
+";
+        let r = check(Format::VitestJson, VITEST_JSON, &[], want);
+        assert!(r.files[0].tests[1].messages[0].ends_with("\n    at test/base.test.ts:9:15"));
+        let json = r#"{"numFailedTestSuites":1,"numFailedTests":1,"numPassedTestSuites":0,"numPassedTests":1,"numPendingTests":1,"numTotalTests":3,"success":false,"testResults":[
+{"assertionResults":[{"ancestorTitles":["Calculator"],"duration":3,"failureDetails":[],"failureMessages":[],"fullName":"Calculator adds","invocations":1,"location":null,"numPassingAsserts":1,"retryReasons":[],"status":"passed","title":"adds"},
+{"ancestorTitles":["Calculator"],"duration":1,"failureDetails":[{}],"failureMessages":["Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 2\nReceived: 3\n    at Object.toBe (/root/repo/src/calc.test.js:9:22)"],"fullName":"Calculator divides","invocations":1,"location":null,"numPassingAsserts":0,"retryReasons":[],"status":"failed","title":"divides"},
+{"ancestorTitles":["Calculator"],"failureMessages":[],"fullName":"Calculator later","status":"pending","title":"later"}],
+"endTime":1740910272999,"message":"  ● Calculator › divides\n\n    expect(received).toBe(expected)","name":"/root/repo/src/calc.test.js","startTime":1740910272500,"status":"failed","summary":""},
+{"assertionResults":[],"coverage":{},"endTime":0,"message":"  ● Test suite failed to run\n\n    Cannot find module './missing' from 'src/bad.test.js'","name":"/root/repo/src/bad.test.js","startTime":0,"status":"failed","summary":""}],"wasInterrupted":false}"#;
+        let want = "src/calc.test.js
+  Passed Calculator > adds
+  Failed Calculator > divides | Error: expect(received).toBe(expected) // Object.is equality
+  Skipped Calculator > later
+src/bad.test.js !! ● Test suite failed to run
+";
+        let r = check(Format::JestJson, json, &[], want);
+        let load = r.files[1].load_error.as_deref().unwrap();
+        assert!(load.ends_with("Cannot find module './missing' from 'src/bad.test.js'"));
+    }
+
+    #[test]
+    fn json_errors_name_the_format() {
+        let err = |f, json| run(f, json, &[]).unwrap_err().to_string();
+        let e = err(Format::VitestJson, r#"{"numTotalTests": 3}"#);
+        assert_eq!(e, "not a vitest JSON report: missing testResults");
+        let e = err(Format::JestJson, r#"{"testResults": [{"name": "a"#);
+        assert_eq!(
+            e,
+            "malformed jest JSON at line 1 column 28: EOF while parsing a string"
+        );
+        let e = err(Format::JestJson, r#"{"testResults": {"name": 1}}"#);
+        assert!(e.starts_with("not a jest JSON report: testResults: invalid type"));
+    }
+
+    const CARGO_TEST: &str = "   Compiling semver v1.0.23 (/root/repo)
+    Finished `test` profile [unoptimized + debuginfo] target(s) in 2.31s
+     Running unittests src/lib.rs (target/debug/deps/semver-6f1d2a3b4c5d6e7f)
+
+running 1 test
+test version::tests::parse_basic ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+     Running tests/test_version.rs (target/debug/deps/test_version-0123abcd4567ef89)
+
+running 5 tests
+test parse::empty ... ok
+test parse::slow ... ignored, needs network
+test parse::prerelease ... FAILED
+test compare::ordering ... ok
+test parse::overflow - should panic ... ok
+
+failures:
+
+---- parse::prerelease stdout ----
+
+thread 'parse::prerelease' panicked at tests/test_version.rs:42:5:
+assertion `left == right` failed
+  left: \"1.0.0\"
+ right: \"1.0.0-alpha\"
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+failures:
+    parse::prerelease
+
+test result: FAILED. 3 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s
+
+     Running tests/serde.rs (target/debug/deps/serde-89abcdef01234567)
+
+running 1 test
+test roundtrip ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+     Running ../elsewhere/tests/x.rs (target/debug/deps/x-0123abcd4567ef89)
+
+running 1 test
+test sneaky ... ok
+
+   Doc-tests semver
+
+running 1 test
+test src/lib.rs - Version::parse (line 12) ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.12s
+
+error: test failed, to rerun pass `--test test_version`
+";
+
+    #[test]
+    fn libtest_plain_targets_ignored_and_failure_messages() {
+        let want = "tests/test_version.rs
+  Passed parse::empty
+  Skipped parse::slow
+  Failed parse::prerelease | thread 'parse::prerelease' panicked at tests/test_version.rs:42:5:
+  Passed compare::ordering
+  Passed parse::overflow
+tests/serde.rs
+  Passed roundtrip
+";
+        let sel = ["tests/test_version.rs", "tests/serde.rs"];
+        let r = check(Format::LibtestPlain, CARGO_TEST, &sel, want);
+        let m = &r.files[0].tests[2].messages;
+        assert_eq!(m.len(), 1);
+        assert!(m[0].contains(
+            "\nassertion `left == right` failed\n  left: \"1.0.0\"\n right: \"1.0.0-alpha\"\n"
+        ));
+        assert!(m[0].ends_with("to display a backtrace"));
+    }
+
+    #[test]
+    fn libtest_compile_errors_become_load_errors() {
+        let out = "   Compiling strsim v0.11.1 (/root/repo)
+error[E0425]: cannot find function `foo` in crate `strsim`
+ --> tests/lib.rs:3:13
+  |
+3 |     strsim::foo(\"a\", \"b\");
+  |             ^^^ not found in `strsim`
+
+For more information about this error, try `rustc --explain E0425`.
+error: could not compile `strsim` (test \"lib\") due to 1 previous error
+warning: build failed, waiting for other jobs to finish...
+";
+        let sel = ["tests/lib.rs", "tests/other.rs"];
+        let want = "tests/lib.rs !! error[E0425]: cannot find function `foo` in crate `strsim`\n";
+        check(Format::LibtestPlain, out, &sel, want);
+        let unknown = "error[E0432]: unresolved import `strsim::bar`\n --> src/lib.rs:1:5\n";
+        let e = "error[E0432]: unresolved import `strsim::bar`";
+        let want = format!("tests/lib.rs !! {e}\ntests/other.rs !! {e}\n");
+        check(Format::LibtestPlain, unknown, &sel, &want);
+    }
+
+    const GO_JSON: &str = r##"{"Time":"2025-03-02T10:11:12.1Z","Action":"start","Package":"example.com/m/pkg/util"}
+{"Time":"2025-03-02T10:11:12.2Z","Action":"run","Package":"example.com/m/pkg/util","Test":"TestJoin"}
+{"Time":"2025-03-02T10:11:12.2Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestJoin","Output":"=== RUN   TestJoin\n"}
+{"Time":"2025-03-02T10:11:12.2Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestJoin","Output":"--- PASS: TestJoin (0.00s)\n"}
+{"Time":"2025-03-02T10:11:12.2Z","Action":"pass","Package":"example.com/m/pkg/util","Test":"TestJoin","Elapsed":0}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"run","Package":"example.com/m/pkg/util","Test":"TestSplit"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestSplit","Output":"=== RUN   TestSplit\n"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"run","Package":"example.com/m/pkg/util","Test":"TestSplit/empty"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestSplit/empty","Output":"=== RUN   TestSplit/empty\n"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestSplit/empty","Output":"    split_test.go:21: got [\"\"], want []\n"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestSplit/empty","Output":"--- FAIL: TestSplit/empty (0.00s)\n"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"fail","Package":"example.com/m/pkg/util","Test":"TestSplit/empty","Elapsed":0}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestSplit","Output":"--- FAIL: TestSplit (0.00s)\n"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"fail","Package":"example.com/m/pkg/util","Test":"TestSplit","Elapsed":0}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"run","Package":"example.com/m/pkg/util","Test":"TestWindows"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"output","Package":"example.com/m/pkg/util","Test":"TestWindows","Output":"    util_test.go:30: windows only\n"}
+{"Time":"2025-03-02T10:11:12.3Z","Action":"skip","Package":"example.com/m/pkg/util","Test":"TestWindows","Elapsed":0}
+{"Time":"2025-03-02T10:11:12.4Z","Action":"output","Package":"example.com/m/pkg/util","Output":"FAIL\n"}
+{"Time":"2025-03-02T10:11:12.4Z","Action":"fail","Package":"example.com/m/pkg/util","Elapsed":0.01}
+{"ImportPath":"example.com/m/cmd [example.com/m/cmd.test]","Action":"build-output","Output":"# example.com/m/cmd [example.com/m/cmd.test]\n"}
+{"ImportPath":"example.com/m/cmd [example.com/m/cmd.test]","Action":"build-output","Output":"cmd/main_test.go:9:2: undefined: run\n"}
+{"ImportPath":"example.com/m/cmd [example.com/m/cmd.test]","Action":"build-fail"}
+{"Time":"2025-03-02T10:11:12.5Z","Action":"start","Package":"example.com/m/cmd"}
+{"Time":"2025-03-02T10:11:12.5Z","Action":"output","Package":"example.com/m/cmd","Output":"FAIL\texample.com/m/cmd [build failed]\n"}
+{"Time":"2025-03-02T10:11:12.5Z","Action":"fail","Package":"example.com/m/cmd","Elapsed":0,"FailedBuild":"example.com/m/cmd [example.com/m/cmd.test]"}
+{"Time":"2025-03-02T10:11:12.6Z","Action":"pass","Package":"example.com/m/other","Test":"TestElsewhere"}
+"##;
+
+    #[test]
+    fn go_test_json_pass_fail_subtests_and_build_failure() {
+        let want = "pkg/util/split_test.go
+  Passed TestJoin
+  Failed TestSplit
+  Failed TestSplit/empty | split_test.go:21: got [\"\"], want []
+  Skipped TestWindows
+cmd/main_test.go !! cmd/main_test.go:9:2: undefined: run
+";
+        let sel = [
+            "pkg/util/split_test.go",
+            "pkg/util/util_test.go",
+            "cmd/main_test.go",
+        ];
+        check(Format::GoTestJson, GO_JSON, &sel, want);
+    }
+
+    #[test]
+    fn go_test_json_old_stderr_build_errors_and_module_in_subdirectory() {
+        let out = "# example.com/m [example.com/m.test]
+./root_test.go:5:2: undefined: Helper
+{\"Action\":\"output\",\"Package\":\"example.com/m\",\"Output\":\"FAIL\\texample.com/m [build failed]\\n\"}
+{\"Action\":\"fail\",\"Package\":\"example.com/m\",\"Elapsed\":0}
+{\"Action\":\"pass\",\"Package\":\"example.com/m/api\",\"Test\":\"TestAPI\"}
+";
+        let want = "go/root_test.go !! ./root_test.go:5:2: undefined: Helper\ngo/api/api_test.go\n  Passed TestAPI\n";
+        let sel = ["go/root_test.go", "go/api/api_test.go"];
+        check(Format::GoTestJson, out, &sel, want);
+        let broken = "{\"Action\":\"run\"}\n{\"Action\":";
+        let e = run(Format::GoTestJson, broken, &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "malformed go test -json output at line 2 column 10: EOF while parsing a value"
+        );
+    }
+
+    #[test]
+    fn damaged_input_never_panics() {
+        let inputs = [PYTEST, VITEST_JSON, CARGO_TEST, GO_JSON];
+        let formats = [
+            Format::Junit,
+            Format::VitestJson,
+            Format::LibtestPlain,
+            Format::GoTestJson,
+        ];
+        let sel = [
+            "tests/test_tlru.py",
+            "tests/test_version.rs",
+            "pkg/util/split_test.go",
+        ];
+        for (input, format) in inputs.into_iter().zip(formats) {
+            for cut in (0..input.len())
+                .step_by(7)
+                .filter(|&i| input.is_char_boundary(i))
+            {
+                let mut damaged = input[..cut].to_string();
+                damaged.push_str(&input[cut..].replacen('"', "<", 1));
+                let _ = run(format, &input[..cut], &sel);
+                let _ = run(format, &damaged, &sel);
+            }
+        }
+    }
 }
