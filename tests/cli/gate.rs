@@ -422,3 +422,140 @@ fn rust_fix_is_reproduced_and_a_new_function_is_unproven_with_detected_defaults(
     let (line, table) = gate_run(&repo, &newapi, &feature, &[]);
     assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
 }
+
+/// A shell test runner that writes JUnit; it runs tests with their output on ours, so a
+/// detached child of a test can hold the output pipe after the runner exits.
+const SH_RUNNER: &str = r#"#!/bin/sh
+report=$1; shift
+export REPORT="$report"
+out="<testsuites>"
+for t in "$@"; do
+  if sh "$t"; then
+    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"/></testsuite>"
+  else
+    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"><failure message=\"failed\"/></testcase></testsuite>"
+  fi
+done
+printf '%s</testsuites>\n' "$out" > "$report"
+"#;
+
+const SH_CONFIG: &str = r#"{"version":1,"tests":["tests/t_*.sh"],"command":"sh run_tests.sh {report} {tests}","report":"junit"}"#;
+
+/// A test that, on the base side only, starts a detached child which waits until the side
+/// is done and then overwrites its encoded reports with forged ones in which every test
+/// passes.
+fn forger(out: &Path, base: &str) -> String {
+    let files = r#"[{"path":"tests/t_add.sh","tests":[{"name":"check","status":"passed"}]},{"path":"tests/t_forge.sh","tests":[{"name":"check","status":"passed"}]}]"#;
+    let mut script = String::from("grep -q -- '- $2' calc.sh || exit 0\n");
+    script.push_str("setsid sh -c '\n  sleep 1\n");
+    for side in ["base", "base-rerun"] {
+        let json = format!(
+            r#"{{"v":1,"side":"{side}","commit":"{base}","outcome":{{"kind":"report","exit_code":0,"report":{{"files":{files}}}}}}}"#
+        );
+        script.push_str(&format!(
+            "  rm -f {dir}/{side}.report; printf %s {} | gzip -c | base64 -w0 > {dir}/{side}.report\n",
+            sh_quote(&json).replace('\'', "'\"'\"'"),
+            dir = out.display()
+        ));
+    }
+    script.push_str("' > /dev/null 2>&1 < /dev/null &\nexit 0\n");
+    script
+}
+
+fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Builds the repository; the forger is written to attack `out`.
+fn forging_repo(out: &Path) -> (GitRepo, String, String) {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", SH_CONFIG),
+            ("run_tests.sh", SH_RUNNER),
+            ("calc.sh", "add() { echo $(($1 - $2)); }\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("calc.sh", "add() { echo $(($1 + $2)); }\n"),
+            ("tests/t_add.sh", ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n"),
+            ("tests/t_forge.sh", &forger(out, &base)),
+        ],
+        "fix, plus a test that forges the reports",
+    );
+    (repo, base, head)
+}
+
+fn sandbox_available() -> Result<(), String> {
+    if !nix::unistd::getuid().is_root() {
+        return Err("the sandbox test needs root to create a user and namespaces".into());
+    }
+    for tool in ["unshare", "setpriv", "useradd", "gzip", "base64"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return Err(format!("`{tool}` is not installed"));
+        }
+    }
+    let _ = Command::new("useradd")
+        .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "repromin-sbx"])
+        .output();
+    Ok(())
+}
+
+/// The three jobs' commands in sequence, then a pause in which a survivor could act.
+fn three_jobs(repo: &GitRepo, base: &str, head: &str, out: &Path, sandbox: bool) -> serde_json::Value {
+    let repo_path = repo.path().display().to_string();
+    let out_path = out.display().to_string();
+    let head_out = tempfile::tempdir().unwrap();
+    let head_path = head_out.path().display().to_string();
+    let mut args = vec!["exec", "--side", "base", "--out", &out_path, "--base", base, "--head", head, "--repo", &repo_path];
+    if sandbox {
+        args.extend(["--sandbox-user", "repromin-sbx"]);
+    }
+    assert!(run(&args, repo.path()).status.success());
+    let args = ["exec", "--side", "head", "--out", &head_path, "--base", base, "--head", head, "--repo", &repo_path];
+    assert!(run(&args, repo.path()).status.success());
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let b = format!("{out_path}/base.report");
+    let r = format!("{out_path}/base-rerun.report");
+    let h = format!("{head_path}/head.report");
+    let o = run(
+        &["judge", "--base-report", &b, "--base-rerun-report", &r, "--head-report", &h, "--base", base, "--head", head, "--repo", &repo_path],
+        repo.path(),
+    );
+    let text = stdout(&o);
+    serde_json::from_str(text.trim().strip_prefix("repromin/v1 ").unwrap()).unwrap()
+}
+
+#[test]
+fn a_detached_child_rewriting_the_reports_changes_nothing_under_the_sandbox() {
+    if let Err(reason) = sandbox_available() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    // The out directory is writable by anyone, so only the survivor's death stops it.
+    let out = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(out.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (repo, base, head) = forging_repo(out.path());
+    // Without the sandbox the forgery works: both base runs seem to pass.
+    let line = three_jobs(&repo, &base, &head, out.path(), false);
+    assert_eq!(line["verdict"], "vacuous", "the forger did not reach the reports: {line}");
+    // In the sandbox the child dies with the namespace, and the real result stands.
+    let line = three_jobs(&repo, &base, &head, out.path(), true);
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+}
+
+#[test]
+fn root_is_refused_as_the_sandbox_user() {
+    let out = tempfile::tempdir().unwrap();
+    let (repo, base, head) = forging_repo(out.path());
+    let (line, _) = gate_run(&repo, &base, &head, &["--sandbox-user", "root"]);
+    assert_eq!(line["verdict"], "error");
+    assert!(line["error"].as_str().unwrap().contains("is root"), "{line}");
+}
