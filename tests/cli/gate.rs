@@ -502,30 +502,62 @@ fn sandbox_available() -> Result<(), String> {
         }
     }
     let _ = Command::new("useradd")
-        .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "repromin-sbx"])
+        .args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            "repromin-sbx",
+        ])
         .output();
     Ok(())
 }
 
 /// The three jobs' commands in sequence, then a pause in which a survivor could act.
-fn three_jobs(repo: &GitRepo, base: &str, head: &str, out: &Path, sandbox: bool) -> serde_json::Value {
+fn three_jobs(
+    repo: &GitRepo,
+    base: &str,
+    head: &str,
+    out: &Path,
+    sandbox: bool,
+) -> serde_json::Value {
     let repo_path = repo.path().display().to_string();
     let out_path = out.display().to_string();
     let head_out = tempfile::tempdir().unwrap();
     let head_path = head_out.path().display().to_string();
-    let mut args = vec!["exec", "--side", "base", "--out", &out_path, "--base", base, "--head", head, "--repo", &repo_path];
+    let mut args = vec![
+        "exec", "--side", "base", "--out", &out_path, "--base", base, "--head", head, "--repo",
+        &repo_path,
+    ];
     if sandbox {
         args.extend(["--sandbox-user", "repromin-sbx"]);
     }
     assert!(run(&args, repo.path()).status.success());
-    let args = ["exec", "--side", "head", "--out", &head_path, "--base", base, "--head", head, "--repo", &repo_path];
+    let args = [
+        "exec", "--side", "head", "--out", &head_path, "--base", base, "--head", head, "--repo",
+        &repo_path,
+    ];
     assert!(run(&args, repo.path()).status.success());
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let b = format!("{out_path}/base.report");
     let r = format!("{out_path}/base-rerun.report");
     let h = format!("{head_path}/head.report");
     let o = run(
-        &["judge", "--base-report", &b, "--base-rerun-report", &r, "--head-report", &h, "--base", base, "--head", head, "--repo", &repo_path],
+        &[
+            "judge",
+            "--base-report",
+            &b,
+            "--base-rerun-report",
+            &r,
+            "--head-report",
+            &h,
+            "--base",
+            base,
+            "--head",
+            head,
+            "--repo",
+            &repo_path,
+        ],
         repo.path(),
     );
     let text = stdout(&o);
@@ -545,7 +577,10 @@ fn a_detached_child_rewriting_the_reports_changes_nothing_under_the_sandbox() {
     let (repo, base, head) = forging_repo(out.path());
     // Without the sandbox the forgery works: both base runs seem to pass.
     let line = three_jobs(&repo, &base, &head, out.path(), false);
-    assert_eq!(line["verdict"], "vacuous", "the forger did not reach the reports: {line}");
+    assert_eq!(
+        line["verdict"], "vacuous",
+        "the forger did not reach the reports: {line}"
+    );
     // In the sandbox the child dies with the namespace, and the real result stands.
     let line = three_jobs(&repo, &base, &head, out.path(), true);
     assert_eq!(line["verdict"], "reproduced", "{line}");
@@ -557,5 +592,109 @@ fn root_is_refused_as_the_sandbox_user() {
     let (repo, base, head) = forging_repo(out.path());
     let (line, _) = gate_run(&repo, &base, &head, &["--sandbox-user", "root"]);
     assert_eq!(line["verdict"], "error");
-    assert!(line["error"].as_str().unwrap().contains("is root"), "{line}");
+    assert!(
+        line["error"].as_str().unwrap().contains("is root"),
+        "{line}"
+    );
+}
+
+/// The vitest that `.ci/run` installs under `target/test-node`, if it is there.
+fn vitest_modules() -> Option<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-node/node_modules");
+    dir.join(".bin/vitest").exists().then_some(dir)
+}
+
+fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
+    let config = format!(
+        r#"{{"version":1,"tests":["test/**/*.test.js"],"install":["ln -s {} node_modules"],"command":"node_modules/.bin/vitest run --reporter={reporter} --outputFile={{report}} {{tests}}","report":"{report}"}}"#,
+        modules.display()
+    );
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", &config),
+            (
+                "package.json",
+                "{\"name\":\"calc\",\"type\":\"module\",\"private\":true}\n",
+            ),
+            (
+                "src/calc.js",
+                "export function add(a, b) {\n  return a - b;\n}\n",
+            ),
+            (".gitignore", "node_modules\n"),
+        ],
+        "base",
+    );
+    (repo, base)
+}
+
+#[test]
+fn node_vitest_reproduced_vacuous_and_unproven() {
+    let Some(modules) = vitest_modules() else {
+        eprintln!("skipped: vitest is not installed under target/test-node (.ci/run installs it)");
+        return;
+    };
+    // JUnit reporter: a fix with a reproducing test.
+    let (repo, base) = node_repo(&modules, "junit", "junit");
+    let head = repo.commit(
+        &[
+            ("src/calc.js", "export function add(a, b) {\n  return a + b;\n}\n"),
+            ("test/calc.test.js", "import { describe, it, expect } from 'vitest';\nimport { add } from '../src/calc.js';\n\ndescribe('add', () => {\n  it('adds', () => {\n    expect(add(2, 3)).toBe(5);\n  });\n  it('keeps zero', () => {\n    expect(add(0, 0)).toBe(0);\n  });\n});\n"),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["name"], "add > adds");
+
+    // JSON reporter: a test that passes on both sides, and a test of a new export.
+    let (repo, base) = node_repo(&modules, "json", "vitest-json");
+    let head = repo.commit(
+        &[("test/same.test.js", "import { it, expect } from 'vitest';\nimport { add } from '../src/calc.js';\n\nit('subtracts zero', () => {\n  expect(add(2, 0)).toBe(2);\n});\n")],
+        "vacuous test",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
+    let feature = repo.commit(
+        &[
+            ("src/calc.js", "export function add(a, b) {\n  return a - b;\n}\n\nexport function mul(a, b) {\n  return a * b;\n}\n"),
+            ("test/mul.test.js", "import { it, expect } from 'vitest';\nimport { mul } from '../src/calc.js';\n\nit('multiplies', () => {\n  expect(mul(2, 3)).toBe(6);\n});\n"),
+        ],
+        "new export",
+    );
+    let (line, table) = gate_run(&repo, &head, &feature, &[]);
+    assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
+}
+
+#[test]
+fn the_line_command_checks_lines_from_stdin() {
+    let valid = format!(
+        "repromin/v1 {{\"head\":\"{a}\",\"mergeBase\":\"{b}\",\"verdict\":\"no-tests\",\"error\":null,\"configEdited\":false,\"counts\":{{\"reproduces\":0,\"passes-on-base\":0,\"new-api\":0,\"fails-on-head\":0,\"not-run\":0}},\"tests\":[],\"deletedTests\":[],\"notCollected\":[],\"truncated\":false,\"certificate\":null}}",
+        a = "a".repeat(40),
+        b = "b".repeat(40)
+    );
+    let pipe = |input: &str| {
+        let mut child = Command::new(crate::util::bin())
+            .arg("line")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = pipe(&format!("{valid}\n"));
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no-tests"));
+    let abbreviated = valid.replace(&"a".repeat(40), "aaaaaaa");
+    let o = pipe(&format!("{valid}\n{abbreviated}\n"));
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(out.contains("refused:") && out.contains("40"), "{out}");
 }
