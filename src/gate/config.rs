@@ -49,6 +49,8 @@ pub enum ReportFormat {
     Libtest,
     /// `go test -json`.
     GoTestJson,
+    /// node:test through repromin's reporter (`--test-reporter={node_reporter}`).
+    NodeTest,
 }
 
 /// Per-step time limits in seconds.
@@ -106,7 +108,8 @@ pub struct RepoConfig {
     /// A shell command run after install.
     #[serde(default)]
     pub build: Option<String>,
-    /// The test command template: `{tests}`, `{report}`, `{test_targets}`, `{packages}`.
+    /// The test command template: `{tests}`, `{report}`, `{test_targets}`, `{packages}`,
+    /// `{node_reporter}`.
     pub command: String,
     /// The format of the report.
     pub report: ReportFormat,
@@ -302,8 +305,15 @@ pub fn detect(files: &[String], read: &dyn Fn(&str) -> String) -> Option<(RepoCo
             "test/**/*.json",
             "tests/**/*.json",
         ];
-        let (command, report) = if manifest.contains("\"jest\"") && !manifest.contains("\"vitest\"")
-        {
+        let uses_node_test = !manifest.contains("\"vitest\"")
+            && !manifest.contains("\"jest\"")
+            && manifest.contains("node --test");
+        let (command, report) = if uses_node_test {
+            (
+                "node --test --test-reporter={node_reporter} --test-reporter-destination={report} {tests}",
+                ReportFormat::NodeTest,
+            )
+        } else if manifest.contains("\"jest\"") && !manifest.contains("\"vitest\"") {
             (
                 "npx --no jest --ci --json --outputFile={report} {tests}",
                 ReportFormat::JestJson,

@@ -23,6 +23,7 @@ use crate::gate::encode::{Outcome, SideReport, TEST_REPORT_CAP, encode};
 use crate::gate::git::Repo;
 use crate::gate::plan::{Plan, Planned};
 use crate::gate::readers::{self, Format, ReadContext};
+use crate::gate::test_report::TestReport;
 use crate::runner::{self, CommandSpec, Termination};
 
 /// The default deadline of a side.
@@ -124,8 +125,8 @@ pub fn quote(arg: &str) -> String {
     }
 }
 
-/// Expands the command template.
-pub fn expand(template: &str, tests: &[String], report: &Path) -> String {
+/// Expands the command template; `node_reporter` is the path of the node:test reporter.
+pub fn expand(template: &str, tests: &[String], report: &Path, node_reporter: &Path) -> String {
     let quoted: Vec<String> = tests.iter().map(|t| quote(t)).collect();
     let mut targets: Vec<String> = Vec::new();
     for t in tests {
@@ -161,16 +162,27 @@ pub fn expand(template: &str, tests: &[String], report: &Path) -> String {
         .replace("{report}", &quote(&report.display().to_string()))
         .replace("{test_targets}", &targets.join(" "))
         .replace("{packages}", &packages.join(" "))
+        .replace(
+            "{node_reporter}",
+            &quote(&node_reporter.display().to_string()),
+        )
 }
 
-fn format_of(report: ReportFormat) -> Format {
-    match report {
+/// Reads a run's report in the configured format.
+fn read_report(
+    format: ReportFormat,
+    bytes: &[u8],
+    ctx: &ReadContext,
+) -> Result<TestReport, String> {
+    let reader = match format {
         ReportFormat::Junit => Format::Junit,
         ReportFormat::VitestJson => Format::VitestJson,
         ReportFormat::JestJson => Format::JestJson,
         ReportFormat::Libtest => Format::LibtestPlain,
         ReportFormat::GoTestJson => Format::GoTestJson,
-    }
+        ReportFormat::NodeTest => return crate::gate::node_test::read(bytes, ctx),
+    };
+    readers::read(reader, bytes, ctx).map_err(|e| e.to_string())
 }
 
 struct Deadline(Instant);
@@ -425,7 +437,11 @@ fn test_run(
         ReportFormat::Junit => "report.xml",
         _ => "report.json",
     });
-    let command = expand(&config.command, &plan.tests, &report_path);
+    let node_reporter = out_dir.join("repromin-node-reporter.mjs");
+    if config.command.contains("{node_reporter}") {
+        std::fs::write(&node_reporter, crate::gate::node_test::REPORTER)?;
+    }
+    let command = expand(&config.command, &plan.tests, &report_path, &node_reporter);
     let argv = match sandbox {
         Some(sandbox) => {
             chown_dirs(tree, sandbox.uid, sandbox.gid);
@@ -474,7 +490,7 @@ fn test_run(
         root: &root_text,
         selected: &plan.tests,
     };
-    let mut report = readers::read(format_of(config.report), &bytes, &ctx)
+    let mut report = read_report(config.report, &bytes, &ctx)
         .map_err(|e| Failure(format!("cannot read the {name} test report: {e}")))?;
     // Only what the judge reads: the selected files.
     report.files.retain(|f| plan.tests.contains(&f.path));

@@ -18,6 +18,7 @@ pub mod encode;
 pub mod exec;
 pub mod git;
 pub mod line;
+pub mod node_test;
 pub mod plan;
 pub mod readers;
 pub mod test_report;

@@ -698,3 +698,51 @@ fn the_line_command_checks_lines_from_stdin() {
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(out.contains("refused:") && out.contains("40"), "{out}");
 }
+
+#[test]
+fn node_test_with_suites_is_read_through_the_shipped_reporter() {
+    let has_node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_node {
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (
+                "package.json",
+                "{\"name\":\"calc\",\"type\":\"module\",\"scripts\":{\"test\":\"node --test\"}}\n",
+            ),
+            (
+                "calc.js",
+                "export function add(a, b) {\n  return a - b;\n}\n",
+            ),
+        ],
+        "base",
+    );
+    // Detected defaults: node --test with repromin's reporter. Names repeat across suites.
+    let head = repo.commit(
+        &[
+            ("calc.js", "export function add(a, b) {\n  return a + b;\n}\n"),
+            ("test/calc.test.js", "import { describe, it } from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.js';\n\ndescribe('add', () => {\n  it('works', () => assert.strictEqual(add(2, 3), 5));\n});\ndescribe('zero', () => {\n  it('works', () => assert.strictEqual(add(0, 0), 0));\n});\n"),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["name"], "add > works");
+    assert_eq!(line["tests"][1]["name"], "zero > works");
+    assert_eq!(line["tests"][1]["class"], "passes-on-base");
+    let feature = repo.commit(
+        &[
+            ("calc.js", "export function add(a, b) {\n  return a + b;\n}\n\nexport function mul(a, b) {\n  return a * b;\n}\n"),
+            ("test/mul.test.js", "import { it } from 'node:test';\nimport assert from 'node:assert';\nimport { mul } from '../calc.js';\n\nit('multiplies', () => assert.strictEqual(mul(2, 3), 6));\n"),
+        ],
+        "new export",
+    );
+    let (line, table) = gate_run(&repo, &head, &feature, &[]);
+    assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
+}

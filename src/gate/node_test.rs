@@ -1,0 +1,118 @@
+//! node:test results, through the reporter repromin ships (`node_reporter.mjs`).
+//!
+//! node's own JUnit reporter does not say which file a test is in, and node:test repeats
+//! test names across suites, so the gate runs node with its own reporter module, which
+//! writes one JSON object per test: the file, the full name with the suite path, the status
+//! and the first failure message. A file that fails to load is one record with status
+//! `load-error`.
+
+use serde::Deserialize;
+
+use crate::gate::readers::{ReadContext, normalize_path};
+use crate::gate::test_report::{FileResult, Status, TestCase, TestReport};
+
+/// The reporter module's source, written next to each run's report.
+pub const REPORTER: &str = include_str!("node_reporter.mjs");
+
+#[derive(Deserialize)]
+struct Record {
+    file: Option<String>,
+    name: Option<String>,
+    status: String,
+    message: Option<String>,
+}
+
+/// Reads the reporter's output.
+///
+/// # Errors
+/// A line that is not one of the reporter's records.
+pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, String> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| format!("node:test report is not UTF-8: {e}"))?;
+    let mut report = TestReport::default();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Record = serde_json::from_str(line)
+            .map_err(|e| format!("malformed node:test report at line {}: {e}", index + 1))?;
+        let Some(path) = record
+            .file
+            .as_deref()
+            .map(|f| f.strip_prefix("file://").unwrap_or(f))
+        else {
+            continue;
+        };
+        let Some(path) = normalize_path(ctx.root, path) else {
+            continue;
+        };
+        let position = report.files.iter().position(|f| f.path == path);
+        let file = match position {
+            Some(i) => &mut report.files[i],
+            None => {
+                report.files.push(FileResult {
+                    path,
+                    load_error: None,
+                    tests: Vec::new(),
+                });
+                let last = report.files.len() - 1;
+                &mut report.files[last]
+            }
+        };
+        let message = record
+            .message
+            .map(|m| m.chars().take(2048).collect::<String>());
+        let status = match record.status.as_str() {
+            "passed" => Status::Passed,
+            "failed" => Status::Failed,
+            "skipped" => Status::Skipped,
+            "load-error" => {
+                file.load_error = Some(message.unwrap_or_else(|| "the file failed to load".into()));
+                continue;
+            }
+            other => {
+                return Err(format!(
+                    "unknown node:test status `{other}` at line {}",
+                    index + 1
+                ));
+            }
+        };
+        file.tests.push(TestCase {
+            name: record.name.unwrap_or_default(),
+            status,
+            messages: message.into_iter().collect(),
+        });
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_become_files_with_suite_paths_and_load_errors() {
+        let text = r#"{"file":"/w/test/a.test.mjs","name":"outer > same","status":"failed","message":"1 !== 2"}
+{"file":"/w/test/a.test.mjs","name":"other > same","status":"passed","message":null}
+{"file":"/w/test/b.test.mjs","name":null,"status":"load-error","message":"SyntaxError: The requested module '../lib.mjs' does not provide an export named 'mul'"}
+{"file":"/elsewhere/c.test.mjs","name":"x","status":"passed","message":null}
+"#;
+        let selected = vec!["test/a.test.mjs".to_string(), "test/b.test.mjs".to_string()];
+        let ctx = ReadContext {
+            root: "/w",
+            selected: &selected,
+        };
+        let report = read(text.as_bytes(), &ctx).unwrap();
+        assert_eq!(report.files.len(), 2);
+        assert_eq!(report.files[0].tests[0].name, "outer > same");
+        assert_eq!(report.files[0].tests[1].name, "other > same");
+        assert!(
+            report.files[1]
+                .load_error
+                .as_deref()
+                .unwrap()
+                .contains("does not provide an export")
+        );
+        assert!(read(b"{\"nope\":1}\n", &ctx).is_err());
+    }
+}
