@@ -599,13 +599,14 @@ mod tests {
             "tests/it/main.rs".to_string(),
         ];
         let out = expand(
-            "run {tests} --out {report} {test_targets} {packages}",
+            "run {tests} --out {report} {test_targets} {packages} {node_reporter}",
             &tests,
             Path::new("/r/x.xml"),
+            Path::new("/r/n.mjs"),
         );
         assert_eq!(
             out,
-            "run 'tests/test a.py' tests/lib.rs tests/it/main.rs --out /r/x.xml --test lib --test it ./tests ./tests/it"
+            "run 'tests/test a.py' tests/lib.rs tests/it/main.rs --out /r/x.xml --test lib --test it ./tests ./tests/it /r/n.mjs"
         );
     }
 
