@@ -746,3 +746,70 @@ fn node_test_with_suites_is_read_through_the_shipped_reporter() {
     let (line, table) = gate_run(&repo, &head, &feature, &[]);
     assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
 }
+
+#[test]
+fn a_failed_install_is_an_error_marker_naming_the_step() {
+    let repo = GitRepo::new();
+    let config = PYTEST_CONFIG.replace(
+        "\"carry\"",
+        "\"install\": [\"echo cannot install >&2; exit 3\"],\n  \"carry\"",
+    );
+    let base = repo.commit(
+        &[(".github/repromin.json", &config), ("calc.py", CALC_BUGGY)],
+        "base",
+    );
+    let head = repo.commit(
+        &[(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        )],
+        "test",
+    );
+    let (line, _) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "error");
+    let error = line["error"].as_str().unwrap();
+    assert!(
+        error.contains("install") && error.contains("exit 3") && error.contains("cannot install"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_sandbox_clears_the_environment() {
+    if let Err(reason) = sandbox_available() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", SH_CONFIG),
+            ("run_tests.sh", SH_RUNNER),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[(
+            "tests/t_env.sh",
+            "[ -z \"$GITHUB_TOKEN\" ] && [ -z \"$GITHUB_OUTPUT\" ]\n",
+        )],
+        "env test",
+    );
+    let path = repo.path().display().to_string();
+    let line = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["run", "--base", &base, "--head", &head, "--repo", &path];
+        args.extend_from_slice(extra);
+        let o = crate::util::run_env(
+            &args,
+            repo.path(),
+            &[("GITHUB_TOKEN", "secret"), ("GITHUB_OUTPUT", "/tmp/x")],
+        );
+        serde_json::from_str(stdout(&o).trim().strip_prefix("repromin/v1 ").unwrap()).unwrap()
+    };
+    // Without the sandbox the test sees the token; in it, it does not.
+    assert_eq!(line(&[])["tests"][0]["base"], "failed");
+    assert_eq!(
+        line(&["--sandbox-user", "repromin-sbx"])["tests"][0]["base"],
+        "passed"
+    );
+}
