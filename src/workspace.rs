@@ -141,6 +141,9 @@ pub struct Workspace {
     root: PathBuf,
     written: Option<Tree>,
     stamps: HashMap<RelPath, Stamp>,
+    /// Relative paths outside the model that are never touched (an installed environment
+    /// in an adopted directory).
+    unmanaged: Vec<String>,
 }
 
 impl Workspace {
@@ -150,7 +153,44 @@ impl Workspace {
             root,
             written: None,
             stamps: HashMap::new(),
+            unmanaged: Vec::new(),
         }
+    }
+
+    /// Adopts a directory that already holds `tree` (plus the `unmanaged` paths, which are
+    /// never touched): used to reduce in place, where an installed environment lives in the
+    /// tree's directory and cannot be copied.
+    ///
+    /// # Errors
+    /// An entry of `tree` cannot be read on disk.
+    pub fn adopt(
+        root: PathBuf,
+        tree: &Tree,
+        unmanaged: Vec<String>,
+    ) -> Result<Workspace, TreeError> {
+        let mut stamps = HashMap::new();
+        for (path, entry) in &tree.entries {
+            if !matches!(entry.node, Node::Dir) {
+                let full = root.join(&**path);
+                let meta = fs::symlink_metadata(&full).map_err(io_err("read", &full))?;
+                stamps.insert(path.clone(), stamp_of(&meta));
+            }
+        }
+        Ok(Workspace {
+            root,
+            written: Some(tree.clone()),
+            stamps,
+            unmanaged,
+        })
+    }
+
+    fn is_unmanaged(&self, rel: &str) -> bool {
+        self.unmanaged.iter().any(|u| {
+            u == rel
+                || (rel.len() > u.len()
+                    && rel.starts_with(u.as_str())
+                    && rel.as_bytes()[u.len()] == b'/')
+        })
     }
 
     /// The directory.
@@ -218,6 +258,9 @@ impl Workspace {
             } else {
                 format!("{rel_dir}/{name}")
             };
+            if self.is_unmanaged(&rel) {
+                continue;
+            }
             let Some(expected) = written.entries.get(rel.as_str()) else {
                 remove_any(&path)?;
                 continue;

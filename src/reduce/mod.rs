@@ -24,7 +24,7 @@ use crate::workspace::write_fresh;
 
 use edits::{Edit, EditSet, Mutation};
 use passes::{Pass, PassContext};
-use session::{Event, Observer, PhaseStats, Session, Setup};
+use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
 
 /// The floor of the derived per-candidate timeout.
 pub const TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
@@ -368,12 +368,46 @@ pub fn preflight(
     scratch: &Path,
     interrupt: &AtomicBool,
 ) -> Result<Preflight, ReduceError> {
+    preflight_in(options, scratch, &mut Place::Fresh, interrupt)
+}
+
+/// Where the command runs: fresh copies in the scratch directory, or one adopted directory
+/// that holds an installed environment (see [`crate::workspace::Workspace::adopt`]).
+pub enum Place {
+    /// Fresh copies.
+    Fresh,
+    /// The adopted directory's worker.
+    Adopted(Box<Worker>),
+}
+
+fn run_on(
+    place: &mut Place,
+    tree: &Tree,
+    options: &ReduceOptions,
+    scratch: &Path,
+    name: &str,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<(RunOutcome, Normalizer), ReduceError> {
+    match place {
+        Place::Fresh => run_fresh(tree, options, scratch, name, timeout, interrupt),
+        Place::Adopted(worker) => worker.run(tree, &options.command, timeout, interrupt),
+    }
+}
+
+fn preflight_in(
+    options: &ReduceOptions,
+    scratch: &Path,
+    place: &mut Place,
+    interrupt: &AtomicBool,
+) -> Result<Preflight, ReduceError> {
     let (tree, scan) = crate::tree::scan(&options.source, &options.rules)?;
     let tree = Arc::new(tree);
     let baseline_timeout = options.timeout.unwrap_or(BASELINE_TIMEOUT);
     let mut runs = Vec::new();
     for i in 0..options.baseline_runs {
-        let run = run_fresh(
+        let run = run_on(
+            place,
             &tree,
             options,
             scratch,
@@ -416,8 +450,15 @@ pub fn preflight(
     let trivial = if empty_tree == *tree {
         None
     } else {
-        let (outcome, normalizer) =
-            run_fresh(&empty_tree, options, scratch, "empty", timeout, interrupt)?;
+        let (outcome, normalizer) = run_on(
+            place,
+            &empty_tree,
+            options,
+            scratch,
+            "empty",
+            timeout,
+            interrupt,
+        )?;
         let pass = oracle.judge(&outcome, &normalizer).pass;
         if pass && !options.allow_trivial {
             return Err(ReduceError::Trivial);
@@ -454,13 +495,34 @@ pub fn reduce(
             path: std::env::temp_dir(),
             source,
         })?;
-    let preflight = preflight(options, scratch.path(), interrupt)?;
+    let (reduction, _) = run_reduction(options, scratch.path(), Place::Fresh, interrupt, observer)?;
+    Ok(reduction)
+}
+
+/// Runs the baseline, the passes to their fixed point (or a budget) and the final
+/// validation, with scratch space in `scratch`; returns the reduction and the session, whose
+/// accepted tree stays available for more runs (a holdout).
+///
+/// # Errors
+/// An unusable baseline, or an I/O failure.
+pub fn run_reduction(
+    options: &ReduceOptions,
+    scratch: &Path,
+    mut place: Place,
+    interrupt: &Arc<AtomicBool>,
+    observer: Option<Box<dyn Observer>>,
+) -> Result<(Reduction, Session), ReduceError> {
+    let preflight = preflight_in(options, scratch, &mut place, interrupt)?;
     let started = Instant::now();
+    let adopted = match place {
+        Place::Fresh => None,
+        Place::Adopted(worker) => Some(*worker),
+    };
     let setup = Setup {
         command: options.command.clone(),
         oracle: preflight.oracle.clone(),
         timeout: preflight.timeout,
-        jobs: options.jobs,
+        jobs: if adopted.is_some() { 1 } else { options.jobs },
         max_attempts: options.max_attempts,
         deadline: options.max_duration.map(|d| started + d),
         interrupt: interrupt.clone(),
@@ -469,9 +531,10 @@ pub fn reduce(
     let mut session = Session::new(
         preflight.tree.clone(),
         setup,
-        scratch.path(),
+        scratch,
         &basename(options),
         observer,
+        adopted,
     )?;
     let ctx = PassContext {
         keep: options.rules.keep.clone(),
@@ -508,14 +571,7 @@ pub fn reduce(
         None
     } else {
         let never = AtomicBool::new(false);
-        let (outcome, normalizer) = run_fresh(
-            &tree,
-            options,
-            scratch.path(),
-            "final",
-            preflight.timeout,
-            &never,
-        )?;
+        let (outcome, normalizer) = session.run_current(&never)?;
         let verdict = preflight.oracle.judge(&outcome, &normalizer);
         if !verdict.pass {
             return Err(ReduceError::Oracle(OracleError::Flaky {
@@ -530,7 +586,7 @@ pub fn reduce(
             duration_ms: millis(outcome.duration),
         })
     };
-    Ok(Reduction {
+    let reduction = Reduction {
         edits: session.edits.edits(&session.original),
         fingerprint: tree.fingerprint(),
         tree,
@@ -542,7 +598,8 @@ pub fn reduce(
         reduce_ms,
         oracle: preflight.oracle.summary(),
         preflight,
-    })
+    };
+    Ok((reduction, session))
 }
 
 #[cfg(test)]

@@ -120,10 +120,44 @@ pub struct Setup {
     pub cache_capacity: usize,
 }
 
-struct Worker {
+/// One place where candidates run: a workspace, its run layout and its normaliser.
+pub struct Worker {
     dirs: RunDirs,
     workspace: Workspace,
     normalizer: Normalizer,
+}
+
+impl Worker {
+    /// A worker on an adopted directory (see [`Workspace::adopt`]).
+    pub fn adopted(dirs: RunDirs, workspace: Workspace) -> Worker {
+        let normalizer = Normalizer::new(&[
+            dirs.tree.display().to_string(),
+            dirs.wrapper.display().to_string(),
+            dirs.tmp.display().to_string(),
+        ]);
+        Worker {
+            dirs,
+            workspace,
+            normalizer,
+        }
+    }
+
+    /// Runs `command` on `tree` here and returns the outcome and this worker's normaliser.
+    ///
+    /// # Errors
+    /// Workspace I/O or a command that cannot start.
+    pub fn run(
+        &mut self,
+        tree: &Tree,
+        command: &CommandSpec,
+        timeout: Duration,
+        interrupt: &AtomicBool,
+    ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
+        self.workspace.apply(tree)?;
+        self.dirs.fresh_tmp()?;
+        let outcome = runner::run(command, &self.dirs.tree, &self.dirs.tmp, timeout, interrupt)?;
+        Ok((outcome, self.normalizer.clone()))
+    }
 }
 
 /// The answer for one candidate run.
@@ -185,21 +219,26 @@ impl Session {
         scratch: &std::path::Path,
         basename: &str,
         observer: Option<Box<dyn Observer>>,
+        adopted: Option<Worker>,
     ) -> Result<Session, ReduceError> {
-        let workers = (0..setup.jobs)
-            .map(|i| {
-                let dirs = RunDirs::new(scratch, &format!("w{i}"), basename);
-                let normalizer = Normalizer::new(&[
-                    dirs.wrapper.display().to_string(),
-                    dirs.tmp.display().to_string(),
-                ]);
-                Worker {
-                    workspace: Workspace::new(dirs.tree.clone()),
-                    dirs,
-                    normalizer,
-                }
-            })
-            .collect();
+        let workers = if let Some(worker) = adopted {
+            vec![worker]
+        } else {
+            (0..setup.jobs)
+                .map(|i| {
+                    let dirs = RunDirs::new(scratch, &format!("w{i}"), basename);
+                    let normalizer = Normalizer::new(&[
+                        dirs.wrapper.display().to_string(),
+                        dirs.tmp.display().to_string(),
+                    ]);
+                    Worker {
+                        workspace: Workspace::new(dirs.tree.clone()),
+                        dirs,
+                        normalizer,
+                    }
+                })
+                .collect()
+        };
         let mut clean = Workspace::new(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
@@ -219,6 +258,30 @@ impl Session {
             stop: None,
             observer,
         })
+    }
+
+    /// Runs the command on the accepted tree with the first worker (final validation and
+    /// holdout samples), outside every phase's accounting.
+    ///
+    /// # Errors
+    /// Workspace I/O or a command that cannot start.
+    pub fn run_current(
+        &mut self,
+        interrupt: &AtomicBool,
+    ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
+        let tree = self.current.clone();
+        let command = self.setup.command.clone();
+        let timeout = self.setup.timeout;
+        let worker = self
+            .workers
+            .first_mut()
+            .ok_or(ReduceError::Internal("a session has no worker"))?;
+        worker.run(&tree, &command, timeout, interrupt)
+    }
+
+    /// The oracle in force.
+    pub fn oracle(&self) -> &Oracle {
+        &self.setup.oracle
     }
 
     /// Why the session stopped early, if it did.
