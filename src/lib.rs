@@ -43,5 +43,6 @@ pub mod reduce;
 pub mod report;
 pub mod runner;
 pub mod signature;
+pub mod stats;
 pub mod tree;
 pub mod workspace;

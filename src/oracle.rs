@@ -306,10 +306,10 @@ impl Oracle {
             return basic;
         }
         let raw = String::from_utf8_lossy(&run.output);
-        if let Some(regex) = &self.expect {
-            if !regex.is_match(&raw) {
-                return Verdict::no("output does not match --expect");
-            }
+        if let Some(regex) = &self.expect
+            && !regex.is_match(&raw)
+        {
+            return Verdict::no("output does not match --expect");
         }
         if let Some(sig) = &self.signature {
             let text = normalizer.normalize(&raw);

@@ -679,13 +679,13 @@ pub fn scan(root: &Path, rules: &IgnoreRules) -> Result<(Tree, ScanReport), Tree
         }
     }
     for (path, entry) in &tree.entries {
-        if let Node::Symlink { target } = &entry.node {
-            if !resolves_inside(&tree, path) {
-                return Err(TreeError::EscapingSymlink {
-                    path: root.join(&**path),
-                    target: target.clone(),
-                });
-            }
+        if let Node::Symlink { target } = &entry.node
+            && !resolves_inside(&tree, path)
+        {
+            return Err(TreeError::EscapingSymlink {
+                path: root.join(&**path),
+                target: target.clone(),
+            });
         }
     }
     Ok((tree, report))

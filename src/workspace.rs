@@ -83,16 +83,16 @@ pub fn remove_any(path: &Path) -> Result<(), TreeError> {
 }
 
 fn make_writable(dir: &Path) {
-    if let Ok(meta) = fs::symlink_metadata(dir) {
-        if meta.is_dir() {
-            let mode = meta.permissions().mode();
-            if mode & 0o700 != 0o700 {
-                let _ = fs::set_permissions(dir, fs::Permissions::from_mode(mode | 0o700));
-            }
-            if let Ok(items) = fs::read_dir(dir) {
-                for item in items.flatten() {
-                    make_writable(&item.path());
-                }
+    if let Ok(meta) = fs::symlink_metadata(dir)
+        && meta.is_dir()
+    {
+        let mode = meta.permissions().mode();
+        if mode & 0o700 != 0o700 {
+            let _ = fs::set_permissions(dir, fs::Permissions::from_mode(mode | 0o700));
+        }
+        if let Ok(items) = fs::read_dir(dir) {
+            for item in items.flatten() {
+                make_writable(&item.path());
             }
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::console::Console;
-use crate::gate::config::RepoConfig;
+use crate::gate::config::{RepoConfig, ReportFormat};
 use crate::gate::{self, exec, line};
 
 use super::Exit;
@@ -40,6 +40,9 @@ pub enum SideArg {
     Base,
     /// The head.
     Head,
+    /// Reduce the base-plus-overlay tree for the first test that fails on base, then run a
+    /// holdout on the result (needs --base-report).
+    Reduce,
 }
 
 /// `repromin exec`.
@@ -66,6 +69,34 @@ pub struct ExecArgs {
     /// The side's deadline in milliseconds [default: 18 minutes].
     #[arg(long, value_name = "N")]
     pub budget_ms: Option<u64>,
+
+    /// The base side's report (the reduce side picks its test from it).
+    #[arg(long, value_name = "FILE", required_if_eq("side", "reduce"))]
+    pub base_report: Option<PathBuf>,
+
+    /// Holdout runs on the reduced tree (reduce side).
+    #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS)]
+    pub holdout_runs: u64,
+}
+
+/// `repromin check-test` (the reduce side's oracle; not for direct use).
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    /// The report format.
+    #[arg(long)]
+    pub format: String,
+    /// The test file.
+    #[arg(long)]
+    pub file: String,
+    /// The test's full name.
+    #[arg(long)]
+    pub name: String,
+    /// Time limit of the test run in milliseconds.
+    #[arg(long, default_value_t = 900_000)]
+    pub timeout_ms: u64,
+    /// The test command template.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// `repromin judge`.
@@ -82,6 +113,10 @@ pub struct JudgeArgs {
     /// The head side's report.
     #[arg(long, value_name = "FILE")]
     pub head_report: PathBuf,
+
+    /// The reduce side's report: the line gets a certificate field checked against git.
+    #[arg(long, value_name = "FILE")]
+    pub reduce_report: Option<PathBuf>,
 
     #[command(flatten)]
     /// Commits and repository.
@@ -110,6 +145,14 @@ pub struct RunArgs {
     /// Exit 1 unless the verdict is this one.
     #[arg(long, value_name = "VERDICT")]
     pub require: Option<VerdictArg>,
+
+    /// Do not run the reduce side (no certificate).
+    #[arg(long)]
+    pub no_reduce: bool,
+
+    /// Holdout runs on the reduced tree.
+    #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS)]
+    pub holdout_runs: u64,
 }
 
 /// A verdict for `--require`.
@@ -156,11 +199,34 @@ fn budget(ms: Option<u64>) -> Duration {
 }
 
 /// `exec`: prints nothing on success, exits 0 always.
-pub fn exec_command(args: &ExecArgs, interrupt: &AtomicBool) -> Exit {
+pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
     let side = match args.side {
         SideArg::Base => exec::Side::Base,
         SideArg::Head => exec::Side::Head,
+        SideArg::Reduce => {
+            let local = local_config(&args.commits).ok().flatten();
+            let options = exec::ExecOptions {
+                repo: args.commits.repo.clone(),
+                base: args.commits.base.clone(),
+                head: args.commits.head.clone(),
+                out: args.out.clone(),
+                side: exec::Side::Base,
+                sandbox_user: None,
+                budget: budget(args.budget_ms),
+                local_config: local,
+            };
+            let base_report = args.base_report.clone().unwrap_or_default();
+            gate::certificate::reduce_side(
+                &gate::certificate::ReduceSide {
+                    options: &options,
+                    base_report: &base_report,
+                    holdout_runs: args.holdout_runs,
+                },
+                interrupt,
+            );
+            return Exit::Ok;
+        }
     };
     let local = match local_config(&args.commits) {
         Ok(local) => local,
@@ -219,13 +285,14 @@ pub fn judge_command(args: &JudgeArgs) -> Exit {
         base_report: Some(args.base_report.clone()),
         rerun_report: args.base_rerun_report.clone(),
         head_report: Some(args.head_report.clone()),
+        reduce_report: args.reduce_report.clone(),
         local_config: local,
     });
     finish(&console, &judgement, args.require)
 }
 
 /// `run`: both sides and the judge; the line on stdout, a table on stderr.
-pub fn run_command(args: &RunArgs, interrupt: &AtomicBool) -> Exit {
+pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
     let local = match local_config(&args.commits) {
         Ok(local) => local,
@@ -242,6 +309,8 @@ pub fn run_command(args: &RunArgs, interrupt: &AtomicBool) -> Exit {
             local_config: local,
             sandbox_user: args.sandbox_user.clone(),
             budget: budget(args.budget_ms),
+            reduce: !args.no_reduce,
+            holdout_runs: args.holdout_runs,
         },
         interrupt,
     );
@@ -277,4 +346,30 @@ pub fn line_command() -> Exit {
         return Exit::Usage;
     }
     if all_valid { Exit::Ok } else { Exit::Error }
+}
+
+/// `check-test`: exits with the check's status, its message on stdout.
+pub fn check_command(args: &CheckArgs) -> std::process::ExitCode {
+    let console = Console::new(true);
+    let format = match args.format.as_str() {
+        "junit" => ReportFormat::Junit,
+        "vitest-json" => ReportFormat::VitestJson,
+        "jest-json" => ReportFormat::JestJson,
+        "libtest" => ReportFormat::Libtest,
+        "go-test-json" => ReportFormat::GoTestJson,
+        "node-test" => ReportFormat::NodeTest,
+        other => {
+            console.err(&format!("error: unknown report format `{other}`"));
+            return std::process::ExitCode::from(125);
+        }
+    };
+    let (code, message) = gate::check::check(&gate::check::CheckSpec {
+        command: args.command.join(" "),
+        format,
+        file: args.file.clone(),
+        name: args.name.clone(),
+        timeout: Duration::from_millis(args.timeout_ms),
+    });
+    console.out(message.trim_end());
+    std::process::ExitCode::from(u8::try_from(code).unwrap_or(125))
 }

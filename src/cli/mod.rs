@@ -84,6 +84,9 @@ pub enum Command {
     Run(gate::RunArgs),
     /// Validate `repromin/v1` lines read on stdin; print each pretty, or why it is refused.
     Line,
+    /// The reduce side's oracle: run one test and exit 1 if it fails (internal).
+    #[command(hide = true)]
+    CheckTest(gate::CheckArgs),
     /// Build a small project with a real bug in a temporary directory and reduce it.
     Demo,
 }
@@ -112,6 +115,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Judge(args) => gate::judge_command(&args).into(),
         Command::Run(args) => gate::run_command(&args, &interrupt).into(),
         Command::Line => gate::line_command().into(),
+        Command::CheckTest(args) => gate::check_command(&args),
         Command::Demo => crate::demo::run(&Console::new(false), &interrupt).into(),
     }
 }

@@ -73,7 +73,7 @@ pub struct ExecOptions {
 
 /// A failed step, with the message the marker carries.
 #[derive(Debug)]
-struct Failure(String);
+pub(crate) struct Failure(pub(crate) String);
 
 impl<E: std::fmt::Display> From<E> for Failure {
     fn from(err: E) -> Failure {
@@ -169,7 +169,7 @@ pub fn expand(template: &str, tests: &[String], report: &Path, node_reporter: &P
 }
 
 /// Reads a run's report in the configured format.
-fn read_report(
+pub(crate) fn read_report(
     format: ReportFormat,
     bytes: &[u8],
     ctx: &ReadContext,
@@ -198,7 +198,7 @@ impl Deadline {
 }
 
 /// Runs a shell step (install or build) in the tree; its failure is the side's.
-fn step(
+pub(crate) fn shell_step(
     what: &str,
     command: &str,
     tree: &Path,
@@ -257,7 +257,12 @@ fn write_inside(root: &Path, rel: &str, bytes: &[u8], mode: &str) -> Result<(), 
 }
 
 /// Lays the head's tests and carried files over the base tree and removes the removals.
-fn overlay(repo: &Repo, head: &str, plan: &Plan, tree: &Path) -> Result<(), Failure> {
+pub(crate) fn overlay_tree(
+    repo: &Repo,
+    head: &str,
+    plan: &Plan,
+    tree: &Path,
+) -> Result<(), Failure> {
     let modes: std::collections::HashMap<String, String> =
         repo.ls_tree(head)?.into_iter().collect();
     for path in plan.tests.iter().chain(&plan.carry) {
@@ -548,14 +553,14 @@ fn run_side(
         std::fs::create_dir_all(&tmp)?;
         for command in &config.install {
             let limit = deadline.limit(Duration::from_secs(config.timeouts.install))?;
-            step("install", command, &tree, &tmp, limit, interrupt)?;
+            shell_step("install", command, &tree, &tmp, limit, interrupt)?;
         }
         if let Some(build) = &config.build {
             let limit = deadline.limit(Duration::from_secs(config.timeouts.build))?;
-            step("build", build, &tree, &tmp, limit, interrupt)?;
+            shell_step("build", build, &tree, &tmp, limit, interrupt)?;
         }
         if options.side == Side::Base {
-            overlay(&repo, &options.head, &plan, &tree)?;
+            overlay_tree(&repo, &options.head, &plan, &tree)?;
         }
         let mut reports = Vec::new();
         for name in options.side.reports() {

@@ -2,7 +2,8 @@
 //! run prints, `repromin/v1 ` and then a compact JSON object, at most
 //! [`MAX_LINE_BYTES`] bytes in all. Every object has a fixed key set in a
 //! fixed order, and the line must agree with itself: the verdict with the
-//! counts, the listed tests with the counts, `error` with the verdict.
+//! counts, the listed tests with the counts, `error` with the verdict, and
+//! the reduce side's [`Certificate`] with itself.
 //! [`parse_line`] refuses any line that breaks a rule, [`format_line`]
 //! refuses to write one and drops list entries, in a fixed order, when a
 //! result would not fit. `docs/line-schema.md` is the schema.
@@ -105,11 +106,79 @@ named_enum! {
     }
 }
 
-/// The `certificate` slot, reserved for a later schema revision. It has no
-/// value yet, so a v1 line can only carry `null` there; the revision that
-/// fills it gives this type its variants and the parser a branch for them.
+named_enum! {
+    /// What the reduce side concluded about its reduced reproduction.
+    CertificateVerdict[4] {
+        /// The reduced case passed its holdout runs often enough.
+        Certified = "certified",
+        /// The holdout runs fell short, or the reduction did not reproduce.
+        NotCertified = "not-certified",
+        /// The reduce side ran out of budget before it could decide.
+        BudgetExhausted = "budget-exhausted",
+        /// The reduce side itself failed; `error` says why.
+        Error = "error",
+    }
+}
+
+/// The message of a `certified` certificate that lost its test to fit the
+/// line (its verdict becomes `error`, see [`format_line`]).
+pub const CERT_DID_NOT_FIT: &str = "certificate did not fit the line";
+
+/// The test that a certificate is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Certificate {}
+pub struct CertTest {
+    /// The test's file, e.g. `tests/test_x.py`.
+    pub file: String,
+    /// The test's full name in its file, e.g. `Cls::test_y`.
+    pub name: String,
+}
+
+/// The size of a tree of files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeSize {
+    /// How many files.
+    pub files: u64,
+    /// How many bytes, all files together.
+    pub bytes: u64,
+}
+
+/// The holdout runs of a reduced case. The three fractions must already be
+/// rounded to at most six decimals, e.g. with `(x * 1e6).round() / 1e6`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Holdout {
+    /// Runs made.
+    pub runs: u64,
+    /// Runs that passed.
+    pub passes: u64,
+    /// The pass rate to demonstrate, in (0, 1).
+    pub rate: f64,
+    /// The confidence level, in (0, 1).
+    pub confidence: f64,
+    /// The lower confidence bound on the pass rate, in [0, 1].
+    pub lower_bound: f64,
+    /// The passes out of `runs` needed to certify.
+    pub required_passes: u64,
+}
+
+/// What the reduce side of a gate run reports. It never changes the
+/// line's verdict, and the line's own rules ignore it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Certificate {
+    /// The outcome of the reduce side.
+    pub verdict: CertificateVerdict,
+    /// Why the reduce side failed; present exactly when its verdict is `error`.
+    pub error: Option<String>,
+    /// The test that was reduced.
+    pub test: Option<CertTest>,
+    /// The size of the tree before the reduction.
+    pub before: Option<TreeSize>,
+    /// The size of the reduced tree.
+    pub after: Option<TreeSize>,
+    /// The SHA-256 of the reduced content: 64 lowercase hex digits.
+    pub content_sha256: Option<String>,
+    /// The holdout runs of the reduced case.
+    pub holdout: Option<Holdout>,
+}
 
 /// How many tests fall in each class. The counts cover every test, also
 /// when the line lists only some of them.
@@ -190,7 +259,7 @@ pub struct TestLine {
 }
 
 /// A whole `repromin/v1` result, as one line carries it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResultLine {
     /// The head commit: a full 40-character lowercase hex SHA.
     pub head: String,
@@ -212,7 +281,7 @@ pub struct ResultLine {
     pub not_collected: Vec<String>,
     /// Whether entries were dropped from the lists to fit the size limit.
     pub truncated: bool,
-    /// Reserved; always `None` in v1.
+    /// The reduce side's certificate; `None` when no reduce side ran.
     pub certificate: Option<Certificate>,
 }
 
@@ -278,9 +347,49 @@ pub enum LineError {
     /// Not truncated, yet not every test listed (entries, total count).
     #[error("`truncated` is false but `tests` lists {0} entries while the counts total {1}")]
     NotAllListed(usize, u128),
-    /// A `certificate` other than null.
-    #[error("`certificate` must be null in repromin/v1 (a later revision fills it)")]
-    CertificateNotNull,
+    /// A `contentSha256` that is not 64 lowercase hex digits.
+    #[error("`certificate.contentSha256` must be 64 lowercase hex digits")]
+    BadDigest,
+    /// A fraction with a sign, an exponent or over six fraction digits
+    /// (field path, its spelling, or its value from the formatter).
+    #[error(
+        "`{0}` must be a decimal number with at most 6 fraction digits, \
+         no exponent and no sign, found `{1}`"
+    )]
+    BadDecimal(String, String),
+    /// A fraction outside its range (field path, value, range).
+    #[error("`{0}` must be in {2}, found `{1}`")]
+    OutOfRange(String, String, &'static str),
+    /// Certificate verdict `error` without a message.
+    #[error("`certificate.error` must be a string when `certificate.verdict` is `error`")]
+    CertErrorMissing,
+    /// A certificate message with another verdict (that verdict).
+    #[error("`certificate.error` must be null when `certificate.verdict` is `{0}`")]
+    CertErrorUnexpected(CertificateVerdict),
+    /// A certificate message over [`MAX_ERROR_CHARS`] (its length).
+    #[error("`certificate.error` is {0} characters, over the {MAX_ERROR_CHARS}-character limit")]
+    CertErrorTooLong(usize),
+    /// A field that a `certified` certificate needs is null (its key).
+    #[error("`certificate.{0}` must not be null when `certificate.verdict` is `certified`")]
+    CertFieldNull(&'static str),
+    /// A certified reduction that grew (`files` or `bytes`, after, before).
+    #[error("`certificate.after.{0}` is {1}, more than `certificate.before.{0}` ({2})")]
+    CertGrew(&'static str, u64, u64),
+    /// `passes` or `requiredPasses` over `runs` (key, value, runs).
+    #[error("`certificate.holdout.{0}` is {1}, more than `certificate.holdout.runs` ({2})")]
+    OverRuns(&'static str, u64, u64),
+    /// Certified with too few passes (passes, required).
+    #[error(
+        "`certificate.verdict` is `certified` but `certificate.holdout.passes` ({0}) \
+         is below `certificate.holdout.requiredPasses` ({1})"
+    )]
+    TooFewPasses(u64, u64),
+    /// Not certified although the passes suffice (passes, required).
+    #[error(
+        "`certificate.verdict` is `not-certified` but `certificate.holdout.passes` ({0}) \
+         reaches `certificate.holdout.requiredPasses` ({1})"
+    )]
+    EnoughPasses(u64, u64),
 }
 
 fn in_object(object: &str) -> String {
@@ -295,7 +404,7 @@ impl ResultLine {
     /// [`parse_line`] and [`format_line`] both apply it.
     pub fn validate(&self) -> Result<(), LineError> {
         for (field, sha) in [("head", &self.head), ("mergeBase", &self.merge_base)] {
-            if sha.len() != 40 || !sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            if !is_hex(sha, 40) {
                 return Err(LineError::BadSha(field));
             }
         }
@@ -323,10 +432,112 @@ impl ResultLine {
             let (listed, total) = (self.tests.len(), self.counts.total());
             return Err(LineError::NotAllListed(listed, total));
         }
-        if let Some(c) = &self.certificate {
-            match *c {}
+        self.certificate
+            .as_ref()
+            .map_or(Ok(()), Certificate::validate)
+    }
+}
+
+fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// A fraction as the line writes it: `{:.6}`, then trailing zeros and a
+/// trailing dot trimmed (`0.9`, `0.834211`, `0`, `1`).
+fn decimal(x: f64) -> String {
+    let s = format!("{x:.6}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+impl Holdout {
+    fn validate(&self) -> Result<(), LineError> {
+        let fractions = [
+            ("rate", self.rate, true),
+            ("confidence", self.confidence, true),
+            ("lowerBound", self.lower_bound, false),
+        ];
+        for (key, x, open) in fractions {
+            let (ok, range) = if open {
+                (x > 0.0 && x < 1.0, "(0, 1)")
+            } else {
+                ((0.0..=1.0).contains(&x) && x.is_sign_positive(), "[0, 1]")
+            };
+            let field = format!("certificate.holdout.{key}");
+            if !ok {
+                return Err(LineError::OutOfRange(field, format!("{x:?}"), range));
+            }
+            // The written text must mean the same value, so that it reads back.
+            if decimal(x).parse::<f64>() != Ok(x) {
+                return Err(LineError::BadDecimal(field, format!("{x:?}")));
+            }
+        }
+        for (key, n) in [
+            ("passes", self.passes),
+            ("requiredPasses", self.required_passes),
+        ] {
+            if n > self.runs {
+                return Err(LineError::OverRuns(key, n, self.runs));
+            }
         }
         Ok(())
+    }
+}
+
+impl Certificate {
+    /// Checks the certificate's own rules; [`ResultLine::validate`] applies
+    /// it, after the rules of the rest of the line.
+    pub fn validate(&self) -> Result<(), LineError> {
+        use CertificateVerdict as V;
+        match (self.verdict, &self.error) {
+            (V::Error, None) => return Err(LineError::CertErrorMissing),
+            (V::Error, Some(msg)) if msg.chars().count() > MAX_ERROR_CHARS => {
+                return Err(LineError::CertErrorTooLong(msg.chars().count()));
+            }
+            (V::Error, Some(_)) | (_, None) => {}
+            (verdict, Some(_)) => return Err(LineError::CertErrorUnexpected(verdict)),
+        }
+        if self
+            .content_sha256
+            .as_deref()
+            .is_some_and(|s| !is_hex(s, 64))
+        {
+            return Err(LineError::BadDigest);
+        }
+        if let Some(h) = &self.holdout {
+            h.validate()?;
+        }
+        if self.verdict == V::Certified {
+            let nulls = [
+                ("test", self.test.is_none()),
+                ("before", self.before.is_none()),
+                ("after", self.after.is_none()),
+                ("contentSha256", self.content_sha256.is_none()),
+                ("holdout", self.holdout.is_none()),
+            ];
+            if let Some((key, _)) = nulls.into_iter().find(|(_, null)| *null) {
+                return Err(LineError::CertFieldNull(key));
+            }
+        }
+        if let (V::Certified, Some(b), Some(a)) = (self.verdict, self.before, self.after) {
+            for (key, a, b) in [("files", a.files, b.files), ("bytes", a.bytes, b.bytes)] {
+                if a > b {
+                    return Err(LineError::CertGrew(key, a, b));
+                }
+            }
+        }
+        match (self.verdict, self.holdout) {
+            (V::Certified, Some(h)) if h.passes < h.required_passes => {
+                Err(LineError::TooFewPasses(h.passes, h.required_passes))
+            }
+            (V::NotCertified, Some(h)) if h.passes >= h.required_passes => {
+                Err(LineError::EnoughPasses(h.passes, h.required_passes))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -345,12 +556,12 @@ pub fn clip_error(message: &str) -> String {
 
 /// A JSON value that keeps every member of an object, in order and with
 /// duplicates, so that the schema check sees the keys as written. Numbers
-/// are kept as text: integers in decimal, any other number as Rust's `{:?}`
-/// of its `f64` value.
+/// are kept as text twice: their value (integers in decimal, any other
+/// number as Rust's `{:?}` of its `f64` value) and their spelling.
 enum Json {
     Null,
     Bool(bool),
-    Num(String),
+    Num(String, String),
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(String, Json)>),
@@ -363,7 +574,7 @@ impl Json {
         match self {
             Json::Null => "null",
             Json::Bool(_) => "a boolean",
-            Json::Num(_) => "a number",
+            Json::Num(..) => "a number",
             Json::Str(_) => "a string",
             Json::Arr(_) => "an array",
             Json::Obj(_) => "an object",
@@ -397,15 +608,15 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
     }
 
     fn visit_u64<E>(self, n: u64) -> Result<Json, E> {
-        Ok(Json::Num(n.to_string()))
+        Ok(Json::Num(n.to_string(), String::new()))
     }
 
     fn visit_i64<E>(self, n: i64) -> Result<Json, E> {
-        Ok(Json::Num(n.to_string()))
+        Ok(Json::Num(n.to_string(), String::new()))
     }
 
     fn visit_f64<E>(self, n: f64) -> Result<Json, E> {
-        Ok(Json::Num(format!("{n:?}")))
+        Ok(Json::Num(format!("{n:?}"), String::new()))
     }
 
     fn visit_str<E>(self, s: &str) -> Result<Json, E> {
@@ -429,10 +640,19 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
     }
 }
 
-/// Refuses JSON whitespace outside strings.
-fn check_compact(json: &str) -> Result<(), LineError> {
+/// Refuses JSON whitespace outside strings. Returns the spelling of every
+/// number token, in text order, which serde_json does not keep.
+fn check_compact(json: &str) -> Result<Vec<&str>, LineError> {
     let (mut in_string, mut escaped) = (false, false);
+    let (mut numbers, mut number) = (Vec::new(), None);
     for (i, b) in json.bytes().enumerate() {
+        if let Some(start) = number {
+            if matches!(b, b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                continue;
+            }
+            numbers.push(&json[start..i]);
+            number = None;
+        }
         match b {
             _ if escaped => escaped = false,
             b'\\' if in_string => escaped = true,
@@ -440,10 +660,23 @@ fn check_compact(json: &str) -> Result<(), LineError> {
             b' ' | b'\t' | b'\n' | b'\r' if !in_string => {
                 return Err(LineError::Whitespace(PREFIX.len() + i));
             }
+            b'0'..=b'9' | b'-' if !in_string => number = Some(i),
             _ => {}
         }
     }
-    Ok(())
+    numbers.extend(number.map(|start| &json[start..]));
+    Ok(numbers)
+}
+
+/// Gives the numbers of `v` their spellings. serde_json reports values in
+/// text order, so the tree's numbers, walked in order, are the tokens.
+fn spell<'s>(v: &mut Json, spellings: &mut impl Iterator<Item = &'s str>) {
+    match v {
+        Json::Num(_, s) => *s = spellings.next().unwrap_or_default().to_owned(),
+        Json::Arr(items) => items.iter_mut().for_each(|v| spell(v, spellings)),
+        Json::Obj(members) => members.iter_mut().for_each(|(_, v)| spell(v, spellings)),
+        _ => {}
+    }
 }
 
 const TOP_KEYS: [&str; 11] = [
@@ -460,6 +693,23 @@ const TOP_KEYS: [&str; 11] = [
     "certificate",
 ];
 const TEST_KEYS: [&str; 6] = ["file", "name", "class", "base", "rerun", "head"];
+const CERT_KEYS: [&str; 7] = [
+    "verdict",
+    "error",
+    "test",
+    "before",
+    "after",
+    "contentSha256",
+    "holdout",
+];
+const HOLDOUT_KEYS: [&str; 6] = [
+    "runs",
+    "passes",
+    "rate",
+    "confidence",
+    "lowerBound",
+    "requiredPasses",
+];
 
 /// The values of an object whose keys must be exactly `keys`, in order.
 /// Reports a repeated key first, then an unknown one, then a missing one,
@@ -515,13 +765,44 @@ fn boolean(v: &Json, field: &str) -> Result<bool, LineError> {
 }
 
 fn count(v: &Json, field: &str) -> Result<u64, LineError> {
-    let Json::Num(raw) = v else {
+    let Json::Num(raw, _) = v else {
         return Err(wrong(v, field, "a non-negative integer"));
     };
     match raw.parse::<u64>() {
         Ok(n) if raw.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
         _ => Err(LineError::BadCount(field.to_owned(), raw.clone())),
     }
+}
+
+/// A fraction: digits with at most six after the dot, no sign, no exponent.
+/// Its range is checked by [`Holdout::validate`].
+fn fraction(v: &Json, field: &str) -> Result<f64, LineError> {
+    let Json::Num(_, spelling) = v else {
+        return Err(wrong(v, field, "a number"));
+    };
+    let digits = spelling.split_once('.').map_or(0, |(_, f)| f.len());
+    let plain = spelling.bytes().all(|b| b == b'.' || b.is_ascii_digit());
+    match spelling.parse::<f64>() {
+        Ok(x) if plain && digits <= 6 => Ok(x),
+        _ => Err(LineError::BadDecimal(field.to_owned(), spelling.clone())),
+    }
+}
+
+/// `read(v)`, or `None` when `v` is null; a wrong type of `field` itself
+/// is reported as wanting `want`.
+fn or_null<T>(
+    v: &Json,
+    field: &str,
+    want: &'static str,
+    read: impl FnOnce(&Json) -> Result<T, LineError>,
+) -> Result<Option<T>, LineError> {
+    if let Json::Null = v {
+        return Ok(None);
+    }
+    read(v).map(Some).map_err(|e| match e {
+        LineError::WrongType(f, _, found) if f == field => LineError::WrongType(f, want, found),
+        e => e,
+    })
 }
 
 fn named<T: Named>(v: &Json, field: &str) -> Result<T, LineError> {
@@ -562,6 +843,58 @@ fn test_line(v: &Json, path: &str) -> Result<TestLine, LineError> {
     })
 }
 
+fn cert_test(v: &Json) -> Result<Option<CertTest>, LineError> {
+    const P: &str = "certificate.test";
+    or_null(v, P, "null or an object", |v| {
+        let [file, name] = fields(v, P, ["file", "name"])?;
+        let file = string(file, &format!("{P}.file"))?;
+        let name = string(name, &format!("{P}.name"))?;
+        Ok(CertTest { file, name })
+    })
+}
+
+fn tree_size(v: &Json, path: &str) -> Result<Option<TreeSize>, LineError> {
+    or_null(v, path, "null or an object", |v| {
+        let [files, bytes] = fields(v, path, ["files", "bytes"])?;
+        let files = count(files, &format!("{path}.files"))?;
+        let bytes = count(bytes, &format!("{path}.bytes"))?;
+        Ok(TreeSize { files, bytes })
+    })
+}
+
+fn holdout(v: &Json) -> Result<Option<Holdout>, LineError> {
+    const P: &str = "certificate.holdout";
+    or_null(v, P, "null or an object", |v| {
+        let [runs, passes, rate, conf, lower, required] = fields(v, P, HOLDOUT_KEYS)?;
+        let n = |v: &Json, key: &str| count(v, &format!("{P}.{key}"));
+        let x = |v: &Json, key: &str| fraction(v, &format!("{P}.{key}"));
+        Ok(Holdout {
+            runs: n(runs, "runs")?,
+            passes: n(passes, "passes")?,
+            rate: x(rate, "rate")?,
+            confidence: x(conf, "confidence")?,
+            lower_bound: x(lower, "lowerBound")?,
+            required_passes: n(required, "requiredPasses")?,
+        })
+    })
+}
+
+fn certificate(v: &Json) -> Result<Option<Certificate>, LineError> {
+    let text = |v: &Json, field: &str| or_null(v, field, "null or a string", |v| string(v, field));
+    or_null(v, "certificate", "null or an object", |v| {
+        let [verdict, error, test, before, after, sha, hold] = fields(v, "certificate", CERT_KEYS)?;
+        Ok(Certificate {
+            verdict: named(verdict, "certificate.verdict")?,
+            error: text(error, "certificate.error")?,
+            test: cert_test(test)?,
+            before: tree_size(before, "certificate.before")?,
+            after: tree_size(after, "certificate.after")?,
+            content_sha256: text(sha, "certificate.contentSha256")?,
+            holdout: holdout(hold)?,
+        })
+    })
+}
+
 fn decode(json: &Json) -> Result<ResultLine, LineError> {
     let [
         head,
@@ -599,10 +932,7 @@ fn decode(json: &Json) -> Result<ResultLine, LineError> {
         deleted_tests: strings(dt, "deletedTests")?,
         not_collected: strings(nc, "notCollected")?,
         truncated: boolean(truncated, "truncated")?,
-        certificate: match cert {
-            Json::Null => None,
-            _ => return Err(LineError::CertificateNotNull),
-        },
+        certificate: certificate(cert)?,
     };
     result.validate()?;
     Ok(result)
@@ -626,8 +956,8 @@ pub fn parse_line(line: &str) -> Result<ResultLine, LineError> {
     if line.len() > MAX_LINE_BYTES {
         return Err(LineError::TooLong(line.len()));
     }
-    check_compact(json)?;
-    let value = serde_json::from_str::<Json>(json).map_err(|e| {
+    let spellings = check_compact(json)?;
+    let mut value = serde_json::from_str::<Json>(json).map_err(|e| {
         let msg = e.to_string();
         let msg = msg
             .rsplit_once(" at line ")
@@ -637,6 +967,7 @@ pub fn parse_line(line: &str) -> Result<ResultLine, LineError> {
     if !matches!(value, Json::Obj(_)) {
         return Err(LineError::Json(PREFIX.len(), "expected an object".into()));
     }
+    spell(&mut value, &mut spellings.into_iter());
     decode(&value)
 }
 
@@ -657,28 +988,64 @@ fn test_json(t: &TestLine) -> String {
     )
 }
 
+fn or_null_json(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "null".to_owned())
+}
+
+fn cert_json(c: &Certificate) -> String {
+    let test = c.test.as_ref().map(|t| {
+        let (file, name) = (json_str(&t.file), json_str(&t.name));
+        format!("{{\"file\":{file},\"name\":{name}}}")
+    });
+    let size = |s: Option<TreeSize>| {
+        let size = s.map(|s| format!("{{\"files\":{},\"bytes\":{}}}", s.files, s.bytes));
+        or_null_json(size)
+    };
+    let holdout = c.holdout.map(|h| {
+        let (rate, conf, lower) = (
+            decimal(h.rate),
+            decimal(h.confidence),
+            decimal(h.lower_bound),
+        );
+        format!(
+            "{{\"runs\":{},\"passes\":{},\"rate\":{rate},\"confidence\":{conf},\
+             \"lowerBound\":{lower},\"requiredPasses\":{}}}",
+            h.runs, h.passes, h.required_passes
+        )
+    });
+    format!(
+        "{{\"verdict\":\"{}\",\"error\":{},\"test\":{},\"before\":{},\"after\":{},\
+         \"contentSha256\":{},\"holdout\":{}}}",
+        c.verdict,
+        or_null_json(c.error.as_deref().map(json_str)),
+        or_null_json(test),
+        size(c.before),
+        size(c.after),
+        or_null_json(c.content_sha256.as_deref().map(json_str)),
+        or_null_json(holdout),
+    )
+}
+
 /// Writes the line as it stands, without checks or truncation.
 fn render(r: &ResultLine) -> String {
     let strings = |l: &[String]| l.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
     let tests: Vec<String> = r.tests.iter().map(test_json).collect();
     let counts = TestClass::ALL.map(|c| format!("\"{c}\":{}", r.counts.get(c)));
-    if let Some(c) = &r.certificate {
-        match *c {}
-    }
     format!(
         "{PREFIX}{{\"head\":{},\"mergeBase\":{},\"verdict\":\"{}\",\"error\":{},\
          \"configEdited\":{},\"counts\":{{{}}},\"tests\":[{}],\"deletedTests\":[{}],\
-         \"notCollected\":[{}],\"truncated\":{},\"certificate\":null}}",
+         \"notCollected\":[{}],\"truncated\":{},\"certificate\":{}}}",
         json_str(&r.head),
         json_str(&r.merge_base),
         r.verdict,
-        r.error.as_deref().map_or("null".to_owned(), json_str),
+        or_null_json(r.error.as_deref().map(json_str)),
         r.config_edited,
         counts.join(","),
         tests.join(","),
         strings(&r.deleted_tests),
         strings(&r.not_collected),
         r.truncated,
+        or_null_json(r.certificate.as_ref().map(cert_json)),
     )
 }
 
@@ -721,10 +1088,54 @@ fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
         }
     }
     let line = render(&out);
+    let line = fit_certificate(&mut out, line, dropped)?;
+    Ok((out, line))
+}
+
+/// The last resorts of [`fit`], once the lists are empty: cut the end of
+/// the certificate's test name, then drop its test (a `certified`
+/// certificate then becomes an `error` one), then cut the end of its
+/// error message. Like the lists, it cuts something even when `truncated`
+/// alone would make the line fit.
+fn fit_certificate(
+    out: &mut ResultLine,
+    mut line: String,
+    mut dropped: bool,
+) -> Result<String, LineError> {
+    while !dropped || line.len() > MAX_LINE_BYTES {
+        let over = line.len().saturating_sub(MAX_LINE_BYTES).max(1);
+        let Some(c) = out.certificate.as_mut() else {
+            break;
+        };
+        if let Some(t) = c.test.as_mut().filter(|t| !t.name.is_empty()) {
+            cut_json(&mut t.name, over);
+        } else if c.test.take().is_some() {
+            if c.verdict == CertificateVerdict::Certified {
+                c.verdict = CertificateVerdict::Error;
+                c.error = Some(CERT_DID_NOT_FIT.to_owned());
+            }
+        } else if let Some(msg) = c.error.as_mut().filter(|m| !m.is_empty()) {
+            cut_json(msg, over);
+        } else {
+            break;
+        }
+        dropped = true;
+        line = render(out);
+    }
     if line.len() > MAX_LINE_BYTES {
         return Err(LineError::TooLong(line.len()));
     }
-    Ok((out, line))
+    Ok(line)
+}
+
+/// Cuts characters from the end of `s` until its JSON string is at least
+/// `need` bytes shorter, or `s` is empty.
+fn cut_json(s: &mut String, need: usize) {
+    let mut saved = 0;
+    while saved < need {
+        let Some(c) = s.pop() else { break };
+        saved += json_str(c.encode_utf8(&mut [0; 4])).len() - 2;
+    }
 }
 
 /// The result exactly as [`format_line`] writes it: `result` itself when
@@ -738,7 +1149,10 @@ pub fn truncate_to_fit(result: &ResultLine) -> Result<ResultLine, LineError> {
 /// [`MAX_LINE_BYTES`] loses entries one at a time, last first: `tests`
 /// entries of other classes than `reproduces`, then `reproduces` entries,
 /// then `deletedTests`, then `notCollected`, until it fits; `truncated`
-/// becomes true and the counts stay as they are.
+/// becomes true and the counts stay as they are. The certificate is never
+/// dropped: if the line still does not fit, the end of its test name is cut,
+/// then its test is dropped (a `certified` certificate becomes `error`
+/// with [`CERT_DID_NOT_FIT`]), then the end of its error message is cut.
 pub fn format_line(result: &ResultLine) -> Result<String, LineError> {
     fit(result).map(|(_, line)| line)
 }
@@ -757,8 +1171,8 @@ fn printable(s: &str) -> String {
 }
 
 /// A rendering of a result for people, over several lines: verdict, SHAs,
-/// counts, a table of the listed tests and the two path lists. Control
-/// characters in names and messages are shown escaped.
+/// counts, a table of the listed tests, the two path lists and the
+/// certificate. Control characters in names and messages are shown escaped.
 pub fn pretty(result: &ResultLine) -> String {
     let r = result;
     let mut out = format!("verdict:        {}\n", r.verdict);
@@ -803,6 +1217,40 @@ pub fn pretty(result: &ResultLine) -> String {
             out += &format!("{title}:\n");
             list.iter()
                 .for_each(|p| out += &format!("  {}\n", printable(p)));
+        }
+    }
+    if let Some(c) = &r.certificate {
+        out += &format!("certificate:    {}\n", c.verdict);
+        let mut field = |key: &str, value: String| {
+            let _ = writeln!(out, "  {:<14}{value}", format!("{key}:"));
+        };
+        if let Some(msg) = &c.error {
+            field("error", printable(msg));
+        }
+        if let Some(t) = &c.test {
+            field("test", printable(&format!("{}::{}", t.file, t.name)));
+        }
+        for (key, size) in [("before", c.before), ("after", c.after)] {
+            if let Some(s) = size {
+                field(key, format!("files {}, bytes {}", s.files, s.bytes));
+            }
+        }
+        if let Some(sha) = &c.content_sha256 {
+            field("sha256", printable(sha));
+        }
+        if let Some(h) = &c.holdout {
+            let (rate, conf) = (decimal(h.rate), decimal(h.confidence));
+            field(
+                "holdout",
+                format!(
+                    "{} of {} runs passed, {} required (rate {rate}, confidence {conf}, \
+                     lower bound {})",
+                    h.passes,
+                    h.runs,
+                    h.required_passes,
+                    decimal(h.lower_bound)
+                ),
+            );
         }
     }
     out
@@ -896,13 +1344,86 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
 "reproduces":1 ⟹ "reproduces":0 ⟹ verdict `reproduced` contradicts `counts`, which call for `vacuous`
 "reproduces":1,"passes-on-base":1 ⟹ "reproduces":2,"passes-on-base":0 ⟹ `tests` lists 1 entries of class `passes-on-base` but `counts.passes-on-base` is 0
 "not-run":0 ⟹ "not-run":1 ⟹ `truncated` is false but `tests` lists 2 entries while the counts total 3
-"certificate":null ⟹ "certificate":{} ⟹ `certificate` must be null in repromin/v1
-"certificate":null ⟹ "certificate":false ⟹ `certificate` must be null
+"certificate":null ⟹ "certificate":{} ⟹ missing key `verdict` in `certificate`
+"certificate":null ⟹ "certificate":false ⟹ `certificate` must be null or an object, found a boolean
+"certificate":null ⟹ "certificate":[] ⟹ `certificate` must be null or an object, found an array
+"#;
+
+    /// The first certificate example of the schema doc: [`VALID`] with a
+    /// `certified` certificate.
+    const CERT_VALID: &str = r#"repromin/v1 {"head":"4b825dc642cb6eb9a060e54bf8d69288fbee4904","mergeBase":"1f0e3d9c8b7a69584736251403f2e1d0c9b8a796","verdict":"reproduced","error":null,"configEdited":false,"counts":{"reproduces":1,"passes-on-base":1,"new-api":0,"fails-on-head":0,"not-run":0},"tests":[{"file":"tests/test_parse.py","name":"TestParse::test_empty_input","class":"reproduces","base":"failed","rerun":"failed","head":"passed"},{"file":"tests/test_parse.py","name":"TestParse::test_ascii","class":"passes-on-base","base":"passed","rerun":"passed","head":"passed"}],"deletedTests":["tests/test_old.py"],"notCollected":[],"truncated":false,"certificate":{"verdict":"certified","error":null,"test":{"file":"tests/test_parse.py","name":"TestParse::test_empty_input"},"before":{"files":12,"bytes":48213},"after":{"files":1,"bytes":412},"contentSha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","holdout":{"runs":30,"passes":29,"rate":0.8,"confidence":0.95,"lowerBound":0.851404,"requiredPasses":28}}}"#;
+
+    /// Refusals like [`REFUSALS`], made from [`CERT_VALID`].
+    const CERT_REFUSALS: &str = r#"
+"certificate":{"verdict" ⟹ "certificate":{"kind":"x","verdict" ⟹ unknown key `kind` in `certificate`
+,"holdout":{"runs":30,"passes":29,"rate":0.8,"confidence":0.95,"lowerBound":0.851404,"requiredPasses":28} ⟹  ⟹ missing key `holdout` in `certificate`
+"verdict":"certified" ⟹ "verdict":"certified","verdict":"certified" ⟹ duplicate key `verdict` in `certificate`
+"test":{"file":"tests/test_parse.py","name":"TestParse::test_empty_input"},"before":{"files":12,"bytes":48213} ⟹ "before":{"files":12,"bytes":48213},"test":{"file":"tests/test_parse.py","name":"TestParse::test_empty_input"} ⟹ key `before` out of order in `certificate`: expected `test`
+"name":"TestParse::test_empty_input"} ⟹ "name":"TestParse::test_empty_input","x":1} ⟹ unknown key `x` in `certificate.test`
+"test":{"file":"tests/test_parse.py", ⟹ "test":{ ⟹ missing key `file` in `certificate.test`
+"before":{"files":12,"bytes":48213} ⟹ "before":{"bytes":48213,"files":12} ⟹ key `bytes` out of order in `certificate.before`: expected `files`
+"after":{"files":1,"bytes":412} ⟹ "after":{"files":1} ⟹ missing key `bytes` in `certificate.after`
+"after":{"files":1,"bytes":412} ⟹ "after":{"files":1,"bytes":412,"dirs":0} ⟹ unknown key `dirs` in `certificate.after`
+"rate":0.8,"confidence":0.95 ⟹ "confidence":0.95,"rate":0.8 ⟹ key `confidence` out of order in `certificate.holdout`: expected `rate`
+"requiredPasses":28 ⟹ "requiredPasses":28,"requiredPasses":28 ⟹ duplicate key `requiredPasses` in `certificate.holdout`
+,"lowerBound":0.851404 ⟹  ⟹ missing key `lowerBound` in `certificate.holdout`
+"verdict":"certified" ⟹ "verdict":"Certified" ⟹ unknown value `Certified` for `certificate.verdict`: expected one of `certified`, `not-certified`, `budget-exhausted`, `error`
+"verdict":"certified" ⟹ "verdict":null ⟹ `certificate.verdict` must be a string, found null
+"certified","error":null ⟹ "certified","error":7 ⟹ `certificate.error` must be null or a string, found a number
+"test":{"file":"tests/test_parse.py","name":"TestParse::test_empty_input"} ⟹ "test":["tests/test_parse.py"] ⟹ `certificate.test` must be null or an object, found an array
+"test":{"file":"tests/test_parse.py" ⟹ "test":{"file":null ⟹ `certificate.test.file` must be a string, found null
+"name":"TestParse::test_empty_input"} ⟹ "name":1} ⟹ `certificate.test.name` must be a string, found a number
+"before":{"files":12,"bytes":48213} ⟹ "before":"12 files" ⟹ `certificate.before` must be null or an object, found a string
+"files":12 ⟹ "files":-1 ⟹ `certificate.before.files` must be a non-negative integer, found `-1`
+"bytes":48213 ⟹ "bytes":4.8213e4 ⟹ `certificate.before.bytes` must be a non-negative integer, found `48213.0`
+"bytes":412 ⟹ "bytes":"412" ⟹ `certificate.after.bytes` must be a non-negative integer, found a string
+"runs":30 ⟹ "runs":30.5 ⟹ `certificate.holdout.runs` must be a non-negative integer, found `30.5`
+"runs":30 ⟹ "runs":18446744073709551616 ⟹ `certificate.holdout.runs` must be a non-negative integer, found `1.8446744073709552e19`
+"contentSha256":"9f86 ⟹ "contentSha256":"9F86 ⟹ `certificate.contentSha256` must be 64 lowercase hex digits
+f00a08" ⟹ f00a0" ⟹ `certificate.contentSha256` must be 64 lowercase hex digits
+f00a08" ⟹ f00a08a" ⟹ `certificate.contentSha256` must be 64 lowercase hex digits
+"contentSha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" ⟹ "contentSha256":true ⟹ `certificate.contentSha256` must be null or a string, found a boolean
+"holdout":{"runs":30,"passes":29,"rate":0.8,"confidence":0.95,"lowerBound":0.851404,"requiredPasses":28} ⟹ "holdout":0 ⟹ `certificate.holdout` must be null or an object, found a number
+"rate":0.8 ⟹ "rate":"0.8" ⟹ `certificate.holdout.rate` must be a number, found a string
+"lowerBound":0.851404 ⟹ "lowerBound":null ⟹ `certificate.holdout.lowerBound` must be a number, found null
+"rate":0.8 ⟹ "rate":8e-1 ⟹ `certificate.holdout.rate` must be a decimal number with at most 6 fraction digits, no exponent and no sign, found `8e-1`
+"rate":0.8 ⟹ "rate":0.8E0 ⟹ `certificate.holdout.rate` must be a decimal number with at most 6 fraction digits, no exponent and no sign, found `0.8E0`
+"rate":0.8 ⟹ "rate":0.8e+0 ⟹ found `0.8e+0`
+"rate":0.8 ⟹ "rate":0.8000001 ⟹ `certificate.holdout.rate` must be a decimal number with at most 6 fraction digits, no exponent and no sign, found `0.8000001`
+"rate":0.8 ⟹ "rate":0.8000000 ⟹ found `0.8000000`
+"rate":0.8 ⟹ "rate":-0.8 ⟹ `certificate.holdout.rate` must be a decimal number with at most 6 fraction digits, no exponent and no sign, found `-0.8`
+"lowerBound":0.851404 ⟹ "lowerBound":-0 ⟹ `certificate.holdout.lowerBound` must be a decimal number with at most 6 fraction digits, no exponent and no sign, found `-0`
+"rate":0.8 ⟹ "rate":0 ⟹ `certificate.holdout.rate` must be in (0, 1), found `0.0`
+"rate":0.8 ⟹ "rate":1 ⟹ `certificate.holdout.rate` must be in (0, 1), found `1.0`
+"confidence":0.95 ⟹ "confidence":1.000000 ⟹ `certificate.holdout.confidence` must be in (0, 1), found `1.0`
+"confidence":0.95 ⟹ "confidence":0.000000 ⟹ `certificate.holdout.confidence` must be in (0, 1), found `0.0`
+"lowerBound":0.851404 ⟹ "lowerBound":1.5 ⟹ `certificate.holdout.lowerBound` must be in [0, 1], found `1.5`
+"lowerBound":0.851404 ⟹ "lowerBound":10 ⟹ `certificate.holdout.lowerBound` must be in [0, 1], found `10.0`
+"lowerBound":0.851404 ⟹ "lowerBound":1.000001 ⟹ must be in [0, 1], found `1.000001`
+"passes":29 ⟹ "passes":31 ⟹ `certificate.holdout.passes` is 31, more than `certificate.holdout.runs` (30)
+"requiredPasses":28 ⟹ "requiredPasses":31 ⟹ `certificate.holdout.requiredPasses` is 31, more than `certificate.holdout.runs` (30)
+"passes":29 ⟹ "passes":27 ⟹ `certificate.verdict` is `certified` but `certificate.holdout.passes` (27) is below `certificate.holdout.requiredPasses` (28)
+"verdict":"certified" ⟹ "verdict":"not-certified" ⟹ `certificate.verdict` is `not-certified` but `certificate.holdout.passes` (29) reaches `certificate.holdout.requiredPasses` (28)
+"verdict":"certified","error":null ⟹ "verdict":"not-certified","error":null ⟹ reaches
+"certified","error":null ⟹ "certified","error":"boom" ⟹ `certificate.error` must be null when `certificate.verdict` is `certified`
+"verdict":"certified","error":null ⟹ "verdict":"budget-exhausted","error":"" ⟹ `certificate.error` must be null when `certificate.verdict` is `budget-exhausted`
+"verdict":"certified" ⟹ "verdict":"error" ⟹ `certificate.error` must be a string when `certificate.verdict` is `error`
+"test":{"file":"tests/test_parse.py","name":"TestParse::test_empty_input"} ⟹ "test":null ⟹ `certificate.test` must not be null when `certificate.verdict` is `certified`
+"before":{"files":12,"bytes":48213} ⟹ "before":null ⟹ `certificate.before` must not be null when
+"after":{"files":1,"bytes":412} ⟹ "after":null ⟹ `certificate.after` must not be null when
+"contentSha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" ⟹ "contentSha256":null ⟹ `certificate.contentSha256` must not be null when
+"holdout":{"runs":30,"passes":29,"rate":0.8,"confidence":0.95,"lowerBound":0.851404,"requiredPasses":28} ⟹ "holdout":null ⟹ `certificate.holdout` must not be null when `certificate.verdict` is `certified`
+"after":{"files":1 ⟹ "after":{"files":13 ⟹ `certificate.after.files` is 13, more than `certificate.before.files` (12)
+"bytes":412 ⟹ "bytes":48214 ⟹ `certificate.after.bytes` is 48214, more than `certificate.before.bytes` (48213)
 "#;
 
     fn sub(from: &str, to: &str) -> String {
-        assert!(VALID.contains(from), "`{from}` is not in the valid line");
-        VALID.replacen(from, to, 1)
+        sub_in(VALID, from, to)
+    }
+
+    fn sub_in(line: &str, from: &str, to: &str) -> String {
+        assert!(line.contains(from), "`{from}` is not in the valid line");
+        line.replacen(from, to, 1)
     }
 
     fn refused(line: &str, want: &str) {
@@ -917,15 +1438,26 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
 
     #[test]
     fn every_refusal_has_its_message() {
-        for case in REFUSALS.lines().filter(|l| !l.is_empty()) {
-            let parts: Vec<&str> = case.splitn(3, " ⟹ ").collect();
-            assert_eq!(parts.len(), 3, "bad case: {case}");
-            let to = parts[1]
-                .replace('␍', "\r")
-                .replace('␊', "\n")
-                .replace('␉', "\t");
-            refused(&sub(parts[0], &to.replace('␁', "\u{1}")), parts[2]);
+        for (line, table) in [(VALID, REFUSALS), (CERT_VALID, CERT_REFUSALS)] {
+            for case in table.lines().filter(|l| !l.is_empty()) {
+                let parts: Vec<&str> = case.splitn(3, " ⟹ ").collect();
+                assert_eq!(parts.len(), 3, "bad case: {case}");
+                let to = parts[1]
+                    .replace('␍', "\r")
+                    .replace('␊', "\n")
+                    .replace('␉', "\t");
+                refused(&sub_in(line, parts[0], &to.replace('␁', "\u{1}")), parts[2]);
+            }
         }
+        let error = format!("\"verdict\":\"error\",\"error\":\"{}\"", "é".repeat(301));
+        refused(
+            &sub_in(
+                CERT_VALID,
+                "\"verdict\":\"certified\",\"error\":null",
+                &error,
+            ),
+            "`certificate.error` is 301 characters, over the 300-character limit",
+        );
         let long = sub("TestParse::test_ascii", &"x".repeat(4000));
         refused(
             &long,
@@ -1007,6 +1539,208 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
         }
     }
 
+    /// The certificate of [`CERT_VALID`], about a test `name`.
+    fn certified(name: &str) -> Certificate {
+        Certificate {
+            verdict: CertificateVerdict::Certified,
+            error: None,
+            test: Some(CertTest {
+                file: "tests/test_parse.py".into(),
+                name: name.into(),
+            }),
+            before: Some(TreeSize {
+                files: 12,
+                bytes: 48213,
+            }),
+            after: Some(TreeSize {
+                files: 1,
+                bytes: 412,
+            }),
+            content_sha256: Some(
+                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into(),
+            ),
+            holdout: Some(Holdout {
+                runs: 30,
+                passes: 29,
+                rate: 0.8,
+                confidence: 0.95,
+                lower_bound: 0.851404,
+                required_passes: 28,
+            }),
+        }
+    }
+
+    fn hold(c: &mut Certificate) -> &mut Holdout {
+        c.holdout.as_mut().expect("a holdout")
+    }
+
+    #[test]
+    fn certificate_lines_parse() {
+        use CertificateVerdict as V;
+        let r = parse_line(CERT_VALID).expect("valid");
+        assert_eq!(
+            r.certificate,
+            Some(certified("TestParse::test_empty_input"))
+        );
+        assert_eq!(format_line(&r).as_deref(), Ok(CERT_VALID));
+        // Other spellings of the same values; the writer writes them shortest.
+        for (from, to, written) in [
+            ("\"rate\":0.8", "\"rate\":0.800000", "\"rate\":0.8,"),
+            (
+                "\"lowerBound\":0.851404",
+                "\"lowerBound\":1.0",
+                "\"lowerBound\":1,",
+            ),
+            (
+                "\"lowerBound\":0.851404",
+                "\"lowerBound\":0.000",
+                "\"lowerBound\":0,",
+            ),
+            (
+                "\"contentSha256\"",
+                "\"content\\u0053ha256\"",
+                "\"contentSha256\"",
+            ),
+        ] {
+            let back = parse_line(&sub_in(CERT_VALID, from, to)).expect(to);
+            assert!(
+                format_line(&back).is_ok_and(|l| l.contains(written)),
+                "{to}"
+            );
+        }
+        // What the rules allow round-trips, the line's own rules ignoring
+        // the certificate.
+        let mut good = result(vec![test("t", TestClass::Reproduces)]);
+        good.certificate = Some(certified("t"));
+        type Mutation = fn(&mut ResultLine);
+        fn cert(r: &mut ResultLine) -> &mut Certificate {
+            r.certificate.as_mut().expect("a certificate")
+        }
+        let fine: [Mutation; 12] = [
+            |r| (r.verdict, r.error) = (Verdict::Error, Some("boom".into())),
+            |r| hold(cert(r)).rate = 0.000001,
+            |r| hold(cert(r)).confidence = 0.999999,
+            |r| hold(cert(r)).lower_bound = 0.0,
+            |r| hold(cert(r)).lower_bound = 1.0,
+            |r| (cert(r).verdict, cert(r).error) = (V::Error, Some(String::new())),
+            |r| (cert(r).verdict, cert(r).holdout) = (V::NotCertified, None),
+            |r| (cert(r).verdict, hold(cert(r)).passes) = (V::NotCertified, 27),
+            |r| (cert(r).verdict, cert(r).test) = (V::BudgetExhausted, None),
+            |r| (cert(r).verdict, hold(cert(r)).passes) = (V::BudgetExhausted, 0),
+            |r| {
+                (cert(r).verdict, cert(r).after) = (
+                    V::BudgetExhausted,
+                    Some(TreeSize {
+                        files: 99,
+                        bytes: 1 << 40,
+                    }),
+                )
+            },
+            |r| {
+                let c = cert(r);
+                (c.verdict, c.test, c.before, c.after) = (V::BudgetExhausted, None, None, None);
+                (c.content_sha256, c.holdout) = (None, None);
+            },
+        ];
+        for mutate in fine {
+            let mut r = good.clone();
+            mutate(&mut r);
+            let line = format_line(&r).expect("formats");
+            assert_eq!(parse_line(&line), Ok(r));
+        }
+        assert_eq!(V::NAMES, V::ALL.map(|v| v.as_str()));
+        assert_eq!(V::from_name("budget-exhausted"), Some(V::BudgetExhausted));
+    }
+
+    #[test]
+    fn formatter_refuses_bad_certificates() {
+        let mut good = result(vec![test("t", TestClass::Reproduces)]);
+        good.certificate = Some(certified("t"));
+        // One case per rule; the parser's table has them all.
+        type Mutation = fn(&mut Certificate);
+        let bad: [(Mutation, &str); 10] = [
+            (
+                |c| c.verdict = CertificateVerdict::NotCertified,
+                "(29) reaches",
+            ),
+            (
+                |c| c.error = Some("x".into()),
+                "`certificate.error` must be null",
+            ),
+            (
+                |c| c.verdict = CertificateVerdict::Error,
+                "`certificate.error` must be a",
+            ),
+            (
+                |c| (c.verdict, c.error) = (CertificateVerdict::Error, Some("é".repeat(301))),
+                "`certificate.error` is 301 characters",
+            ),
+            (
+                |c| c.holdout = None,
+                "`certificate.holdout` must not be null",
+            ),
+            (
+                |c| c.content_sha256 = Some("9F".repeat(32)),
+                "64 lowercase hex",
+            ),
+            (
+                |c| {
+                    c.after = Some(TreeSize {
+                        files: 13,
+                        bytes: 1,
+                    })
+                },
+                "`certificate.after.files` is 13",
+            ),
+            (
+                |c| hold(c).required_passes = 31,
+                "`certificate.holdout.requiredPasses` is 31",
+            ),
+            (|c| hold(c).passes = 27, "(27) is below"),
+            (
+                |c| hold(c).rate = 0.0,
+                "`certificate.holdout.rate` must be in (0, 1), found `0.0`",
+            ),
+        ];
+        for (mutate, want) in bad {
+            let mut r = good.clone();
+            mutate(r.certificate.as_mut().expect("a certificate"));
+            let e = format_line(&r).expect_err(want);
+            assert!(e.to_string().contains(want), "wanted {want}, got {e}");
+            assert_eq!(parse_line(&render(&r)).map(|_| ()), Err(e));
+        }
+        // Fractions that no line can carry as they are. (The parser never
+        // sees these values, so it reports their text instead.)
+        let decimal = "`certificate.holdout.rate` must be a decimal number with at most \
+                       6 fraction digits, no exponent and no sign, found";
+        let floats = [
+            (
+                f64::NAN,
+                "`certificate.holdout.rate` must be in (0, 1), found `NaN`",
+            ),
+            (f64::INFINITY, "must be in (0, 1), found `inf`"),
+            (-0.0, "must be in (0, 1), found `-0.0`"),
+            (0.1234567, "found `0.1234567`"),
+            (0.9999997, "found `0.9999997`"),
+            (1e-7, "found `1e-7`"),
+            (0.1 + 0.2, "found `0.30000000000000004`"),
+        ];
+        for (x, want) in floats {
+            let mut r = good.clone();
+            hold(r.certificate.as_mut().expect("a certificate")).rate = x;
+            let e = format_line(&r).expect_err(want).to_string();
+            assert!(e.contains(want), "wanted {want}, got {e}");
+            assert!(want.contains("must be in") != e.contains(decimal), "{e}");
+        }
+        let mut r = good.clone();
+        hold(r.certificate.as_mut().expect("a certificate")).lower_bound = -0.0;
+        let e = format_line(&r).map_err(|e| e.to_string());
+        assert_eq!(
+            e,
+            Err("`certificate.holdout.lowerBound` must be in [0, 1], found `-0.0`".into())
+        );
+    }
+
     #[test]
     fn formatter_refuses_what_the_parser_refuses() {
         let good = result(vec![test("t", TestClass::Reproduces)]);
@@ -1072,7 +1806,71 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
             if self.below(5) == 0 {
                 (r.verdict, r.error) = (Verdict::Error, Some(clip_error(&self.text(400))));
             }
+            if self.below(4) > 0 {
+                r.certificate = Some(self.certificate());
+            }
             r
+        }
+
+        /// A fraction that is already rounded, in (0, 1) or, if `closed`, [0, 1].
+        fn fraction(&mut self, closed: bool) -> f64 {
+            let k = if closed {
+                self.below(1_000_001)
+            } else {
+                1 + self.below(999_999)
+            };
+            k as f64 / 1e6
+        }
+
+        fn certificate(&mut self) -> Certificate {
+            use CertificateVerdict as V;
+            let verdict = V::ALL[self.below(4) as usize];
+            let full = verdict == V::Certified;
+            let width = if self.below(6) == 0 { 3000 } else { 40 };
+            let file_width = width / (1 + 3 * self.below(2));
+            let test = (full || self.below(3) > 0).then(|| CertTest {
+                file: format!("tests/{}.py", self.text(file_width)),
+                name: self.text(width),
+            });
+            let files = self.below(100);
+            let bytes = if self.below(8) == 0 {
+                u64::MAX
+            } else {
+                self.below(1 << 40)
+            };
+            let before = (full || self.below(3) > 0).then_some(TreeSize { files, bytes });
+            let (files, bytes) = (self.below(files + 1), bytes / (1 + self.below(4)));
+            let after = (full || self.below(3) > 0).then_some(TreeSize { files, bytes });
+            let sha: String = (0..64)
+                .map(|_| b"0123456789abcdef"[self.below(16) as usize] as char)
+                .collect();
+            let content_sha256 = (full || self.below(3) > 0).then_some(sha);
+            let (runs, required) = (self.below(60), self.below(61));
+            let required = required.min(runs);
+            let passes = match verdict {
+                V::Certified => required + self.below(runs - required + 1),
+                V::NotCertified => self.below(required.max(1)),
+                _ => self.below(runs + 1),
+            };
+            let holdout = Holdout {
+                runs,
+                passes,
+                rate: self.fraction(false),
+                confidence: self.fraction(false),
+                lower_bound: self.fraction(true),
+                required_passes: required,
+            };
+            let keep =
+                full || (self.below(3) > 0 && !(verdict == V::NotCertified && required == 0));
+            Certificate {
+                verdict,
+                error: (verdict == V::Error).then(|| clip_error(&self.text(400))),
+                test,
+                before,
+                after,
+                content_sha256,
+                holdout: keep.then_some(holdout),
+            }
         }
     }
 
@@ -1086,7 +1884,7 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
     #[test]
     fn generated_results_round_trip() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut cut = 0;
+        let (mut cut, mut certs_cut) = (0, 0);
         for _ in 0..400 {
             let x = rng.result();
             let line = format_line(&x).expect("formats");
@@ -1106,7 +1904,14 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
             let repro = |t: &TestLine| t.class == TestClass::Reproduces;
             let size =
                 |r: &ResultLine| r.tests.len() + r.deleted_tests.len() + r.not_collected.len();
-            assert!(back.truncated && size(&back) < size(&x));
+            assert!(
+                back.truncated && (size(&back) < size(&x) || back.certificate != x.certificate)
+            );
+            if back.certificate != x.certificate {
+                assert_eq!(size(&back), 0, "the certificate is cut after the lists");
+                cut_certificate(x.certificate.as_ref(), back.certificate.as_ref());
+                certs_cut += 1;
+            }
             assert!(keeps_prefix(&x.tests, &back.tests, repro));
             assert!(keeps_prefix(&x.tests, &back.tests, |t| !repro(t)));
             let kept_repro = back.tests.iter().filter(|t| repro(t)).count();
@@ -1119,6 +1924,31 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
             assert!(back.not_collected == x.not_collected || back.deleted_tests.is_empty());
         }
         assert!(cut > 20, "only {cut} results needed truncating");
+        assert!(certs_cut > 5, "only {certs_cut} certificates were cut");
+    }
+
+    /// Checks that `back` is `x` cut as the formatter cuts a certificate:
+    /// the end of the test name, then the test, then the end of the error.
+    fn cut_certificate(x: Option<&Certificate>, back: Option<&Certificate>) {
+        use CertificateVerdict as V;
+        let (x, back) = (x.expect("a certificate"), back.expect("never dropped"));
+        assert_eq!(
+            (x.before, x.after, &x.content_sha256, x.holdout),
+            (back.before, back.after, &back.content_sha256, back.holdout)
+        );
+        let (verdict, error) = match (&x.test, &back.test) {
+            (Some(a), Some(b)) => {
+                assert!(a.file == b.file && a.name.starts_with(&b.name) && a.name != b.name);
+                (x.verdict, x.error.as_deref())
+            }
+            (Some(_), None) if x.verdict == V::Certified => (V::Error, Some(CERT_DID_NOT_FIT)),
+            _ => (x.verdict, x.error.as_deref()),
+        };
+        assert_eq!(back.verdict, verdict);
+        match (error, back.error.as_deref()) {
+            (Some(e), Some(b)) => assert!(e == b || (back.test.is_none() && e.starts_with(b))),
+            (e, b) => assert_eq!(e, b),
+        }
     }
 
     #[test]
@@ -1162,6 +1992,126 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
         let huge = result(vec![test(&"r".repeat(5000), TestClass::Reproduces)]);
         let back = parse_line(&format_line(&huge).expect("formats")).expect("parses");
         assert!(back.truncated && back.tests.is_empty() && back.counts.reproduces == 1);
+    }
+
+    #[test]
+    fn certificate_test_name_is_cut_after_the_lists() {
+        let mut x = result(vec![
+            test("r", TestClass::Reproduces),
+            test(&"p".repeat(900), TestClass::PassesOnBase),
+        ]);
+        x.deleted_tests = vec!["tests/test_old.py".into()];
+        x.not_collected = vec!["tests/test_nc.py".into()];
+        x.certificate = Some(certified(&"n".repeat(5000)));
+        let line = format_line(&x).expect("formats");
+        assert_eq!(
+            line.len(),
+            MAX_LINE_BYTES,
+            "one-byte characters cut exactly"
+        );
+        let back = parse_line(&line).expect("parses");
+        assert_eq!(Ok(&back), truncate_to_fit(&x).as_ref());
+        let size = back.tests.len() + back.deleted_tests.len() + back.not_collected.len();
+        assert!(back.truncated && size == 0 && back.verdict == Verdict::Reproduced);
+        let c = back.certificate.as_ref().expect("never dropped");
+        assert_eq!(c.verdict, CertificateVerdict::Certified);
+        assert!(c.test.as_ref().is_some_and(|t| !t.name.is_empty()));
+        cut_certificate(x.certificate.as_ref(), back.certificate.as_ref());
+        // Escaped characters are cut whole, so the line may end a little short.
+        x.certificate = Some(certified(&"\u{1}".repeat(2000)));
+        let line = format_line(&x).expect("formats");
+        assert!(line.len() <= MAX_LINE_BYTES && line.len() > MAX_LINE_BYTES - 6);
+        let back = parse_line(&line).expect("parses");
+        cut_certificate(x.certificate.as_ref(), back.certificate.as_ref());
+        // A line one byte over, with nothing in the lists, still loses a
+        // character, not just `false` for `true`.
+        let mut y = result(vec![]);
+        y.certificate = Some(certified(""));
+        let room = MAX_LINE_BYTES + 1 - render(&y).len();
+        y.certificate = Some(certified(&"n".repeat(room)));
+        assert_eq!(render(&y).len(), MAX_LINE_BYTES + 1);
+        let line = format_line(&y).expect("formats");
+        assert_eq!(line.len(), MAX_LINE_BYTES - 1);
+        let back = parse_line(&line).expect("parses");
+        assert_eq!(back.certificate, Some(certified(&"n".repeat(room - 1))));
+        assert!(back.truncated);
+    }
+
+    #[test]
+    fn certificate_test_is_dropped_last() {
+        let mut x = result(vec![test("r", TestClass::Reproduces)]);
+        let mut cert = certified("t");
+        cert.test.as_mut().expect("a test").file = "f".repeat(5000);
+        x.certificate = Some(cert.clone());
+        let back = parse_line(&format_line(&x).expect("formats")).expect("parses");
+        assert!(back.truncated && back.tests.is_empty() && back.counts.reproduces == 1);
+        assert_eq!(
+            back.verdict,
+            Verdict::Reproduced,
+            "the line's verdict stays"
+        );
+        let c = back.certificate.as_ref().expect("never dropped");
+        assert_eq!(
+            (c.verdict, c.error.as_deref(), &c.test),
+            (CertificateVerdict::Error, Some(CERT_DID_NOT_FIT), &None)
+        );
+        cut_certificate(Some(&cert), Some(c));
+        // Other verdicts do without the test.
+        cert.verdict = CertificateVerdict::NotCertified;
+        cert.holdout = None;
+        x.certificate = Some(cert.clone());
+        let back = truncate_to_fit(&x).expect("fits");
+        cut_certificate(Some(&cert), back.certificate.as_ref());
+        assert_eq!(
+            back.certificate.map(|c| (c.verdict, c.test, c.error)),
+            Some((CertificateVerdict::NotCertified, None, None))
+        );
+    }
+
+    #[test]
+    fn the_largest_line_with_a_certificate_fits() {
+        let mut x = result(vec![]);
+        (x.verdict, x.error) = (Verdict::Error, Some("\u{1}".repeat(MAX_ERROR_CHARS)));
+        x.counts = Counts::from_fn(|_| u64::MAX);
+        x.truncated = true;
+        let mut cert = certified("");
+        let most = TreeSize {
+            files: u64::MAX,
+            bytes: u64::MAX,
+        };
+        (cert.verdict, cert.test) = (CertificateVerdict::BudgetExhausted, None);
+        (cert.before, cert.after) = (Some(most), Some(most));
+        let h = hold(&mut cert);
+        (h.runs, h.passes, h.required_passes) = (u64::MAX, u64::MAX, u64::MAX);
+        (h.rate, h.confidence, h.lower_bound) = (0.999999, 0.999999, 0.999999);
+        x.certificate = Some(cert.clone());
+        let line = format_line(&x).expect("formats");
+        assert_eq!(
+            line.len(),
+            2672,
+            "the longest line without lists, test or message"
+        );
+        // With the longest message and a test it does not fit: the test
+        // goes, then the end of the message.
+        cert.verdict = CertificateVerdict::Error;
+        cert.error = Some("\u{1}".repeat(MAX_ERROR_CHARS));
+        cert.test = Some(CertTest {
+            file: "tests/test_x.py".into(),
+            name: "n".repeat(100),
+        });
+        x.certificate = Some(cert.clone());
+        assert!(render(&x).len() > MAX_LINE_BYTES);
+        let line = format_line(&x).expect("formats");
+        assert!(line.len() <= MAX_LINE_BYTES);
+        let back = parse_line(&line).expect("parses");
+        let c = back.certificate.as_ref().expect("never dropped");
+        let kept = c.error.as_deref().map_or(0, |e| e.chars().count());
+        assert!(
+            c.test.is_none() && (1..MAX_ERROR_CHARS).contains(&kept),
+            "{kept}"
+        );
+        cut_certificate(Some(&cert), Some(c));
+        assert_eq!(back.error, x.error, "the line's own message stays whole");
     }
 
     #[test]
@@ -1218,7 +2168,36 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
         for want in wants {
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }
-        assert!(!text.contains('\u{1b}'));
+        assert!(!text.contains('\u{1b}') && !text.contains("certificate"));
+        let text = pretty(&parse_line(CERT_VALID).expect("valid"));
+        let wants = [
+            "certificate:    certified\n",
+            "  test:         tests/test_parse.py::TestParse::test_empty_input\n",
+            "  before:       files 12, bytes 48213\n",
+            "  after:        files 1, bytes 412\n",
+            "  sha256:       9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
+            "  holdout:      29 of 30 runs passed, 28 required \
+             (rate 0.8, confidence 0.95, lower bound 0.851404)\n",
+        ];
+        for want in wants {
+            assert!(text.contains(want), "missing {want:?} in\n{text}");
+        }
+        assert!(!text.contains("  error:"));
+        let mut r = parse_line(CERT_VALID).expect("valid");
+        r.certificate = Some(Certificate {
+            verdict: CertificateVerdict::Error,
+            error: Some("reducer \u{7}crashed".into()),
+            test: None,
+            before: None,
+            after: None,
+            content_sha256: None,
+            holdout: None,
+        });
+        let text = pretty(&r);
+        assert!(
+            text.ends_with("certificate:    error\n  error:        reducer \\u{7}crashed\n"),
+            "{text}"
+        );
     }
 
     /// Blocks of `docs/line-schema.md` tagged `text valid` must parse and
@@ -1256,5 +2235,6 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
             "{valid} valid, {invalid} invalid examples"
         );
         assert!(doc.contains(VALID), "VALID is the doc's first example");
+        assert!(doc.contains(CERT_VALID), "CERT_VALID is a doc example");
     }
 }

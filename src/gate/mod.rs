@@ -12,6 +12,8 @@
 //! - [`encode`]: side reports as job outputs; [`classify`]: classes and the verdict;
 //! - [`line`]: the `repromin/v1` line, formatter and strict parser.
 
+pub mod certificate;
+pub mod check;
 pub mod classify;
 pub mod config;
 pub mod encode;
@@ -48,6 +50,8 @@ pub struct JudgeInput {
     pub rerun_report: Option<PathBuf>,
     /// `head.report`.
     pub head_report: Option<PathBuf>,
+    /// `reduce.report`, for the certificate.
+    pub reduce_report: Option<PathBuf>,
     /// A trusted local configuration.
     pub local_config: Option<(RepoConfig, String)>,
 }
@@ -62,6 +66,32 @@ pub struct Judgement {
 }
 
 const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
+
+fn certificate_cap() -> usize {
+    encode::REDUCE_REPORT_CAP
+}
+
+/// Reads a report file of at most `cap` characters (plus a newline): a regular file, never
+/// through a symlink.
+fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| format!("cannot read the {side} report `{}`: {e}", path.display()))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!(
+            "the {side} report `{}` is not a regular file",
+            path.display()
+        ));
+    }
+    let mut text = String::new();
+    file.take(cap as u64 + 2)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("the {side} report is malformed: {e}"))?;
+    Ok(text)
+}
 
 /// Reads one report file under the cap: a regular file, never through a symlink.
 fn read_side(path: Option<&Path>, side: &str) -> SideInput {
@@ -232,6 +262,10 @@ pub fn judge(input: &JudgeInput) -> Judgement {
             head: status_of(row.head),
         });
     }
+    let certificate = input.reduce_report.as_deref().map(|path| {
+        let text = read_bounded(path, certificate_cap(), "reduce");
+        certificate::verify(&repo, &input.base, &input.head, &planned, &classified, text)
+    });
     let result = line::ResultLine {
         head: input.head.clone(),
         merge_base: input.base.clone(),
@@ -243,7 +277,7 @@ pub fn judge(input: &JudgeInput) -> Judgement {
         deleted_tests: planned.plan.deleted_tests.clone(),
         not_collected: classified.not_collected.clone(),
         truncated: false,
-        certificate: None,
+        certificate,
     };
     Judgement {
         line: result,
@@ -325,10 +359,14 @@ pub struct RunInput {
     pub sandbox_user: Option<String>,
     /// Per-side deadline.
     pub budget: std::time::Duration,
+    /// Also run the reduce side and certify its result.
+    pub reduce: bool,
+    /// Holdout runs of the reduce side.
+    pub holdout_runs: u64,
 }
 
 /// Runs both sides and the judge in one process.
-pub fn run(input: &RunInput, interrupt: &AtomicBool) -> Judgement {
+pub fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgement {
     let out = match tempfile::Builder::new().prefix("repromin-run-").tempdir() {
         Ok(dir) => dir,
         Err(err) => {
@@ -362,13 +400,41 @@ pub fn run(input: &RunInput, interrupt: &AtomicBool) -> Judgement {
         exec::exec(&options, interrupt);
     }
     let report = |name: &str| Some(out.path().join(format!("{name}.report")));
-    judge(&JudgeInput {
+    let judged = |reduce_report: Option<PathBuf>| {
+        judge(&JudgeInput {
+            repo: input.repo.clone(),
+            base: input.base.clone(),
+            head: input.head.clone(),
+            base_report: report("base"),
+            rerun_report: report("base-rerun"),
+            head_report: report("head"),
+            reduce_report,
+            local_config: input.local_config.clone(),
+        })
+    };
+    let first = judged(None);
+    // Only a reproduced verdict has a test worth certifying.
+    if !input.reduce || first.line.verdict != line::Verdict::Reproduced {
+        return first;
+    }
+    let options = exec::ExecOptions {
         repo: input.repo.clone(),
         base: input.base.clone(),
         head: input.head.clone(),
-        base_report: report("base"),
-        rerun_report: report("base-rerun"),
-        head_report: report("head"),
+        out: out.path().to_path_buf(),
+        side: exec::Side::Base,
+        sandbox_user: None,
+        budget: input.budget,
         local_config: input.local_config.clone(),
-    })
+    };
+    let base_report = out.path().join("base.report");
+    certificate::reduce_side(
+        &certificate::ReduceSide {
+            options: &options,
+            base_report: &base_report,
+            holdout_runs: input.holdout_runs,
+        },
+        interrupt,
+    );
+    judged(report("reduce"))
 }

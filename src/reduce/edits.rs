@@ -45,8 +45,8 @@ pub enum Stale {
 }
 
 /// One edit of an [`EditSet`], as reports print it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "op", rename_all = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Edit {
     /// The entry and everything below it are deleted.
     Delete {
@@ -292,14 +292,14 @@ impl EditSet {
             tree.remove_subtree(path);
         }
         for (path, kept) in &self.kept {
-            if let Some(entry) = tree.entries.get_mut(path) {
-                if let Some(data) = entry.node.data() {
-                    let mut bytes = Vec::new();
-                    for r in kept {
-                        bytes.extend_from_slice(&data[r.clone()]);
-                    }
-                    entry.node = Node::file(Arc::from(bytes));
+            if let Some(entry) = tree.entries.get_mut(path)
+                && let Some(data) = entry.node.data()
+            {
+                let mut bytes = Vec::new();
+                for r in kept {
+                    bytes.extend_from_slice(&data[r.clone()]);
                 }
+                entry.node = Node::file(Arc::from(bytes));
             }
         }
         tree

@@ -553,12 +553,10 @@ impl Session {
                 self.phase(phase).no_op += 1;
             }
         }
-        if !union_done {
-            if let Some((edits, tree, fp)) = prepared[lowest].take() {
-                self.commit(phase, edits, tree, fp, &candidates[lowest].label, false)?;
-                committed[lowest] = true;
-                self.phase(phase).superseded += (passing.len() - 1) as u64;
-            }
+        if !union_done && let Some((edits, tree, fp)) = prepared[lowest].take() {
+            self.commit(phase, edits, tree, fp, &candidates[lowest].label, false)?;
+            committed[lowest] = true;
+            self.phase(phase).superseded += (passing.len() - 1) as u64;
         }
         self.notify(phase);
         Ok(Some(committed))

@@ -1,0 +1,704 @@
+//! The reduced-tree certificate: the reduce side that makes it and the judge's check.
+//!
+//! `exec --side reduce` takes the base tree with the head's tests overlaid, picks the first
+//! selected test (path, then name order) that failed on base, and reduces the tree so that
+//! this test still fails with the same normalised signature. It then runs a holdout on the
+//! frozen result. Its report carries the reduction as an edit set against the
+//! base-plus-overlay tree (never a copy of the files), both sizes, the content fingerprint,
+//! the test, the signature, how the reduction ended and the holdout counts.
+//!
+//! The judge checks what it can without running code: it rebuilds the reduced tree from git
+//! objects (the merge base's tree, the head's overlaid files) plus the edit set, and its
+//! recomputed `tree-content-sha256-v1` must equal the report's; the edits are deletions only;
+//! the holdout gate is recomputed from the counts; the test must be in the plan and
+//! reproduce. The certificate has its own verdict and never changes the main one.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::gate::classify::{Class, Classified};
+use crate::gate::config::ReportFormat;
+use crate::gate::encode::{DecodeError, INFLATED_CAP, Outcome, REDUCE_REPORT_CAP, SideReport};
+use crate::gate::git::Repo;
+use crate::gate::plan::{Plan, Planned};
+use crate::gate::test_report::Status;
+use crate::reduce::edits::Edit;
+use crate::tree::{Entry, Meta, Node, Tree};
+
+/// Holdout runs by default. With a target rate of 0.9 at confidence 0.95, fewer than 29
+/// runs cannot pass even when every run reproduces (0.9^28 > 0.05), so the default is 30.
+pub const HOLDOUT_RUNS: u64 = 30;
+/// The default holdout target pass rate.
+pub const HOLDOUT_RATE: f64 = 0.9;
+/// The default holdout confidence.
+pub const HOLDOUT_CONFIDENCE: f64 = 0.95;
+
+/// Tree size in a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Size {
+    /// Regular files.
+    pub files: u64,
+    /// Regular-file bytes.
+    pub bytes: u64,
+}
+
+/// Holdout counts in a report.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoldoutCounts {
+    /// Runs made.
+    pub runs: u64,
+    /// Runs that reproduced.
+    pub passes: u64,
+    /// Target pass rate.
+    pub rate: f64,
+    /// Confidence.
+    pub confidence: f64,
+}
+
+/// A reduction as the reduce side reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reduced {
+    /// The test file.
+    pub file: String,
+    /// The test's full name.
+    pub name: String,
+    /// The failure signature the reduction kept.
+    pub signature: Option<String>,
+    /// The reduced tree as edits against the base-plus-overlay tree.
+    pub edits: Vec<Edit>,
+    /// Size before.
+    pub before: Size,
+    /// Size after.
+    pub after: Size,
+    /// `tree-content-sha256-v1` of the reduced tree.
+    pub content_sha256: String,
+    /// `fixed-point`, `max-attempts`, `max-duration` or `interrupted`.
+    pub ended_by: String,
+    /// Holdout counts (`None` when the holdout could not run).
+    pub holdout: Option<HoldoutCounts>,
+    /// Commands run by the reduction.
+    pub oracle_samples: u64,
+    /// Wall time of the reduction in milliseconds.
+    pub reduce_ms: u64,
+}
+
+/// The reduce side's report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ReduceOutcome {
+    /// A reduction.
+    Reduced(Box<Reduced>),
+    /// It failed.
+    Error {
+        /// What failed.
+        message: String,
+    },
+    /// Nothing to reduce (no test fails on base).
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The encoded reduce report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReduceReport {
+    /// Format version (1).
+    pub v: u32,
+    /// Always `reduce`.
+    pub side: String,
+    /// The merge base.
+    pub commit: String,
+    /// What happened.
+    pub outcome: ReduceOutcome,
+}
+
+fn encode_json(report: &ReduceReport) -> String {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let json = serde_json::to_vec(report).unwrap_or_default();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let _ = gz.write_all(&json);
+    base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap_or_default())
+}
+
+/// Encodes under the reduce cap; over it, an error marker saying so.
+pub fn encode(report: &ReduceReport) -> String {
+    let text = encode_json(report);
+    if text.len() <= REDUCE_REPORT_CAP
+        && serde_json::to_vec(report).map_or(0, |j| j.len()) <= INFLATED_CAP
+    {
+        return text;
+    }
+    encode_json(&ReduceReport {
+        v: 1,
+        side: "reduce".into(),
+        commit: report.commit.clone(),
+        outcome: ReduceOutcome::Error {
+            message: format!(
+                "the reduce report is {} characters encoded, over the {REDUCE_REPORT_CAP}-character cap",
+                text.len()
+            ),
+        },
+    })
+}
+
+/// Decodes a reduce report.
+///
+/// # Errors
+/// Over the cap or malformed.
+pub fn decode(text: &str) -> Result<ReduceReport, DecodeError> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let malformed = |reason: String| DecodeError::Malformed {
+        side: "reduce".into(),
+        reason,
+    };
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.len() > REDUCE_REPORT_CAP {
+        return Err(DecodeError::TooLong {
+            side: "reduce".into(),
+            len: text.len(),
+            cap: REDUCE_REPORT_CAP,
+        });
+    }
+    if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
+        return Err(malformed("it is empty or contains whitespace".into()));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| malformed(format!("not base64 ({e})")))?;
+    let mut inflated = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .take(INFLATED_CAP as u64 + 1)
+        .read_to_end(&mut inflated)
+        .map_err(|e| malformed(format!("not gzip ({e})")))?;
+    if inflated.len() > INFLATED_CAP {
+        return Err(malformed(format!(
+            "it inflates past the {INFLATED_CAP}-byte cap"
+        )));
+    }
+    let report: ReduceReport =
+        serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))?;
+    if report.v != 1 || report.side != "reduce" {
+        return Err(malformed("not a version 1 reduce report".into()));
+    }
+    Ok(report)
+}
+
+/// The first selected test, in path then name order, that failed on base.
+pub fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
+    let Outcome::Report { report, .. } = &base.outcome else {
+        return None;
+    };
+    let mut failing: Vec<(String, String)> = report
+        .files
+        .iter()
+        .filter(|f| plan.tests.contains(&f.path) && f.load_error.is_none())
+        .flat_map(|f| {
+            f.tests
+                .iter()
+                .filter(|t| t.status == Status::Failed)
+                .filter(|t| {
+                    !t.messages
+                        .iter()
+                        .any(|m| crate::gate::classify::names_missing_symbol(m))
+                })
+                .map(|t| (f.path.clone(), t.name.clone()))
+        })
+        .collect();
+    failing.sort();
+    failing.into_iter().next()
+}
+
+/// Whether a relative path has a component the reducer always leaves out.
+fn builtin_ignored(path: &str) -> bool {
+    path.split('/')
+        .any(|part| crate::tree::BUILTIN_IGNORED.contains(&part))
+}
+
+/// Rebuilds the base-plus-overlay tree from git objects: the merge base's files, the
+/// head's tests and carried files over them, the overlay removals gone; directories from
+/// the paths; entries with a built-in ignored component left out, as the reducer does.
+///
+/// # Errors
+/// git fails.
+pub fn rebuild(repo: &Repo, base: &str, head: &str, plan: &Plan) -> Result<Tree, String> {
+    let meta = Meta {
+        mode: 0o755,
+        mtime_ns: 0,
+    };
+    let mut files: BTreeMap<String, (String, Vec<u8>)> = BTreeMap::new();
+    for (path, mode) in repo.ls_tree(base).map_err(|e| e.to_string())? {
+        if mode == "160000" || builtin_ignored(&path) {
+            continue;
+        }
+        let data = repo
+            .blob(base, &path)
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        files.insert(path, (mode, data));
+    }
+    let head_modes: BTreeMap<String, String> = repo
+        .ls_tree(head)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .collect();
+    for path in &plan.overlay_removals {
+        if !plan.tests.contains(path) && !plan.carry.contains(path) {
+            let below = format!("{path}/");
+            files.retain(|p, _| p != path && !p.starts_with(&below));
+        }
+    }
+    for path in plan.tests.iter().chain(&plan.carry) {
+        if builtin_ignored(path) {
+            continue;
+        }
+        if let Some(data) = repo.blob(head, path).map_err(|e| e.to_string())? {
+            let mode = head_modes
+                .get(path)
+                .cloned()
+                .unwrap_or_else(|| "100644".into());
+            files.insert(path.clone(), (mode, data));
+        }
+    }
+    let mut tree = Tree::empty(meta);
+    for (path, (mode, data)) in files {
+        let mut dir = String::new();
+        for part in crate::tree::parent_of(&path)
+            .split('/')
+            .filter(|p| !p.is_empty())
+        {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+            tree.entries
+                .entry(Arc::from(dir.as_str()))
+                .or_insert(Entry {
+                    node: Node::Dir,
+                    meta,
+                });
+        }
+        let node = if mode == "120000" {
+            Node::Symlink {
+                target: String::from_utf8_lossy(&data).to_string(),
+            }
+        } else {
+            Node::file(Arc::from(data))
+        };
+        tree.entries
+            .insert(Arc::from(path.as_str()), Entry { node, meta });
+    }
+    Ok(tree)
+}
+
+/// Applies an edit set of deletions to `tree`.
+///
+/// # Errors
+/// An edit that names a missing path, an out-of-range or overlapping byte range.
+pub fn apply_edits(tree: &Tree, edits: &[Edit]) -> Result<Tree, String> {
+    let mut out = tree.clone();
+    let mut cuts: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+    for edit in edits {
+        match edit {
+            Edit::Delete { path } => {
+                if !out.entries.contains_key(path.as_str()) {
+                    return Err(format!(
+                        "the edit set deletes `{path}`, which is not in the tree"
+                    ));
+                }
+                out.remove_subtree(path);
+            }
+            Edit::DeleteBytes { path, start, end } => {
+                cuts.entry(path.clone()).or_default().push((*start, *end));
+            }
+        }
+    }
+    for (path, ranges) in cuts {
+        let Some(entry) = out.entries.get_mut(path.as_str()) else {
+            return Err(format!(
+                "the edit set cuts `{path}`, which is not a file of the tree"
+            ));
+        };
+        let Some(data) = entry.node.data().cloned() else {
+            return Err(format!(
+                "the edit set cuts `{path}`, which is not a regular file"
+            ));
+        };
+        let mut kept = Vec::with_capacity(data.len());
+        let mut at = 0;
+        for (start, end) in ranges {
+            if start < at || end <= start || end > data.len() {
+                return Err(format!(
+                    "the edit set cuts `{path}` at {start}..{end}, out of order or out of range"
+                ));
+            }
+            kept.extend_from_slice(&data[at..start]);
+            at = end;
+        }
+        kept.extend_from_slice(&data[at..]);
+        entry.node = Node::file(Arc::from(kept));
+    }
+    Ok(out)
+}
+
+fn size_of(tree: &Tree) -> Size {
+    let size = tree.size();
+    Size {
+        files: size.files,
+        bytes: size.bytes,
+    }
+}
+
+/// The judge's check of a reduce report: the line's certificate.
+pub fn verify(
+    repo: &Repo,
+    base: &str,
+    head: &str,
+    planned: &Planned,
+    classified: &Classified,
+    text: Result<String, String>,
+) -> crate::gate::line::Certificate {
+    use crate::gate::line::{CertTest, Certificate, CertificateVerdict, Holdout, TreeSize};
+    let error = |message: String| Certificate {
+        verdict: CertificateVerdict::Error,
+        error: Some(crate::gate::line::clip_error(&message)),
+        test: None,
+        before: None,
+        after: None,
+        content_sha256: None,
+        holdout: None,
+    };
+    let text = match text {
+        Ok(text) => text,
+        Err(message) => return error(message),
+    };
+    let report = match decode(&text) {
+        Ok(report) => report,
+        Err(err) => return error(err.to_string()),
+    };
+    if report.commit != base {
+        return error(format!(
+            "the reduce report is for commit {}, not {base}",
+            report.commit
+        ));
+    }
+    let reduced = match report.outcome {
+        ReduceOutcome::Reduced(reduced) => reduced,
+        ReduceOutcome::Error { message } => return error(format!("reduce: {message}")),
+        ReduceOutcome::Skipped { reason } => return error(format!("reduce was skipped: {reason}")),
+    };
+    if !planned.plan.tests.contains(&reduced.file) {
+        return error(format!(
+            "the certified test file `{}` is not in the plan",
+            reduced.file
+        ));
+    }
+    let reproduces = classified
+        .rows
+        .iter()
+        .any(|r| r.file == reduced.file && r.name == reduced.name && r.class == Class::Reproduces);
+    if !reproduces {
+        return error(format!(
+            "the certified test `{}` does not reproduce",
+            reduced.name
+        ));
+    }
+    let original = match rebuild(repo, base, head, &planned.plan) {
+        Ok(tree) => tree,
+        Err(message) => return error(message),
+    };
+    if size_of(&original) != reduced.before {
+        return error(
+            "the reduce report's size before does not match the base-plus-overlay tree".into(),
+        );
+    }
+    let rebuilt = match apply_edits(&original, &reduced.edits) {
+        Ok(tree) => tree,
+        Err(message) => return error(message),
+    };
+    let fingerprint = rebuilt.content_fingerprint().to_string();
+    if fingerprint != reduced.content_sha256 {
+        return error(format!(
+            "the edit set rebuilds a tree with tree-content-sha256-v1 {fingerprint}, not {}",
+            reduced.content_sha256
+        ));
+    }
+    if size_of(&rebuilt) != reduced.after {
+        return error("the reduce report's size after does not match the rebuilt tree".into());
+    }
+    let test = Some(CertTest {
+        file: reduced.file.clone(),
+        name: reduced.name.clone(),
+    });
+    let before = Some(TreeSize {
+        files: reduced.before.files,
+        bytes: reduced.before.bytes,
+    });
+    let after = Some(TreeSize {
+        files: reduced.after.files,
+        bytes: reduced.after.bytes,
+    });
+    let Some(counts) = reduced.holdout else {
+        return Certificate {
+            verdict: CertificateVerdict::NotCertified,
+            error: None,
+            test,
+            before,
+            after,
+            content_sha256: Some(fingerprint),
+            holdout: None,
+        };
+    };
+    if counts.passes > counts.runs {
+        return error("the holdout reports more passes than runs".into());
+    }
+    let plan = match crate::stats::HoldoutPlan::new(counts.runs, counts.rate, counts.confidence) {
+        Ok(plan) => plan,
+        Err(err) => return error(format!("the holdout plan is unusable: {err}")),
+    };
+    let result = match crate::stats::holdout_result(&plan, counts.passes) {
+        Ok(result) => result,
+        Err(err) => return error(format!("the holdout cannot be evaluated: {err}")),
+    };
+    let round = |x: f64| (x * 1e6).floor() / 1e6;
+    if round(counts.rate) != counts.rate || round(counts.confidence) != counts.confidence {
+        return error("the holdout rate and confidence must have at most 6 decimals".into());
+    }
+    let verdict = if reduced.ended_by != "fixed-point" {
+        CertificateVerdict::BudgetExhausted
+    } else if result.certified {
+        CertificateVerdict::Certified
+    } else {
+        CertificateVerdict::NotCertified
+    };
+    let certificate = Certificate {
+        verdict,
+        error: None,
+        test,
+        before,
+        after,
+        content_sha256: Some(fingerprint),
+        holdout: Some(Holdout {
+            runs: counts.runs,
+            passes: counts.passes,
+            rate: counts.rate,
+            confidence: counts.confidence,
+            lower_bound: round(result.lower_bound),
+            required_passes: result.required_passes,
+        }),
+    };
+    // Whatever the report claims, the certificate must be one the line can carry.
+    match certificate.validate() {
+        Ok(()) => certificate,
+        Err(err) => error(format!("the certificate is inconsistent: {err}")),
+    }
+}
+
+/// What the reduce side needs beyond the exec options.
+pub struct ReduceSide<'a> {
+    /// The exec options (side, commits, out, budget).
+    pub options: &'a crate::gate::exec::ExecOptions,
+    /// The base side's report.
+    pub base_report: &'a Path,
+    /// Holdout runs.
+    pub holdout_runs: u64,
+}
+
+/// Runs the reduce side and writes `reduce.report`. Never fails: errors become markers.
+pub fn reduce_side(side: &ReduceSide, interrupt: &Arc<AtomicBool>) -> ReduceReport {
+    let base = side.options.base.clone();
+    let outcome = match run_reduce_side(side, interrupt) {
+        Ok(outcome) => outcome,
+        Err(message) => ReduceOutcome::Error { message },
+    };
+    let report = ReduceReport {
+        v: 1,
+        side: "reduce".into(),
+        commit: base,
+        outcome,
+    };
+    let _ = std::fs::create_dir_all(&side.options.out);
+    let path = side.options.out.join("reduce.report");
+    let _ = crate::workspace::remove_any(&path);
+    let _ = std::fs::write(&path, encode(&report));
+    report
+}
+
+fn run_reduce_side(
+    side: &ReduceSide,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<ReduceOutcome, String> {
+    let options = side.options;
+    let started = Instant::now();
+    let repo = Repo::new(&options.repo);
+    repo.commit(&options.base).map_err(|e| e.to_string())?;
+    repo.commit(&options.head).map_err(|e| e.to_string())?;
+    let planned = crate::gate::plan::plan(
+        &repo,
+        &options.base,
+        &options.head,
+        options.local_config.clone(),
+    )
+    .map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(side.base_report).map_err(|e| {
+        format!(
+            "cannot read the base report `{}`: {e}",
+            side.base_report.display()
+        )
+    })?;
+    let base_report =
+        crate::gate::encode::decode(&text, "base", crate::gate::encode::TEST_REPORT_CAP)
+            .map_err(|e| e.to_string())?;
+    let Some((file, name)) = pick_test(&planned.plan, &base_report) else {
+        return Ok(ReduceOutcome::Skipped {
+            reason: "no selected test fails on base".into(),
+        });
+    };
+    let config = &planned.config;
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-reduce-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let tree_dir = scratch.path().join("tree");
+    repo.add_worktree(&tree_dir, &options.base)
+        .map_err(|e| e.to_string())?;
+    let result = (|| -> Result<ReduceOutcome, String> {
+        // What git put there, before install adds anything.
+        let (before_install, _) =
+            crate::tree::scan(&tree_dir, &crate::tree::IgnoreRules::default())
+                .map_err(|e| e.to_string())?;
+        let tmp = scratch.path().join("tmp-setup");
+        std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+        for command in config.install.iter().chain(config.build.iter()) {
+            crate::gate::exec::shell_step(
+                "install",
+                command,
+                &tree_dir,
+                &tmp,
+                Duration::from_secs(config.timeouts.install),
+                interrupt,
+            )
+            .map_err(|f| f.0)?;
+        }
+        // Whatever install created is the environment: never reduced, never touched.
+        let after_install = crate::tree::scan_exact(&tree_dir).map_err(|e| e.to_string())?;
+        let unmanaged: Vec<String> = after_install
+            .entries
+            .keys()
+            .filter(|p| !before_install.entries.contains_key(&***p))
+            .filter(|p| {
+                let parent = crate::tree::parent_of(p);
+                parent.is_empty() || before_install.entries.contains_key(parent)
+            })
+            .map(|p| p.to_string())
+            .collect();
+        crate::gate::exec::overlay_tree(&repo, &options.head, &planned.plan, &tree_dir)
+            .map_err(|f| f.0)?;
+        let rules = crate::tree::IgnoreRules {
+            paths: unmanaged.clone(),
+            ..crate::tree::IgnoreRules::default()
+        };
+        let (model, _) = crate::tree::scan(&tree_dir, &rules).map_err(|e| e.to_string())?;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let argv = vec![
+            exe.display().to_string(),
+            "check-test".into(),
+            "--format".into(),
+            format_name(config.report).into(),
+            "--file".into(),
+            file.clone(),
+            "--name".into(),
+            name.clone(),
+            "--timeout-ms".into(),
+            (config.timeouts.test * 1000).to_string(),
+            "--".into(),
+            config.command.clone(),
+        ];
+        let mut reduce_options = crate::reduce::ReduceOptions::new(
+            tree_dir.clone(),
+            scratch.path().join("unused"),
+            argv,
+        );
+        reduce_options.rules = rules;
+        reduce_options.jobs = 1;
+        reduce_options.timeout = Some(Duration::from_secs(config.timeouts.test));
+        let spent = started.elapsed();
+        // Keep a quarter of what is left for the holdout.
+        let left = options.budget.saturating_sub(spent);
+        reduce_options.max_duration = Some(left.mul_f64(0.75).max(Duration::from_secs(1)));
+        let dirs = crate::runner::RunDirs {
+            wrapper: scratch.path().join("w0"),
+            tree: tree_dir.clone(),
+            tmp: scratch.path().join("w0").join("tmp"),
+        };
+        let workspace = crate::workspace::Workspace::adopt(tree_dir.clone(), &model, unmanaged)
+            .map_err(|e| e.to_string())?;
+        let worker = crate::reduce::session::Worker::adopted(dirs, workspace);
+        let (reduction, mut session) = crate::reduce::run_reduction(
+            &reduce_options,
+            scratch.path(),
+            crate::reduce::Place::Adopted(Box::new(worker)),
+            interrupt,
+            None,
+        )
+        .map_err(|e| e.to_string())?;
+        // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
+        let mut passes = 0;
+        let never = AtomicBool::new(false);
+        for _ in 0..side.holdout_runs {
+            let (outcome, normalizer) = session.run_current(&never).map_err(|e| e.to_string())?;
+            if session.oracle().judge(&outcome, &normalizer).pass {
+                passes += 1;
+            }
+        }
+        let ended_by = match reduction.stopped {
+            None => "fixed-point",
+            Some(crate::reduce::StopReason::MaxAttempts) => "max-attempts",
+            Some(crate::reduce::StopReason::MaxDuration) => "max-duration",
+            Some(crate::reduce::StopReason::Interrupted) => "interrupted",
+        };
+        Ok(ReduceOutcome::Reduced(Box::new(Reduced {
+            file,
+            name,
+            signature: reduction.oracle.signature.clone(),
+            edits: reduction.edits.clone(),
+            before: size_of(&reduction.preflight.tree),
+            after: size_of(&reduction.tree),
+            content_sha256: reduction.tree.content_fingerprint().to_string(),
+            ended_by: ended_by.into(),
+            holdout: Some(HoldoutCounts {
+                runs: side.holdout_runs,
+                passes,
+                rate: HOLDOUT_RATE,
+                confidence: HOLDOUT_CONFIDENCE,
+            }),
+            oracle_samples: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
+            reduce_ms: reduction.reduce_ms,
+        })))
+    })();
+    repo.remove_worktree(&tree_dir);
+    result
+}
+
+/// The configuration name of a report format.
+pub fn format_name(format: ReportFormat) -> &'static str {
+    match format {
+        ReportFormat::Junit => "junit",
+        ReportFormat::VitestJson => "vitest-json",
+        ReportFormat::JestJson => "jest-json",
+        ReportFormat::Libtest => "libtest",
+        ReportFormat::GoTestJson => "go-test-json",
+        ReportFormat::NodeTest => "node-test",
+    }
+}

@@ -1,0 +1,206 @@
+//! The reduced-tree certificate: a real reduction on a pytest repository, and the judge's
+//! refusal of every tampering.
+
+use repromin::gate::certificate::{ReduceOutcome, decode, encode};
+use repromin::reduce::edits::Edit;
+
+use crate::gate::{GitRepo, PYTEST_CONFIG};
+use crate::util::{run, stderr, stdout};
+
+/// A repository with a bug, unrelated modules, docs and a fix whose test reproduces.
+fn repo_with_fix() -> (GitRepo, String, String) {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", PYTEST_CONFIG),
+            ("tests/conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n"),
+            ("shop/__init__.py", ""),
+            ("shop/cart.py", "from shop.money import cents\n\n\ndef total(prices):\n    # Bug: the last price is dropped.\n    return cents(sum(prices[:-1]))\n\n\ndef count(prices):\n    return len(prices)\n"),
+            ("shop/money.py", "def cents(x):\n    return round(x * 100)\n\n\ndef euros(c):\n    return c / 100\n"),
+            ("shop/unused.py", "def helper():\n    return 42\n\n\nclass Thing:\n    pass\n"),
+            ("docs/guide.md", "# Guide\n\nSome words.\n"),
+            ("README.md", "# shop\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("shop/cart.py", "from shop.money import cents\n\n\ndef total(prices):\n    return cents(sum(prices))\n\n\ndef count(prices):\n    return len(prices)\n"),
+            ("tests/test_cart.py", "from shop.cart import total\n\n\ndef test_total():\n    assert total([1.0, 2.5]) == 350\n\n\ndef test_empty():\n    assert total([]) == 0\n"),
+        ],
+        "fix",
+    );
+    (repo, base, head)
+}
+
+fn line_of(output: &std::process::Output) -> serde_json::Value {
+    let text = stdout(output);
+    serde_json::from_str(
+        text.trim()
+            .strip_prefix("repromin/v1 ")
+            .unwrap_or_else(|| panic!("{text}")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refused() {
+    let (repo, base, head) = repo_with_fix();
+    let repo_path = repo.path().display().to_string();
+    let out = tempfile::tempdir().unwrap();
+    let out_path = out.path().display().to_string();
+    for side in ["base", "head"] {
+        let o = run(
+            &[
+                "exec", "--side", side, "--out", &out_path, "--base", &base, "--head", &head,
+                "--repo", &repo_path,
+            ],
+            repo.path(),
+        );
+        assert!(o.status.success());
+    }
+    let report = |n: &str| out.path().join(format!("{n}.report")).display().to_string();
+    let o = run(
+        &[
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            &out_path,
+            "--base-report",
+            &report("base"),
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+            "--holdout-runs",
+            "30",
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let judge = |reduce: &str| {
+        run(
+            &[
+                "judge",
+                "--base-report",
+                &report("base"),
+                "--base-rerun-report",
+                &report("base-rerun"),
+                "--head-report",
+                &report("head"),
+                "--reduce-report",
+                reduce,
+                "--base",
+                &base,
+                "--head",
+                &head,
+                "--repo",
+                &repo_path,
+            ],
+            repo.path(),
+        )
+    };
+    let line = line_of(&judge(&report("reduce")));
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    let cert = &line["certificate"];
+    assert_eq!(cert["verdict"], "certified", "{line}");
+    assert_eq!(cert["test"]["file"], "tests/test_cart.py");
+    assert_eq!(cert["test"]["name"], "test_total");
+    assert_eq!(cert["holdout"]["runs"], 30);
+    assert_eq!(cert["holdout"]["passes"], 30);
+    assert_eq!(cert["holdout"]["requiredPasses"], 30);
+    assert!(cert["after"]["files"].as_u64().unwrap() < cert["before"]["files"].as_u64().unwrap());
+
+    // The reduction kept what the failure needs and dropped the rest.
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let original = decode(&text).unwrap();
+    let ReduceOutcome::Reduced(reduced) = &original.outcome else {
+        panic!("{original:?}");
+    };
+    let deleted: Vec<&str> = reduced
+        .edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Delete { path } => Some(path.as_str()),
+            Edit::DeleteBytes { .. } => None,
+        })
+        .collect();
+    for gone in ["README.md", "docs", "shop/unused.py"] {
+        assert!(deleted.contains(&gone), "{gone} kept: {deleted:?}");
+    }
+
+    // Each tampering gives a certificate error and leaves the main verdict alone.
+    let tampered = |edit: &dyn Fn(&mut repromin::gate::certificate::Reduced)| {
+        let mut copy = original.clone();
+        if let ReduceOutcome::Reduced(r) = &mut copy.outcome {
+            edit(r);
+        }
+        let path = out.path().join("tampered.report");
+        std::fs::write(&path, encode(&copy)).unwrap();
+        let line = line_of(&judge(&path.display().to_string()));
+        assert_eq!(line["verdict"], "reproduced");
+        assert_eq!(line["certificate"]["verdict"], "error", "{line}");
+        line["certificate"]["error"].as_str().unwrap().to_string()
+    };
+    let err = tampered(&|r| {
+        r.edits
+            .retain(|e| !matches!(e, Edit::Delete { path } if path == "README.md"));
+    });
+    assert!(err.contains("tree-content-sha256-v1"), "{err}");
+    let err = tampered(&|r| r.content_sha256 = "0".repeat(64));
+    assert!(err.contains("tree-content-sha256-v1"), "{err}");
+    let err = tampered(&|r| {
+        if let Some(h) = &mut r.holdout {
+            h.passes = h.runs + 5;
+        }
+    });
+    assert!(err.contains("more passes than runs"), "{err}");
+    let err = tampered(&|r| r.file = "tests/test_other.py".into());
+    assert!(err.contains("not in the plan"), "{err}");
+    let err = tampered(&|r| r.name = "test_empty".into());
+    assert!(err.contains("does not reproduce"), "{err}");
+    let err = tampered(&|r| {
+        r.edits.push(Edit::DeleteBytes {
+            path: "shop/cart.py".into(),
+            start: 100_000,
+            end: 100_010,
+        });
+    });
+    assert!(err.contains("out of range"), "{err}");
+    // A malformed report is an error too.
+    let path = out.path().join("garbage.report");
+    std::fs::write(&path, "not a report").unwrap();
+    let line = line_of(&judge(&path.display().to_string()));
+    assert_eq!(line["certificate"]["verdict"], "error");
+    assert_eq!(line["verdict"], "reproduced");
+}
+
+#[test]
+fn run_certifies_by_default_and_skips_the_reduce_side_on_request() {
+    let (repo, base, head) = repo_with_fix();
+    let path = repo.path().display().to_string();
+    let o = run(
+        &["run", "--base", &base, "--head", &head, "--repo", &path],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = line_of(&o);
+    assert_eq!(line["certificate"]["verdict"], "certified", "{line}");
+    let o = run(
+        &[
+            "run",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &path,
+            "--no-reduce",
+        ],
+        repo.path(),
+    );
+    assert!(line_of(&o)["certificate"].is_null());
+}
