@@ -592,17 +592,9 @@ fn run_reduce_side(
             .map_err(|f| f.0)?;
         }
         // Whatever install created is the environment: never reduced, never touched.
-        let after_install = crate::tree::scan_exact(&tree_dir).map_err(|e| e.to_string())?;
-        let unmanaged: Vec<String> = after_install
-            .entries
-            .keys()
-            .filter(|p| !before_install.entries.contains_key(&***p))
-            .filter(|p| {
-                let parent = crate::tree::parent_of(p);
-                parent.is_empty() || before_install.entries.contains_key(parent)
-            })
-            .map(|p| p.to_string())
-            .collect();
+        // Only the top-most new paths are needed: nothing below them is looked at.
+        let mut unmanaged = Vec::new();
+        new_paths(&tree_dir, "", &before_install, &mut unmanaged).map_err(|e| e.to_string())?;
         crate::gate::exec::overlay_tree(&repo, &options.head, &planned.plan, &tree_dir)
             .map_err(|f| f.0)?;
         let rules = crate::tree::IgnoreRules {
@@ -689,6 +681,33 @@ fn run_reduce_side(
     })();
     repo.remove_worktree(&tree_dir);
     result
+}
+
+/// Collects the top-most paths under `dir` that `known` does not hold, without following
+/// or judging symlinks (an installed environment may link anywhere).
+fn new_paths(root: &Path, rel: &str, known: &Tree, out: &mut Vec<String>) -> std::io::Result<()> {
+    let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    for name in names {
+        let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+        if name == ".git" && rel.is_empty() {
+            continue;
+        }
+        match known.entries.get(path.as_str()) {
+            None => out.push(path),
+            Some(Entry { node: Node::Dir, .. }) => {
+                if std::fs::symlink_metadata(root.join(&path))?.is_dir() {
+                    new_paths(root, &path, known, out)?;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The configuration name of a report format.
