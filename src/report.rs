@@ -77,6 +77,52 @@ pub struct Execution {
     pub budget_exhausted: bool,
     /// `--allow-trivial`.
     pub allow_trivial: bool,
+    /// How baseline and candidates were sampled.
+    pub sampling: SamplingFacts,
+}
+
+/// The sampling configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct SamplingFacts {
+    /// Baseline runs that had to reproduce (`null`: all).
+    pub min_baseline_passes: Option<u64>,
+    /// Baseline exact rate gate.
+    pub min_baseline_rate: Option<f64>,
+    /// Planned samples per candidate.
+    pub candidate_runs: u64,
+    /// Passes a candidate needs.
+    pub min_candidate_passes: u64,
+    /// Candidate exact rate gate.
+    pub min_candidate_rate: Option<f64>,
+    /// Confidence of the rate gates and the confidence sequence.
+    pub confidence: f64,
+    /// Run-wide confidence.
+    pub run_confidence: Option<f64>,
+    /// The statistical statements assume independent, identically distributed samples.
+    pub iid_assumption: String,
+}
+
+/// The holdout on the published tree.
+#[derive(Clone, Debug, Serialize)]
+pub struct HoldoutFacts {
+    /// Runs.
+    pub runs: u64,
+    /// Runs that reproduced.
+    pub passes: u64,
+    /// Target rate.
+    pub rate: f64,
+    /// Confidence.
+    pub confidence: f64,
+    /// The smallest passing count.
+    pub required_passes: u64,
+    /// Conservative Clopper-Pearson lower bound on the reproduction rate.
+    pub lower_bound: f64,
+    /// Wilson lower bound (descriptive only).
+    pub wilson_lower: f64,
+    /// Whether the exact gate passed.
+    pub certified: bool,
+    /// Planned once on the frozen tree and oracle; never used to change the tree.
+    pub iid_assumption: String,
 }
 
 /// The whole report.
@@ -128,6 +174,10 @@ pub struct Report {
     pub events: Vec<Event>,
     /// The published tree as edits against the source.
     pub edits: Vec<Edit>,
+    /// The baseline as a sample set, when baseline sampling options were given.
+    pub baseline_evidence: Option<crate::reduce::BaselineEvidence>,
+    /// The holdout, when one was planned.
+    pub holdout: Option<HoldoutFacts>,
 }
 
 fn facts(size: Size, full: String, content: String) -> TreeFacts {
@@ -261,12 +311,37 @@ pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
                 Some(StopReason::MaxAttempts | StopReason::MaxDuration)
             ),
             allow_trivial: options.allow_trivial,
+            sampling: SamplingFacts {
+                min_baseline_passes: options.min_baseline_passes,
+                min_baseline_rate: options.min_baseline_rate,
+                candidate_runs: options.sampling.runs,
+                min_candidate_passes: options.sampling.min_passes,
+                min_candidate_rate: options.sampling.rate,
+                confidence: options.sampling.confidence,
+                run_confidence: options.sampling.run_confidence,
+                iid_assumption: IID.to_string(),
+            },
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),
         edits: reduction.edits.clone(),
+        baseline_evidence: reduction.preflight.baseline_evidence.clone(),
+        holdout: reduction.holdout.as_ref().map(|h| HoldoutFacts {
+            runs: h.runs,
+            passes: h.passes,
+            rate: h.rate,
+            confidence: h.confidence,
+            required_passes: h.required_passes,
+            lower_bound: h.lower_bound,
+            wilson_lower: h.wilson_lower,
+            certified: h.certified,
+            iid_assumption: IID.to_string(),
+        }),
     }
 }
+
+/// How the reports state the statistical assumption.
+const IID: &str = "required, not verified";
 
 fn sorted(items: &[String]) -> Vec<String> {
     let mut out = items.to_vec();
@@ -386,6 +461,23 @@ pub fn to_markdown(report: &Report) -> String {
             p.oracle_samples,
             p.cache_hits,
             p.bytes_removed
+        );
+    }
+    if let Some(h) = &report.holdout {
+        let _ = writeln!(
+            md,
+            "\nHoldout on the published tree: {} of {} runs reproduced (at least {} needed for a rate above {} at confidence {}); lower bound {:.4}: {}. The runs are assumed independent and identically distributed (required, not verified).",
+            h.passes,
+            h.runs,
+            h.required_passes,
+            h.rate,
+            h.confidence,
+            h.lower_bound,
+            if h.certified {
+                "certified"
+            } else {
+                "not certified"
+            }
         );
     }
     let _ = writeln!(md, "\n## What was removed\n");

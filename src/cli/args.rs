@@ -96,9 +96,59 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME=VALUE")]
     pub env: Vec<String>,
 
-    /// Baseline runs before reduction; all must agree.
+    /// Baseline runs before reduction; all must agree unless --min-baseline-passes or
+    /// --min-baseline-rate say otherwise.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub baseline_runs: usize,
+}
+
+/// Sampling options (see docs/statistics.md).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Sampling")]
+pub struct SamplingArgs {
+    /// Baseline runs that must show the failure [default: all of them].
+    #[arg(long, value_name = "K")]
+    pub min_baseline_passes: Option<u64>,
+
+    /// Require the baseline's reproduction rate to be above R (exact binomial test; the run
+    /// that fixes the signature is left out of it).
+    #[arg(long, value_name = "R")]
+    pub min_baseline_rate: Option<f64>,
+
+    /// Run each candidate this many times, each in a fresh copy (the cache is then off).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub candidate_runs: u64,
+
+    /// Passes a candidate needs [default: all runs, or 1 with --min-candidate-rate].
+    #[arg(long, value_name = "K")]
+    pub min_candidate_passes: Option<u64>,
+
+    /// Require a candidate's reproduction rate to be above R (exact test at the planned
+    /// size; early acceptance by a Jeffreys confidence sequence; early rejection).
+    #[arg(long, value_name = "R")]
+    pub min_candidate_rate: Option<f64>,
+
+    /// Confidence of the rate gates.
+    #[arg(long, value_name = "C", default_value_t = 0.95)]
+    pub confidence: f64,
+
+    /// Bound the chance of any false acceptance in the whole run by 1 - C (candidate
+    /// family j is tested at alpha_j = min(1 - confidence, (1 - C) / (j (j + 1)))).
+    #[arg(long, value_name = "C")]
+    pub run_confidence: Option<f64>,
+
+    /// Run the published tree this many more times, after reduction, and report whether its
+    /// reproduction rate clears --min-holdout-rate.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub holdout_runs: u64,
+
+    /// The holdout's target rate.
+    #[arg(long, value_name = "R", default_value_t = 0.9)]
+    pub min_holdout_rate: f64,
+
+    /// The holdout's confidence.
+    #[arg(long, value_name = "C", default_value_t = 0.95)]
+    pub holdout_confidence: f64,
 }
 
 /// A reduction pass.
@@ -151,6 +201,10 @@ pub struct ReduceArgs {
     /// Running options.
     pub run: RunArgs,
 
+    #[command(flatten)]
+    /// Sampling options.
+    pub sampling: SamplingArgs,
+
     /// Stop after trying this many candidates and publish the last reproducing state.
     #[arg(long, value_name = "N", help_heading = "Budget")]
     pub max_attempts: Option<u64>,
@@ -195,6 +249,10 @@ pub struct DoctorArgs {
     #[command(flatten)]
     /// Running options.
     pub run: RunArgs,
+
+    #[command(flatten)]
+    /// Sampling options (the baseline's are applied; the rest are validated).
+    pub sampling: SamplingArgs,
 
     /// The passes that would run, comma-separated [default: all].
     #[arg(
@@ -337,6 +395,27 @@ fn build_options(
     Ok(options)
 }
 
+fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
+    options.min_baseline_passes = s.min_baseline_passes;
+    options.min_baseline_rate = s.min_baseline_rate;
+    options.sampling = crate::reduce::session::Sampling {
+        runs: s.candidate_runs,
+        min_passes: s
+            .min_candidate_passes
+            .unwrap_or(if s.min_candidate_rate.is_some() {
+                1
+            } else {
+                s.candidate_runs
+            }),
+        rate: s.min_candidate_rate,
+        confidence: s.confidence,
+        run_confidence: s.run_confidence,
+    };
+    options.holdout_runs = s.holdout_runs;
+    options.min_holdout_rate = s.min_holdout_rate;
+    options.holdout_confidence = s.holdout_confidence;
+}
+
 impl ReduceArgs {
     /// The library options these arguments stand for.
     ///
@@ -354,6 +433,7 @@ impl ReduceArgs {
         )?;
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
+        apply_sampling(&mut options, &self.sampling);
         Ok(options)
     }
 }
@@ -367,7 +447,7 @@ pub(super) fn doctor(
         .source
         .file_name()
         .map_or_else(|| "tree".into(), std::ffi::OsStr::to_os_string);
-    let options = build_options(
+    let mut options = build_options(
         args.source.clone(),
         PathBuf::from(name),
         &args.command,
@@ -376,6 +456,7 @@ pub(super) fn doctor(
         &args.run,
         &args.passes,
     )?;
+    apply_sampling(&mut options, &args.sampling);
     reduce::validate(&options, false)?;
     let scratch = tempfile::Builder::new()
         .prefix("repromin-doctor-")
@@ -405,6 +486,13 @@ pub(super) fn doctor(
         let _ = writeln!(out, "left out: {}", pre.scan.ignored.join(", "));
     }
     let _ = writeln!(out, "command: {}", options.command.argv.join(" "));
+    if let Some(e) = &pre.baseline_evidence {
+        let _ = writeln!(
+            out,
+            "baseline sample: {} of {} runs showed the failure (signature from run {}; {} of the {} after it)",
+            e.passes, e.runs, e.discovery_run, e.rate_passes, e.rate_samples
+        );
+    }
     for (i, run) in pre.baseline.iter().enumerate() {
         let _ = writeln!(
             out,

@@ -686,20 +686,30 @@ fn run_reduce_side(
 /// Collects the top-most paths under `dir` that `known` does not hold, without following
 /// or judging symlinks (an installed environment may link anywhere).
 fn new_paths(root: &Path, rel: &str, known: &Tree, out: &mut Vec<String>) -> std::io::Result<()> {
-    let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
     let mut names: Vec<String> = std::fs::read_dir(&dir)?
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().to_string())
         .collect();
     names.sort();
     for name in names {
-        let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
         if name == ".git" && rel.is_empty() {
             continue;
         }
         match known.entries.get(path.as_str()) {
             None => out.push(path),
-            Some(Entry { node: Node::Dir, .. }) => {
+            Some(Entry {
+                node: Node::Dir, ..
+            }) => {
                 if std::fs::symlink_metadata(root.join(&path))?.is_dir() {
                     new_paths(root, &path, known, out)?;
                 }

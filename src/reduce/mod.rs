@@ -140,6 +140,18 @@ pub struct ReduceOptions {
     pub passes: Vec<PassName>,
     /// Content-addressed cache capacity in entries.
     pub cache_capacity: usize,
+    /// Baseline runs that must reproduce (`None`: all of them).
+    pub min_baseline_passes: Option<u64>,
+    /// Exact rate gate on the baseline.
+    pub min_baseline_rate: Option<f64>,
+    /// How candidates are sampled.
+    pub sampling: session::Sampling,
+    /// Holdout runs on the final tree (0: none).
+    pub holdout_runs: u64,
+    /// Holdout target rate.
+    pub min_holdout_rate: f64,
+    /// Holdout confidence.
+    pub holdout_confidence: f64,
 }
 
 impl ReduceOptions {
@@ -162,6 +174,12 @@ impl ReduceOptions {
             max_duration: None,
             passes: PassName::ALL.to_vec(),
             cache_capacity: 200_000,
+            min_baseline_passes: None,
+            min_baseline_rate: None,
+            sampling: session::Sampling::default(),
+            holdout_runs: 0,
+            min_holdout_rate: 0.9,
+            holdout_confidence: 0.95,
         }
     }
 }
@@ -193,6 +211,95 @@ pub struct Preflight {
     pub named: Vec<String>,
     /// Whether the empty tree reproduced (only with `--allow-trivial`).
     pub trivial: Option<bool>,
+    /// The baseline as a sample set, when baseline sampling options were given.
+    pub baseline_evidence: Option<BaselineEvidence>,
+}
+
+/// The baseline as a sample set.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BaselineEvidence {
+    /// Baseline runs.
+    pub runs: u64,
+    /// Runs that showed the learned failure.
+    pub passes: u64,
+    /// The run (1-based) whose output fixed the signature; it is left out of the rate test.
+    pub discovery_run: u64,
+    /// Runs after the discovery run: the rate test's samples.
+    pub rate_samples: u64,
+    /// How many of those showed the failure.
+    pub rate_passes: u64,
+    /// The rate gate, if any.
+    pub min_rate: Option<f64>,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Whether the exact rate gate passed (`None` without a rate).
+    pub exact_gate: Option<bool>,
+}
+
+/// Evaluates the baseline as a sample set: the first run the oracle can learn from fixes
+/// the signature; the count gate uses every run; the rate gate only the runs after it.
+fn sample_baseline(
+    options: &ReduceOptions,
+    runs: &[(RunOutcome, Normalizer)],
+) -> Result<(Oracle, BaselineEvidence), ReduceError> {
+    let mut first_error = None;
+    let mut found = None;
+    for i in 0..runs.len() {
+        match options.oracle.learn(&runs[i..=i]) {
+            Ok(oracle) => {
+                found = Some((i, oracle));
+                break;
+            }
+            Err(err) => {
+                if first_error.is_none() {
+                    first_error = Some(err);
+                }
+            }
+        }
+    }
+    let Some((discovery, oracle)) = found else {
+        return Err(first_error.map_or(
+            ReduceError::Internal("no baseline run"),
+            ReduceError::Oracle,
+        ));
+    };
+    let passes = runs.iter().filter(|(r, n)| oracle.judge(r, n).pass).count() as u64;
+    let after = &runs[discovery + 1..];
+    let rate_passes = after
+        .iter()
+        .filter(|(r, n)| oracle.judge(r, n).pass)
+        .count() as u64;
+    let confidence = options.sampling.confidence;
+    let exact_gate = options.min_baseline_rate.map(|rate| {
+        crate::stats::exact_rate_gate(rate_passes, after.len() as u64, rate, confidence)
+            .unwrap_or(false)
+    });
+    let evidence = BaselineEvidence {
+        runs: runs.len() as u64,
+        passes,
+        discovery_run: discovery as u64 + 1,
+        rate_samples: after.len() as u64,
+        rate_passes,
+        min_rate: options.min_baseline_rate,
+        confidence,
+        exact_gate,
+    };
+    let needed = options.min_baseline_passes.unwrap_or(1);
+    if passes < needed || exact_gate == Some(false) {
+        return Err(ReduceError::Oracle(OracleError::Flaky {
+            first_run: evidence.discovery_run as usize,
+            first: oracle
+                .signature()
+                .map_or_else(|| "the failure".to_string(), str::to_string),
+            other_run: runs.len(),
+            other: format!(
+                "only {passes} of {} baseline runs showed it ({rate_passes} of the {} after the first), below the sampling options",
+                runs.len(),
+                after.len()
+            ),
+        }));
+    }
+    Ok((oracle, evidence))
 }
 
 /// A finished reduction, ready to export.
@@ -219,6 +326,8 @@ pub struct Reduction {
     pub reduce_ms: u64,
     /// The oracle summary.
     pub oracle: OracleSummary,
+    /// The holdout on the final tree, when one was planned.
+    pub holdout: Option<crate::stats::HoldoutResult>,
 }
 
 /// Checks options that need no I/O beyond looking at paths.
@@ -241,6 +350,7 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         return Err(ReduceError::Usage("no pass is enabled".into()));
     }
     options.oracle.validate()?;
+    validate_sampling(options)?;
     let meta = std::fs::metadata(&options.source);
     if !meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
         return Err(ReduceError::Tree(TreeError::NotADirectory {
@@ -273,6 +383,92 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
                 options.source.display()
             )));
         }
+    }
+    Ok(())
+}
+
+fn in_unit(name: &str, value: f64) -> Result<(), ReduceError> {
+    if value > 0.0 && value < 1.0 {
+        Ok(())
+    } else {
+        Err(ReduceError::Usage(format!(
+            "{name} must be between 0 and 1, exclusive, not {value}"
+        )))
+    }
+}
+
+/// Checks the sampling and holdout plans before anything runs: a plan that cannot pass
+/// even when every sample reproduces is refused.
+fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
+    let runs = options.baseline_runs as u64;
+    if let Some(k) = options.min_baseline_passes
+        && (k == 0 || k > runs)
+    {
+        return Err(ReduceError::Usage(format!(
+            "--min-baseline-passes must be between 1 and --baseline-runs ({runs})"
+        )));
+    }
+    let s = options.sampling;
+    in_unit("--confidence", s.confidence)?;
+    if let Some(rate) = options.min_baseline_rate {
+        in_unit("--min-baseline-rate", rate)?;
+        // One baseline sample discovers the signature and does not count for the rate.
+        if crate::stats::required_passes(runs.saturating_sub(1).max(1), rate, s.confidence)
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            return Err(ReduceError::Usage(format!(
+                "--min-baseline-rate {rate} cannot pass with {runs} baseline runs at confidence {}: add runs",
+                s.confidence
+            )));
+        }
+    }
+    if s.runs == 0 {
+        return Err(ReduceError::Usage(
+            "--candidate-runs must be at least 1".into(),
+        ));
+    }
+    if s.min_passes == 0 || s.min_passes > s.runs {
+        return Err(ReduceError::Usage(format!(
+            "--min-candidate-passes must be between 1 and --candidate-runs ({})",
+            s.runs
+        )));
+    }
+    if let Some(rate) = s.rate {
+        in_unit("--min-candidate-rate", rate)?;
+        let confidence = match s.run_confidence {
+            Some(c) => {
+                in_unit("--run-confidence", c)?;
+                crate::stats::family_confidence(1, s.confidence, c)
+                    .map_err(|e| ReduceError::Usage(format!("--run-confidence: {e}")))?
+            }
+            None => s.confidence,
+        };
+        if crate::stats::required_passes(s.runs, rate, confidence)
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            return Err(ReduceError::Usage(format!(
+                "--min-candidate-rate {rate} cannot pass with {} candidate runs at confidence {confidence}: add runs",
+                s.runs
+            )));
+        }
+    } else if s.run_confidence.is_some() {
+        return Err(ReduceError::Usage(
+            "--run-confidence needs --min-candidate-rate".into(),
+        ));
+    }
+    if options.holdout_runs > 0 {
+        in_unit("--min-holdout-rate", options.min_holdout_rate)?;
+        in_unit("--holdout-confidence", options.holdout_confidence)?;
+        crate::stats::HoldoutPlan::new(
+            options.holdout_runs,
+            options.min_holdout_rate,
+            options.holdout_confidence,
+        )
+        .map_err(|e| ReduceError::Usage(format!("the holdout plan cannot pass: {e}")))?;
     }
     Ok(())
 }
@@ -420,7 +616,13 @@ fn preflight_in(
         }
         runs.push(run);
     }
-    let oracle = options.oracle.learn(&runs)?;
+    let (oracle, baseline_evidence) =
+        if options.min_baseline_passes.is_none() && options.min_baseline_rate.is_none() {
+            (options.oracle.learn(&runs)?, None)
+        } else {
+            let (oracle, evidence) = sample_baseline(options, &runs)?;
+            (oracle, Some(evidence))
+        };
     let slowest = runs
         .iter()
         .map(|(r, _)| r.duration)
@@ -468,6 +670,7 @@ fn preflight_in(
     Ok(Preflight {
         tree,
         scan,
+        baseline_evidence,
         oracle,
         baseline,
         baseline_output,
@@ -527,6 +730,7 @@ pub fn run_reduction(
         deadline: options.max_duration.map(|d| started + d),
         interrupt: interrupt.clone(),
         cache_capacity: options.cache_capacity.max(1),
+        sampling: options.sampling,
     };
     let mut session = Session::new(
         preflight.tree.clone(),
@@ -586,7 +790,30 @@ pub fn run_reduction(
             duration_ms: millis(outcome.duration),
         })
     };
+    let holdout = if options.holdout_runs > 0 && stopped != Some(StopReason::Interrupted) {
+        let plan = crate::stats::HoldoutPlan::new(
+            options.holdout_runs,
+            options.min_holdout_rate,
+            options.holdout_confidence,
+        )
+        .map_err(|e| ReduceError::Usage(format!("the holdout plan cannot pass: {e}")))?;
+        let never = AtomicBool::new(false);
+        let mut passes = 0;
+        for _ in 0..plan.runs {
+            let (outcome, normalizer) = session.run_current(&never)?;
+            if preflight.oracle.judge(&outcome, &normalizer).pass {
+                passes += 1;
+            }
+        }
+        Some(
+            crate::stats::holdout_result(&plan, passes)
+                .map_err(|e| ReduceError::Usage(format!("the holdout cannot be evaluated: {e}")))?,
+        )
+    } else {
+        None
+    };
     let reduction = Reduction {
+        holdout,
         edits: session.edits.edits(&session.original),
         fingerprint: tree.fingerprint(),
         tree,

@@ -72,6 +72,12 @@ pub struct PhaseStats {
     pub wall_ms: u64,
     /// Sum of command durations, in milliseconds (may exceed wall time with several jobs).
     pub oracle_ms: u64,
+    /// Planned candidate samples left unexecuted because the decision came early.
+    pub samples_saved: u64,
+    /// Candidates accepted before their planned sample count.
+    pub early_acceptances: u64,
+    /// Candidates rejected before their planned sample count.
+    pub early_rejections: u64,
 }
 
 /// One committed change.
@@ -89,6 +95,10 @@ pub struct Event {
     pub entries_after: u64,
     /// Regular-file bytes left afterwards.
     pub bytes_after: u64,
+    /// With run-wide confidence: the candidate family index of the committed candidate.
+    pub family: Option<u64>,
+    /// With run-wide confidence: the confidence that candidate was tested at.
+    pub candidate_confidence: Option<f64>,
 }
 
 /// A candidate: a mutation and a label for reports.
@@ -118,6 +128,44 @@ pub struct Setup {
     pub interrupt: Arc<AtomicBool>,
     /// Cache capacity in entries.
     pub cache_capacity: usize,
+    /// How each candidate is sampled.
+    pub sampling: Sampling,
+}
+
+/// How a candidate is sampled (seed semantics: fresh copy per sample, timeouts and
+/// resource failures are hard non-passes, no cache while sampling).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampling {
+    /// Planned samples per candidate.
+    pub runs: u64,
+    /// Passes needed.
+    pub min_passes: u64,
+    /// Exact rate gate, when set.
+    pub rate: Option<f64>,
+    /// Confidence of the rate gate and of the confidence sequence.
+    pub confidence: f64,
+    /// Run-wide confidence: each changed candidate family `j` gets
+    /// `alpha_j = min(1 - confidence, (1 - C) / (j (j + 1)))`.
+    pub run_confidence: Option<f64>,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            runs: 1,
+            min_passes: 1,
+            rate: None,
+            confidence: 0.95,
+            run_confidence: None,
+        }
+    }
+}
+
+impl Sampling {
+    /// Whether candidates are sampled more than once (the cache is then off).
+    pub fn repeated(&self) -> bool {
+        self.runs > 1
+    }
 }
 
 /// One place where candidates run: a workspace, its run layout and its normaliser.
@@ -166,6 +214,14 @@ struct Answer {
     pass: bool,
     termination: Termination,
     duration: Duration,
+    /// Samples executed.
+    samples: u64,
+    /// Planned samples not executed (early stop).
+    saved: u64,
+    /// Accepted before the planned count.
+    early_accept: bool,
+    /// Rejected before the planned count.
+    early_reject: bool,
 }
 
 /// The outcome of a finished run, for progress display.
@@ -206,6 +262,8 @@ pub struct Session {
     attempts: u64,
     stop: Option<StopReason>,
     observer: Option<Box<dyn Observer>>,
+    /// Candidate families allocated so far (run-wide confidence).
+    families: u64,
 }
 
 impl Session {
@@ -257,6 +315,7 @@ impl Session {
             attempts: 0,
             stop: None,
             observer,
+            families: 0,
         })
     }
 
@@ -359,7 +418,7 @@ impl Session {
     }
 
     /// Runs the commands for `trees` in parallel and returns their answers, by index.
-    fn run_all(&mut self, trees: &[&Tree]) -> Result<Vec<Answer>, ReduceError> {
+    fn run_all(&mut self, trees: &[(&Tree, f64)]) -> Result<Vec<Answer>, ReduceError> {
         if trees.is_empty() {
             return Ok(Vec::new());
         }
@@ -378,7 +437,7 @@ impl Session {
                         if i >= trees.len() {
                             break;
                         }
-                        let result = probe(worker, setup, trees[i]);
+                        let result = probe(worker, setup, trees[i].0, trees[i].1);
                         if let Ok(mut slot) = slots[i].lock() {
                             *slot = Some(result);
                         }
@@ -434,7 +493,7 @@ impl Session {
                         self.phase(phase).no_op += 1;
                         answers[i] = Some(false);
                     } else {
-                        if let Some(&pass) = self.cache.get(&fp) {
+                        if let Some(pass) = self.cached(&fp) {
                             answers[i] = Some(pass);
                             let stats = self.phase(phase);
                             stats.cache_hits += 1;
@@ -451,17 +510,18 @@ impl Session {
             }
         }
         let to_run: Vec<usize> = (0..count).filter(|&i| answers[i].is_none()).collect();
-        let trees: Vec<&Tree> = to_run
+        let mut families = vec![(None, self.setup.sampling.confidence); count];
+        for &i in &to_run {
+            families[i] = self.allocate()?;
+        }
+        let trees: Vec<(&Tree, f64)> = to_run
             .iter()
-            .filter_map(|&i| prepared[i].as_ref().map(|(_, t, _)| t))
+            .filter_map(|&i| prepared[i].as_ref().map(|(_, t, _)| (t, families[i].1)))
             .collect();
         let ran = self.run_all(&trees)?;
         let mut interrupted = false;
         for (&i, answer) in to_run.iter().zip(&ran) {
-            let stats = self.phase(phase);
-            stats.oracle_samples += 1;
-            stats.oracle_sample_uses += 1;
-            stats.oracle_ms += u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
+            self.record(phase, answer);
             if answer.termination == Termination::Interrupted {
                 interrupted = true;
                 continue;
@@ -512,18 +572,16 @@ impl Session {
             self.phase(phase).attempts += 1;
             if let Ok((edits, tree)) = self.edits.apply(&self.current, &self.original, &union) {
                 let fp = tree.fingerprint();
-                let pass = if let Some(&pass) = self.cache.get(&fp) {
+                let mut union_family = (None, self.setup.sampling.confidence);
+                let pass = if let Some(pass) = self.cached(&fp) {
                     let stats = self.phase(phase);
                     stats.cache_hits += 1;
                     stats.oracle_sample_uses += 1;
                     Some(pass)
                 } else {
-                    let answer = self.run_all(&[&tree])?[0];
-                    let stats = self.phase(phase);
-                    stats.oracle_samples += 1;
-                    stats.oracle_sample_uses += 1;
-                    stats.oracle_ms +=
-                        u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
+                    union_family = self.allocate()?;
+                    let answer = self.run_all(&[(&tree, union_family.1)])?[0];
+                    self.record(phase, &answer);
                     if answer.termination == Termination::Interrupted {
                         // Nothing from a cut-short window is committed.
                         let stats = self.phase(phase);
@@ -539,7 +597,7 @@ impl Session {
                 match pass {
                     Some(true) => {
                         let label = format!("union of {} changes", passing.len());
-                        self.commit(phase, edits, tree, fp, &label, true)?;
+                        self.commit(phase, edits, tree, fp, &label, true, union_family)?;
                         self.phase(phase).superseded += passing.len() as u64;
                         for &i in &passing {
                             committed[i] = true;
@@ -554,7 +612,16 @@ impl Session {
             }
         }
         if !union_done && let Some((edits, tree, fp)) = prepared[lowest].take() {
-            self.commit(phase, edits, tree, fp, &candidates[lowest].label, false)?;
+            let family = families[lowest];
+            self.commit(
+                phase,
+                edits,
+                tree,
+                fp,
+                &candidates[lowest].label,
+                false,
+                family,
+            )?;
             committed[lowest] = true;
             self.phase(phase).superseded += (passing.len() - 1) as u64;
         }
@@ -562,7 +629,59 @@ impl Session {
         Ok(Some(committed))
     }
 
+    /// The confidence for the next changed candidate: a new family index under run-wide
+    /// confidence, allocated in candidate order before anything runs.
+    fn allocate(&mut self) -> Result<(Option<u64>, f64), ReduceError> {
+        let sampling = self.setup.sampling;
+        let Some(run_confidence) = sampling.run_confidence else {
+            return Ok((None, sampling.confidence));
+        };
+        self.families += 1;
+        let j = self.families;
+        let confidence = crate::stats::family_confidence(j, sampling.confidence, run_confidence)
+            .map_err(|e| {
+                ReduceError::Usage(format!(
+                    "the run-wide confidence is spent at candidate family {j}: {e}"
+                ))
+            })?;
+        if let Some(rate) = sampling.rate {
+            let feasible = crate::stats::required_passes(sampling.runs, rate, confidence)
+                .ok()
+                .flatten()
+                .is_some();
+            if !feasible {
+                // Not a fixed point: the remaining alpha is too small for the planned samples.
+                return Err(ReduceError::Usage(format!(
+                    "the run-wide confidence is spent at candidate family {j}: even {n} of {n} passes cannot clear the rate gate at confidence {confidence}; plan more --candidate-runs",
+                    n = sampling.runs
+                )));
+            }
+        }
+        Ok((Some(j), confidence))
+    }
+
+    fn record(&mut self, phase: &str, answer: &Answer) {
+        let stats = self.phase(phase);
+        stats.oracle_samples += answer.samples;
+        stats.oracle_sample_uses += answer.samples;
+        stats.oracle_ms += u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
+        stats.samples_saved += answer.saved;
+        stats.early_acceptances += u64::from(answer.early_accept);
+        stats.early_rejections += u64::from(answer.early_reject);
+    }
+
+    fn cached(&self, fp: &Fingerprint) -> Option<bool> {
+        if self.setup.sampling.repeated() {
+            // Old results must not stand in for new trials.
+            return None;
+        }
+        self.cache.get(fp).copied()
+    }
+
     fn remember(&mut self, fp: Fingerprint, pass: bool) {
+        if self.setup.sampling.repeated() {
+            return;
+        }
         if self.cache.len() >= self.setup.cache_capacity {
             // A simple bound: forget everything rather than grow without limit.
             self.cache.clear();
@@ -570,6 +689,10 @@ impl Session {
         self.cache.insert(fp, pass);
     }
 
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a commit needs every part of the candidate"
+    )]
     fn commit(
         &mut self,
         phase: &str,
@@ -578,6 +701,7 @@ impl Session {
         fp: Fingerprint,
         label: &str,
         union: bool,
+        family: (Option<u64>, f64),
     ) -> Result<(), ReduceError> {
         self.clean.apply(&tree)?;
         let on_disk = scan_exact(self.clean.root())?.fingerprint();
@@ -605,6 +729,8 @@ impl Session {
             union,
             entries_after: after.files + after.dirs + after.symlinks,
             bytes_after: after.bytes,
+            family: family.0,
+            candidate_confidence: family.0.map(|_| family.1),
         });
         Ok(())
     }
@@ -626,20 +752,96 @@ impl Session {
 }
 
 /// Applies `tree` to the worker's workspace, runs the command and asks the oracle.
-fn probe(worker: &mut Worker, setup: &Setup, tree: &Tree) -> Result<Answer, ReduceError> {
-    worker.workspace.apply(tree)?;
-    worker.dirs.fresh_tmp()?;
-    let outcome = runner::run(
-        &setup.command,
-        &worker.dirs.tree,
-        &worker.dirs.tmp,
-        setup.timeout,
-        &setup.interrupt,
-    )?;
-    let verdict = setup.oracle.judge(&outcome, &worker.normalizer);
+fn probe(
+    worker: &mut Worker,
+    setup: &Setup,
+    tree: &Tree,
+    confidence: f64,
+) -> Result<Answer, ReduceError> {
+    let plan = setup.sampling;
+    let mut passes = 0;
+    let mut duration = Duration::ZERO;
+    for t in 1..=plan.runs {
+        // Each sample starts from exactly the candidate tree: whatever the last one did is
+        // undone first.
+        worker.workspace.apply(tree)?;
+        worker.dirs.fresh_tmp()?;
+        let outcome = runner::run(
+            &setup.command,
+            &worker.dirs.tree,
+            &worker.dirs.tmp,
+            setup.timeout,
+            &setup.interrupt,
+        )?;
+        duration += outcome.duration;
+        let answer = |pass: bool, early: bool| Answer {
+            pass,
+            termination: outcome.termination,
+            duration,
+            samples: t,
+            saved: plan.runs - t,
+            early_accept: pass && early,
+            early_reject: !pass && early,
+        };
+        match outcome.termination {
+            Termination::Interrupted => return Ok(answer(false, false)),
+            // Timeouts and resource failures reject the whole sample set.
+            Termination::TimedOut | Termination::OutputOverflow => {
+                return Ok(answer(false, t < plan.runs));
+            }
+            _ => {}
+        }
+        if setup.oracle.judge(&outcome, &worker.normalizer).pass {
+            passes += 1;
+        }
+        if plan.runs == 1 {
+            return Ok(answer(passes == 1, false));
+        }
+        let early = t < plan.runs;
+        match plan.rate {
+            Some(rate) => {
+                if crate::stats::early_reject(
+                    passes,
+                    t,
+                    plan.runs,
+                    plan.min_passes,
+                    Some(rate),
+                    confidence,
+                )
+                .unwrap_or(true)
+                {
+                    return Ok(answer(false, early));
+                }
+                if crate::stats::early_accept(
+                    passes,
+                    t,
+                    plan.runs,
+                    plan.min_passes,
+                    rate,
+                    confidence,
+                )
+                .unwrap_or(false)
+                {
+                    return Ok(answer(true, early));
+                }
+            }
+            None => {
+                if passes >= plan.min_passes {
+                    return Ok(answer(true, early));
+                }
+                if passes + (plan.runs - t) < plan.min_passes {
+                    return Ok(answer(false, early));
+                }
+            }
+        }
+    }
     Ok(Answer {
-        pass: verdict.pass,
-        termination: outcome.termination,
-        duration: outcome.duration,
+        pass: false,
+        termination: Termination::Exited(0),
+        duration,
+        samples: plan.runs,
+        saved: 0,
+        early_accept: false,
+        early_reject: false,
     })
 }

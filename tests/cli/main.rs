@@ -7,5 +7,6 @@ mod fixtures;
 mod gate;
 mod help;
 mod reduce;
+mod sampling;
 mod snapshots;
 mod util;
