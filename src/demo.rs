@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -270,10 +271,211 @@ fn demo(console: &Console, interrupt: &Arc<AtomicBool>) -> Result<String, Reduce
             let _ = write!(out, "{}", String::from_utf8_lossy(data));
         }
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
         "\nthe full report (report.json, REPROMIN.md) was written beside the result and removed with the demo directory"
     );
+    console.out(&out);
+    console.err("\ndemo, part 2: the fix as a pull request, through the gate");
+    let gate = gate_demo(temp.path(), &python, interrupt)?;
+    Ok(gate)
+}
+
+/// A tiny test runner for the demo repository: runs `test_*` functions and writes JUnit,
+/// so the demo needs nothing beyond python3.
+const RUNNER: &str = r#"import importlib.util, sys, traceback
+from xml.sax.saxutils import quoteattr
+
+report, files = sys.argv[1], sys.argv[2:]
+sys.path.insert(0, ".")
+cases = []
+failed = False
+for path in files:
+    spec = importlib.util.spec_from_file_location("t", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        cases.append((path, "load", repr(exc)))
+        failed = True
+        continue
+    for name in sorted(n for n in dir(module) if n.startswith("test_")):
+        try:
+            getattr(module, name)()
+            cases.append((path, name, None))
+        except Exception as exc:
+            cases.append((path, name, "%s: %s" % (type(exc).__name__, exc)))
+            failed = True
+with open(report, "w") as out:
+    out.write("<testsuites><testsuite name='demo'>")
+    for path, name, error in cases:
+        out.write("<testcase file=%s classname=%s name=%s>" % (quoteattr(path), quoteattr(path), quoteattr(name)))
+        if error:
+            out.write("<failure message=%s/>" % quoteattr(error))
+        out.write("</testcase>")
+    out.write("</testsuite></testsuites>")
+sys.exit(1 if failed else 0)
+"#;
+
+const CART_FIXED: &str = r#""""The shopping cart."""
+from shop import coupons
+
+
+class Cart:
+    def __init__(self, catalog):
+        self.catalog = catalog
+        self.lines = []
+        self.discounts = {}
+
+    def add(self, item, quantity=1):
+        if item not in self.catalog:
+            raise KeyError(item)
+        self.lines.append((item, quantity))
+
+    def subtotal(self):
+        return sum(self.catalog[item] * qty for item, qty in self.lines)
+
+    def apply_coupon(self, code):
+        # A code counts once, however often it is scanned.
+        self.discounts[code] = coupons.discount(code)
+
+    def total(self):
+        total = self.subtotal() - sum(self.discounts.values())
+        if total < 0:
+            raise ValueError(f"cart total is negative: {total:.2f}")
+        return total
+"#;
+
+const COUPON_TEST: &str = r#"from shop.catalog import load_catalog
+from shop.cart import Cart
+
+
+def test_a_coupon_counts_once():
+    cart = Cart(load_catalog())
+    cart.add("cheese", 2)
+    cart.apply_coupon("SAVE5")
+    cart.apply_coupon("SAVE5")
+    assert round(cart.total(), 2) == 4.60
+
+
+def test_subtotal():
+    cart = Cart(load_catalog())
+    cart.add("apple", 2)
+    assert round(cart.subtotal(), 2) == 0.80
+"#;
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, ReduceError> {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=demo",
+            "-c",
+            "user.email=demo@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| ReduceError::Usage(format!("the demo needs git: {e}")))?;
+    if !out.status.success() {
+        return Err(ReduceError::Usage(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn write(dir: &Path, path: &str, text: &str) -> Result<(), ReduceError> {
+    let full = dir.join(path);
+    if let Some(parent) = full.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| TreeError::Io {
+            action: "create directory",
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    std::fs::write(&full, text).map_err(|source| TreeError::Io {
+        action: "write",
+        path: full.clone(),
+        source,
+    })?;
+    Ok(())
+}
+
+/// Builds the shop as a git repository with the bug at the merge base and a fix with its
+/// test at head, runs the gate with the reduce side, and describes the result.
+fn gate_demo(
+    temp: &Path,
+    python: &str,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<String, ReduceError> {
+    let repo = temp.join("shop-repo");
+    write_project(&repo)?;
+    // The old test of the project moves aside: the pull request's test is the one to prove.
+    let config = format!(
+        r#"{{"version":1,"tests":["tests/test_*.py"],"command":"{python} run_tests.py {{report}} {{tests}}","report":"junit"}}"#
+    );
+    write(&repo, ".github/repromin.json", &config)?;
+    write(&repo, "run_tests.py", RUNNER)?;
+    git(&repo, &["init", "-q", "-b", "main"])?;
+    git(&repo, &["add", "-A"])?;
+    git(
+        &repo,
+        &["commit", "-q", "-m", "the shop, with the coupon bug"],
+    )?;
+    let base = git(&repo, &["rev-parse", "HEAD"])?;
+    write(&repo, "shop/cart.py", CART_FIXED)?;
+    write(&repo, "tests/test_coupons.py", COUPON_TEST)?;
+    git(&repo, &["add", "-A"])?;
+    git(
+        &repo,
+        &["commit", "-q", "-m", "count each coupon once, with a test"],
+    )?;
+    let head = git(&repo, &["rev-parse", "HEAD"])?;
+    let judgement = crate::gate::run(
+        &crate::gate::RunInput {
+            repo: repo.clone(),
+            base: base.clone(),
+            head: head.clone(),
+            local_config: None,
+            sandbox_user: None,
+            budget: std::time::Duration::from_secs(600),
+            reduce: true,
+            holdout_runs: crate::gate::certificate::HOLDOUT_RUNS,
+        },
+        interrupt,
+    );
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "merge base {base}: the bug; head {head}: the fix and tests/test_coupons.py"
+    );
+    let _ = writeln!(out, "{}", crate::gate::table(&judgement));
+    if let Some(c) = &judgement.line.certificate {
+        let _ = writeln!(out, "certificate: {}", c.verdict.as_str());
+        if let (Some(t), Some(b), Some(a)) = (&c.test, &c.before, &c.after) {
+            let _ = writeln!(
+                out,
+                "  {}::{} still fails on a tree of {} files, {} bytes (from {} files, {} bytes)",
+                t.file, t.name, a.files, a.bytes, b.files, b.bytes
+            );
+        }
+        if let Some(h) = &c.holdout {
+            let _ = writeln!(
+                out,
+                "  holdout: {} of {} runs reproduced (at least {} needed), lower bound {}",
+                h.passes, h.runs, h.required_passes, h.lower_bound
+            );
+        }
+        if let Some(e) = &c.error {
+            let _ = writeln!(out, "  {e}");
+        }
+    }
+    let _ = writeln!(out, "\nthe line a bot reads:");
+    let _ = write!(out, "{}", crate::gate::format(&judgement));
     Ok(out)
 }
 
