@@ -122,24 +122,15 @@ pub struct ReduceReport {
     pub outcome: ReduceOutcome,
 }
 
-fn encode_json(report: &ReduceReport) -> String {
-    use base64::Engine as _;
-    use std::io::Write as _;
-    let json = serde_json::to_vec(report).unwrap_or_default();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    let _ = gz.write_all(&json);
-    base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap_or_default())
-}
-
 /// Encodes under the reduce cap; over it, an error marker saying so.
 pub fn encode(report: &ReduceReport) -> String {
-    let text = encode_json(report);
+    let text = crate::gate::encode::encode_value(report);
     if text.len() <= REDUCE_REPORT_CAP
         && serde_json::to_vec(report).map_or(0, |j| j.len()) <= INFLATED_CAP
     {
         return text;
     }
-    encode_json(&ReduceReport {
+    crate::gate::encode::encode_value(&ReduceReport {
         v: 1,
         side: "reduce".into(),
         commit: report.commit.clone(),
@@ -157,38 +148,12 @@ pub fn encode(report: &ReduceReport) -> String {
 /// # Errors
 /// Over the cap or malformed.
 pub fn decode(text: &str) -> Result<ReduceReport, DecodeError> {
-    use base64::Engine as _;
-    use std::io::Read as _;
+    let report: ReduceReport =
+        crate::gate::encode::decode_value(text, "reduce", REDUCE_REPORT_CAP)?;
     let malformed = |reason: String| DecodeError::Malformed {
         side: "reduce".into(),
         reason,
     };
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    if text.len() > REDUCE_REPORT_CAP {
-        return Err(DecodeError::TooLong {
-            side: "reduce".into(),
-            len: text.len(),
-            cap: REDUCE_REPORT_CAP,
-        });
-    }
-    if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
-        return Err(malformed("it is empty or contains whitespace".into()));
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| malformed(format!("not base64 ({e})")))?;
-    let mut inflated = Vec::new();
-    flate2::read::GzDecoder::new(&bytes[..])
-        .take(INFLATED_CAP as u64 + 1)
-        .read_to_end(&mut inflated)
-        .map_err(|e| malformed(format!("not gzip ({e})")))?;
-    if inflated.len() > INFLATED_CAP {
-        return Err(malformed(format!(
-            "it inflates past the {INFLATED_CAP}-byte cap"
-        )));
-    }
-    let report: ReduceReport =
-        serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))?;
     if report.v != 1 || report.side != "reduce" {
         return Err(malformed("not a version 1 reduce report".into()));
     }

@@ -98,12 +98,62 @@ impl SideReport {
     }
 }
 
-fn raw_encode(report: &SideReport) -> String {
-    let json = serde_json::to_vec(report).unwrap_or_default();
+/// JSON, gzip, base64: the encoding of every report.
+pub fn encode_value<T: Serialize>(value: &T) -> String {
+    let json = serde_json::to_vec(value).unwrap_or_default();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     let _ = gz.write_all(&json);
     let bytes = gz.finish().unwrap_or_default();
     STANDARD.encode(bytes)
+}
+
+fn raw_encode(report: &SideReport) -> String {
+    encode_value(report)
+}
+
+/// Decodes any report for `side` under `cap` encoded characters and [`INFLATED_CAP`]
+/// inflated bytes.
+///
+/// # Errors
+/// Over a cap, not base64 without whitespace, not gzip, or not a `T`.
+pub fn decode_value<T: serde::de::DeserializeOwned>(
+    text: &str,
+    side: &str,
+    cap: usize,
+) -> Result<T, DecodeError> {
+    let malformed = |reason: String| DecodeError::Malformed {
+        side: side.to_string(),
+        reason,
+    };
+    // One trailing newline is tolerated (files written by shells); nothing else.
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.len() > cap {
+        return Err(DecodeError::TooLong {
+            side: side.to_string(),
+            len: text.len(),
+            cap,
+        });
+    }
+    if text.is_empty() {
+        return Err(malformed("it is empty".into()));
+    }
+    if text.bytes().any(|b| b.is_ascii_whitespace()) {
+        return Err(malformed("it contains whitespace".into()));
+    }
+    let bytes = STANDARD
+        .decode(text)
+        .map_err(|e| malformed(format!("not base64 ({e})")))?;
+    let mut inflated = Vec::new();
+    let mut reader = flate2::read::GzDecoder::new(&bytes[..]).take(INFLATED_CAP as u64 + 1);
+    reader
+        .read_to_end(&mut inflated)
+        .map_err(|e| malformed(format!("not gzip ({e})")))?;
+    if inflated.len() > INFLATED_CAP {
+        return Err(malformed(format!(
+            "it inflates past the {INFLATED_CAP}-byte cap"
+        )));
+    }
+    serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))
 }
 
 /// Encodes a report under `cap`; a report over the cap (encoded or inflated) is replaced
@@ -144,36 +194,7 @@ pub fn decode(text: &str, side: &str, cap: usize) -> Result<SideReport, DecodeEr
         side: side.to_string(),
         reason,
     };
-    // One trailing newline is tolerated (files written by shells); nothing else.
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    if text.len() > cap {
-        return Err(DecodeError::TooLong {
-            side: side.to_string(),
-            len: text.len(),
-            cap,
-        });
-    }
-    if text.is_empty() {
-        return Err(malformed("it is empty".into()));
-    }
-    if text.bytes().any(|b| b.is_ascii_whitespace()) {
-        return Err(malformed("it contains whitespace".into()));
-    }
-    let bytes = STANDARD
-        .decode(text)
-        .map_err(|e| malformed(format!("not base64 ({e})")))?;
-    let mut inflated = Vec::new();
-    let mut reader = flate2::read::GzDecoder::new(&bytes[..]).take(INFLATED_CAP as u64 + 1);
-    reader
-        .read_to_end(&mut inflated)
-        .map_err(|e| malformed(format!("not gzip ({e})")))?;
-    if inflated.len() > INFLATED_CAP {
-        return Err(malformed(format!(
-            "it inflates past the {INFLATED_CAP}-byte cap"
-        )));
-    }
-    let report: SideReport =
-        serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))?;
+    let report: SideReport = decode_value(text, side, cap)?;
     if report.v != VERSION {
         return Err(malformed(format!("unsupported version {}", report.v)));
     }

@@ -95,25 +95,10 @@ fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, String> {
 
 /// Reads one report file under the cap: a regular file, never through a symlink.
 fn read_side(path: Option<&Path>, side: &str) -> SideInput {
-    use std::os::unix::fs::OpenOptionsExt;
     let Some(path) = path else {
         return Err(format!("no {side} report was given"));
     };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(path)
-        .map_err(|e| format!("cannot read the {side} report `{}`: {e}", path.display()))?;
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(format!(
-            "the {side} report `{}` is not a regular file",
-            path.display()
-        ));
-    }
-    let mut text = String::new();
-    file.take(TEST_REPORT_CAP as u64 + 2)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("the {side} report is malformed: {e}"))?;
+    let text = read_bounded(path, TEST_REPORT_CAP, side)?;
     encode::decode(&text, side, TEST_REPORT_CAP).map_err(|e| e.to_string())
 }
 
