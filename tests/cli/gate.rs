@@ -291,24 +291,27 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
         assert!(!text.contains(char::is_whitespace));
     }
     let report = |n: &str| out.path().join(format!("{n}.report")).display().to_string();
-    let o = run(
-        &[
+    let judge = |extra: &[&str]| {
+        let (b, r, h) = (report("base"), report("base-rerun"), report("head"));
+        let mut args = vec![
             "judge",
             "--base-report",
-            &report("base"),
+            &b,
             "--base-rerun-report",
-            &report("base-rerun"),
+            &r,
             "--head-report",
-            &report("head"),
+            &h,
             "--base",
             &base,
             "--head",
             &head,
             "--repo",
             &repo_path,
-        ],
-        repo.path(),
-    );
+        ];
+        args.extend_from_slice(extra);
+        run(&args, repo.path())
+    };
+    let o = judge(&[]);
     assert!(o.status.success());
     let judged = stdout(&o);
     let o = run(
@@ -329,50 +332,14 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
 
     // A malformed or oversized report is an error naming the side.
     std::fs::write(out.path().join("head.report"), "not base64!").unwrap();
-    let o = run(
-        &[
-            "judge",
-            "--base-report",
-            &report("base"),
-            "--base-rerun-report",
-            &report("base-rerun"),
-            "--head-report",
-            &report("head"),
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &repo_path,
-        ],
-        repo.path(),
-    );
+    let o = judge(&[]);
     let line = stdout(&o);
     assert!(
         line.contains("\"verdict\":\"error\"") && line.contains("head report"),
         "{line}"
     );
     std::fs::write(out.path().join("head.report"), "A".repeat(250_000)).unwrap();
-    let o = run(
-        &[
-            "judge",
-            "--base-report",
-            &report("base"),
-            "--base-rerun-report",
-            &report("base-rerun"),
-            "--head-report",
-            &report("head"),
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &repo_path,
-            "--require",
-            "reproduced",
-        ],
-        repo.path(),
-    );
+    let o = judge(&["--require", "reproduced"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stdout(&o).contains("over the 240000-character cap"),
