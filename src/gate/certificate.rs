@@ -535,38 +535,34 @@ fn run_reduce_side(
         .prefix("repromin-reduce-")
         .tempdir()
         .map_err(|e| e.to_string())?;
-    let tree_dir = scratch.path().join("tree");
-    repo.add_worktree(&tree_dir, &options.base)
-        .map_err(|e| e.to_string())?;
+    // One worktree per job, each with its own installed environment (an editable install
+    // or node_modules points at its own directory, so it cannot be shared or copied).
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4);
+    let tree_dirs: Vec<std::path::PathBuf> = (0..jobs)
+        .map(|i| scratch.path().join(format!("tree{i}")))
+        .collect();
     let result = (|| -> Result<ReduceOutcome, String> {
-        // What git put there, before install adds anything.
-        let (before_install, _) =
-            crate::tree::scan(&tree_dir, &crate::tree::IgnoreRules::default())
+        let mut prepared = Vec::new();
+        for (i, tree_dir) in tree_dirs.iter().enumerate() {
+            repo.add_worktree(tree_dir, &options.base)
                 .map_err(|e| e.to_string())?;
-        let tmp = scratch.path().join("tmp-setup");
-        std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-        for command in config.install.iter().chain(config.build.iter()) {
-            crate::gate::exec::shell_step(
-                "install",
-                command,
-                &tree_dir,
-                &tmp,
-                Duration::from_secs(config.timeouts.install),
+            prepared.push(prepare_tree(
+                &repo,
+                options,
+                &planned,
+                tree_dir,
+                &scratch.path().join(format!("tmp-setup{i}")),
                 interrupt,
-            )
-            .map_err(|f| f.0)?;
+            )?);
         }
-        // Whatever install created is the environment: never reduced, never touched.
-        // Only the top-most new paths are needed: nothing below them is looked at.
-        let mut unmanaged = Vec::new();
-        new_paths(&tree_dir, "", &before_install, &mut unmanaged).map_err(|e| e.to_string())?;
-        crate::gate::exec::overlay_tree(&repo, &options.head, &planned.plan, &tree_dir)
-            .map_err(|f| f.0)?;
+        let unmanaged = prepared[0].1.clone();
+        let tree_dir = tree_dirs[0].clone();
         let rules = crate::tree::IgnoreRules {
             paths: unmanaged.clone(),
             ..crate::tree::IgnoreRules::default()
         };
-        let (model, _) = crate::tree::scan(&tree_dir, &rules).map_err(|e| e.to_string())?;
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let argv = vec![
             exe.display().to_string(),
@@ -588,24 +584,28 @@ fn run_reduce_side(
             argv,
         );
         reduce_options.rules = rules;
-        reduce_options.jobs = 1;
+        reduce_options.jobs = jobs;
         reduce_options.timeout = Some(Duration::from_secs(config.timeouts.test));
         let spent = started.elapsed();
         // Keep a quarter of what is left for the holdout.
         let left = options.budget.saturating_sub(spent);
         reduce_options.max_duration = Some(left.mul_f64(0.75).max(Duration::from_secs(1)));
-        let dirs = crate::runner::RunDirs {
-            wrapper: scratch.path().join("w0"),
-            tree: tree_dir.clone(),
-            tmp: scratch.path().join("w0").join("tmp"),
-        };
-        let workspace = crate::workspace::Workspace::adopt(tree_dir.clone(), &model, unmanaged)
-            .map_err(|e| e.to_string())?;
-        let worker = crate::reduce::session::Worker::adopted(dirs, workspace);
+        let mut workers = Vec::new();
+        for (i, ((model, unmanaged), tree_dir)) in prepared.into_iter().zip(&tree_dirs).enumerate()
+        {
+            let dirs = crate::runner::RunDirs {
+                wrapper: scratch.path().join(format!("w{i}")),
+                tree: tree_dir.clone(),
+                tmp: scratch.path().join(format!("w{i}")).join("tmp"),
+            };
+            let workspace = crate::workspace::Workspace::adopt(tree_dir.clone(), &model, unmanaged)
+                .map_err(|e| e.to_string())?;
+            workers.push(crate::reduce::session::Worker::adopted(dirs, workspace));
+        }
         let (reduction, mut session) = crate::reduce::run_reduction(
             &reduce_options,
             scratch.path(),
-            crate::reduce::Place::Adopted(Box::new(worker)),
+            crate::reduce::Place::Adopted(workers),
             interrupt,
             None,
         )
@@ -644,8 +644,50 @@ fn run_reduce_side(
             reduce_ms: reduction.reduce_ms,
         })))
     })();
-    repo.remove_worktree(&tree_dir);
+    for tree_dir in &tree_dirs {
+        repo.remove_worktree(tree_dir);
+    }
     result
+}
+
+/// Installs and builds in a fresh worktree of the merge base, then lays the head's tests
+/// over it; returns the base-plus-overlay tree and the paths install created (the
+/// environment, never reduced and never touched).
+fn prepare_tree(
+    repo: &Repo,
+    options: &crate::gate::exec::ExecOptions,
+    planned: &Planned,
+    tree_dir: &Path,
+    tmp: &Path,
+    interrupt: &AtomicBool,
+) -> Result<(Tree, Vec<String>), String> {
+    let config = &planned.config;
+    // What git put there, before install adds anything.
+    let (before_install, _) = crate::tree::scan(tree_dir, &crate::tree::IgnoreRules::default())
+        .map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(tmp).map_err(|e| e.to_string())?;
+    for command in config.install.iter().chain(config.build.iter()) {
+        crate::gate::exec::shell_step(
+            "install",
+            command,
+            tree_dir,
+            tmp,
+            Duration::from_secs(config.timeouts.install),
+            interrupt,
+        )
+        .map_err(|f| f.0)?;
+    }
+    // Only the top-most new paths are needed: nothing below them is looked at.
+    let mut unmanaged = Vec::new();
+    new_paths(tree_dir, "", &before_install, &mut unmanaged).map_err(|e| e.to_string())?;
+    crate::gate::exec::overlay_tree(repo, &options.head, &planned.plan, tree_dir)
+        .map_err(|f| f.0)?;
+    let rules = crate::tree::IgnoreRules {
+        paths: unmanaged.clone(),
+        ..crate::tree::IgnoreRules::default()
+    };
+    let (model, _) = crate::tree::scan(tree_dir, &rules).map_err(|e| e.to_string())?;
+    Ok((model, unmanaged))
 }
 
 /// Collects the top-most paths under `dir` that `known` does not hold, without following

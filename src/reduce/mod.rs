@@ -572,8 +572,8 @@ pub fn preflight(
 pub enum Place {
     /// Fresh copies.
     Fresh,
-    /// The adopted directory's worker.
-    Adopted(Box<Worker>),
+    /// The adopted directories' workers (one per job).
+    Adopted(Vec<Worker>),
 }
 
 fn run_on(
@@ -587,7 +587,10 @@ fn run_on(
 ) -> Result<(RunOutcome, Normalizer), ReduceError> {
     match place {
         Place::Fresh => run_fresh(tree, options, scratch, name, timeout, interrupt),
-        Place::Adopted(worker) => worker.run(tree, &options.command, timeout, interrupt),
+        Place::Adopted(workers) => match workers.first_mut() {
+            Some(worker) => worker.run(tree, &options.command, timeout, interrupt),
+            None => Err(ReduceError::Internal("no adopted directory")),
+        },
     }
 }
 
@@ -719,13 +722,13 @@ pub fn run_reduction(
     let started = Instant::now();
     let adopted = match place {
         Place::Fresh => None,
-        Place::Adopted(worker) => Some(*worker),
+        Place::Adopted(workers) => Some(workers),
     };
     let setup = Setup {
         command: options.command.clone(),
         oracle: preflight.oracle.clone(),
         timeout: preflight.timeout,
-        jobs: if adopted.is_some() { 1 } else { options.jobs },
+        jobs: adopted.as_ref().map_or(options.jobs, Vec::len),
         max_attempts: options.max_attempts,
         deadline: options.max_duration.map(|d| started + d),
         interrupt: interrupt.clone(),

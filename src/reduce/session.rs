@@ -277,10 +277,10 @@ impl Session {
         scratch: &std::path::Path,
         basename: &str,
         observer: Option<Box<dyn Observer>>,
-        adopted: Option<Worker>,
+        adopted: Option<Vec<Worker>>,
     ) -> Result<Session, ReduceError> {
-        let workers = if let Some(worker) = adopted {
-            vec![worker]
+        let workers = if let Some(workers) = adopted {
+            workers
         } else {
             (0..setup.jobs)
                 .map(|i| {
