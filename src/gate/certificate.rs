@@ -78,8 +78,15 @@ pub struct Reduced {
     pub before: Size,
     /// Size after.
     pub after: Size,
-    /// `tree-content-sha256-v1` of the reduced tree.
+    /// `tree-content-sha256-v1` of the reduced tree (what the judge checks).
     pub content_sha256: String,
+    /// `tree-sha256-v2` of the reduced tree as the reduce side held it (metadata included;
+    /// recorded, not checkable from git).
+    pub tree_sha256_v2: String,
+    /// Candidates tried.
+    pub attempts: u64,
+    /// Commits.
+    pub accepted: u64,
     /// `fixed-point`, `max-attempts`, `max-duration` or `interrupted`.
     pub ended_by: String,
     /// Holdout counts (`None` when the holdout could not run).
@@ -633,6 +640,9 @@ fn run_reduce_side(
             before: size_of(&reduction.preflight.tree),
             after: size_of(&reduction.tree),
             content_sha256: reduction.tree.content_fingerprint().to_string(),
+            tree_sha256_v2: reduction.fingerprint.to_string(),
+            attempts: reduction.attempts,
+            accepted: reduction.events.len() as u64,
             ended_by: ended_by.into(),
             holdout: Some(HoldoutCounts {
                 runs: side.holdout_runs,
