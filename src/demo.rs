@@ -177,21 +177,9 @@ def test_subtotal():
 ///
 /// # Errors
 /// I/O failures.
-pub fn write_project(dir: &Path) -> Result<(), TreeError> {
+pub fn write_project(dir: &Path) -> Result<(), ReduceError> {
     for (path, text) in PROJECT {
-        let full = dir.join(path);
-        if let Some(parent) = full.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| TreeError::Io {
-                action: "create directory",
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        std::fs::write(&full, text).map_err(|source| TreeError::Io {
-            action: "write",
-            path: full.clone(),
-            source,
-        })?;
+        write(dir, path, text)?;
     }
     Ok(())
 }
