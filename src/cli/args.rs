@@ -158,6 +158,8 @@ pub enum PassArg {
     Prelude,
     /// Delete files and directories.
     Files,
+    /// Delete blocks by indentation and brackets, level by level.
+    Blocks,
     /// Delete lines, to 1-minimality.
     Lines,
 }
@@ -167,6 +169,7 @@ impl From<PassArg> for PassName {
         match p {
             PassArg::Prelude => PassName::Prelude,
             PassArg::Files => PassName::Files,
+            PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
         }
     }

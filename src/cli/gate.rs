@@ -94,6 +94,10 @@ pub struct CheckArgs {
     /// Time limit of the test run in milliseconds.
     #[arg(long, default_value_t = 900_000)]
     pub timeout_ms: u64,
+    /// Keep cargo's build directories under DIR between runs (the tree's own packages are
+    /// cleaned before each run).
+    #[arg(long, value_name = "DIR")]
+    pub cargo_target_root: Option<PathBuf>,
     /// The test command template.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -369,6 +373,7 @@ pub fn check_command(args: &CheckArgs) -> std::process::ExitCode {
         file: args.file.clone(),
         name: args.name.clone(),
         timeout: Duration::from_millis(args.timeout_ms),
+        cargo_target_root: args.cargo_target_root.clone(),
     });
     console.out(message.trim_end());
     std::process::ExitCode::from(u8::try_from(code).unwrap_or(125))

@@ -571,7 +571,7 @@ fn run_reduce_side(
             ..crate::tree::IgnoreRules::default()
         };
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let argv = vec![
+        let mut argv = vec![
             exe.display().to_string(),
             "check-test".into(),
             "--format".into(),
@@ -582,9 +582,16 @@ fn run_reduce_side(
             name.clone(),
             "--timeout-ms".into(),
             (config.timeouts.test * 1000).to_string(),
-            "--".into(),
-            config.command.clone(),
         ];
+        if config.report == crate::gate::config::ReportFormat::Libtest
+            || config.command.split_whitespace().any(|w| w == "cargo")
+        {
+            // Dependencies stay built between runs; the tree's own packages do not.
+            argv.push("--cargo-target-root".into());
+            argv.push(scratch.path().join("cargo-target").display().to_string());
+        }
+        argv.push("--".into());
+        argv.push(config.command.clone());
         let mut reduce_options = crate::reduce::ReduceOptions::new(
             tree_dir.clone(),
             scratch.path().join("unused"),

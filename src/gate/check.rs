@@ -27,6 +27,10 @@ pub struct CheckSpec {
     pub name: String,
     /// Time limit.
     pub timeout: std::time::Duration,
+    /// For cargo: a directory that keeps each worker's build directory between runs, so
+    /// dependencies are built once. The packages of the tree itself are cleaned before
+    /// every run, so nothing of an earlier tree is reused.
+    pub cargo_target_root: Option<PathBuf>,
 }
 
 /// What the check found, as exit status and output.
@@ -48,11 +52,18 @@ pub fn check(spec: &CheckSpec) -> (i32, String) {
         &report,
         &reporter,
     );
+    let mut env = vec![("CI".to_string(), "1".to_string())];
+    let never = std::sync::atomic::AtomicBool::new(false);
+    if let Some(root) = &spec.cargo_target_root {
+        match cargo_target(root, &cwd, &tmp, spec.timeout, &never) {
+            Ok(dir) => env.push(("CARGO_TARGET_DIR".into(), dir.display().to_string())),
+            Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
+        }
+    }
     let run = CommandSpec {
         argv: vec!["sh".into(), "-c".into(), command],
-        env: vec![("CI".into(), "1".into())],
+        env,
     };
-    let never = std::sync::atomic::AtomicBool::new(false);
     let outcome = match runner::run(&run, &cwd, &tmp, spec.timeout, &never) {
         Ok(outcome) => outcome,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
@@ -120,4 +131,79 @@ pub fn check(spec: &CheckSpec) -> (i32, String) {
             }
         },
     }
+}
+
+/// The build directory of the worker running in `cwd`, under `root`, with the tree's own
+/// packages cleaned out of it. Cargo decides freshness by modification times, and the
+/// reducer restores the original times of the files it rewrites, so an artifact built from
+/// an earlier tree could pass for fresh; cleaning the tree's packages rules that out, while
+/// the dependencies (which come from outside the tree) stay built.
+fn cargo_target(
+    root: &std::path::Path,
+    cwd: &std::path::Path,
+    tmp: &std::path::Path,
+    timeout: std::time::Duration,
+    never: &std::sync::atomic::AtomicBool,
+) -> Result<PathBuf, String> {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(cwd.as_os_str().as_encoded_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("cannot create the build directory `{}`: {e}", dir.display()))?;
+    let env = vec![("CARGO_TARGET_DIR".to_string(), dir.display().to_string())];
+    let metadata = CommandSpec {
+        argv: [
+            "cargo",
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ]
+        .map(String::from)
+        .to_vec(),
+        env: env.clone(),
+    };
+    let packages: Option<Vec<String>> = runner::run(&metadata, cwd, tmp, timeout, never)
+        .ok()
+        .filter(|o| o.termination == Termination::Exited(0))
+        .and_then(|o| {
+            // Cargo's JSON is the last line; warnings may come before it.
+            let text = String::from_utf8_lossy(&o.output).to_string();
+            let line = text.lines().rev().find(|l| l.starts_with('{'))?.to_string();
+            let value: serde_json::Value = serde_json::from_str(&line).ok()?;
+            let names = value
+                .get("packages")?
+                .as_array()?
+                .iter()
+                .filter_map(|p| p.get("name")?.as_str().map(str::to_string))
+                .collect();
+            Some(names)
+        });
+    let cleaned = packages.is_some_and(|names| {
+        if names.is_empty() {
+            return true;
+        }
+        let mut argv: Vec<String> = ["cargo", "clean", "--quiet", "--offline"]
+            .map(String::from)
+            .to_vec();
+        for name in names {
+            argv.push("-p".into());
+            argv.push(name);
+        }
+        let clean = CommandSpec {
+            argv,
+            env: env.clone(),
+        };
+        runner::run(&clean, cwd, tmp, timeout, never)
+            .is_ok_and(|o| o.termination == Termination::Exited(0))
+    });
+    if !cleaned {
+        // Whatever cargo could not clean goes entirely.
+        std::fs::remove_dir_all(&dir)
+            .and_then(|()| std::fs::create_dir_all(&dir))
+            .map_err(|e| format!("cannot empty the build directory `{}`: {e}", dir.display()))?;
+    }
+    Ok(dir)
 }

@@ -7,6 +7,7 @@
 //! other pass dirty again; the run ends when no pass is dirty), validates the final tree once
 //! more and hands it to [`crate::export`].
 
+pub mod blocks;
 pub mod edits;
 pub mod passes;
 pub mod session;
@@ -94,18 +95,26 @@ pub enum PassName {
     Prelude,
     /// Delete files and directories.
     Files,
+    /// Delete blocks by indentation and brackets.
+    Blocks,
     /// Delete lines.
     Lines,
 }
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 3] = [PassName::Prelude, PassName::Files, PassName::Lines];
+    pub const ALL: [PassName; 4] = [
+        PassName::Prelude,
+        PassName::Files,
+        PassName::Blocks,
+        PassName::Lines,
+    ];
 
     fn build(self) -> Box<dyn Pass> {
         match self {
             PassName::Prelude => Box::new(passes::Prelude),
             PassName::Files => Box::new(passes::Files),
+            PassName::Blocks => Box::new(blocks::Blocks),
             PassName::Lines => Box::new(passes::Lines),
         }
     }

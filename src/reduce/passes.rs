@@ -79,7 +79,7 @@ pub trait Pass {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError>;
 }
 
-fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
+pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
     match &session.current.entries.get(path)?.node {
         Node::File { data, digest } => Some((data.clone(), *digest)),
         _ => None,

@@ -459,3 +459,59 @@ fn an_output_named_tmp_does_not_collide_with_the_runs_temporary_directory() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(files(&area.path("tmp")).contains_key("run.py"));
 }
+
+/// A module of 24 functions, one of which raises; `main.py` calls three of them.
+fn many_functions() -> String {
+    let mut text = String::from("import sys\n\n");
+    for i in 0..24 {
+        text.push_str(&format!(
+            "def f{i}(x):\n    if x > {i}:\n        y = x * {i}\n        return y + 1\n    return {i}\n\n"
+        ));
+    }
+    text.replace(
+        "def f17(x):\n    if x > 17:",
+        "def f17(x):\n    if x > 17:\n        raise ValueError('too big')",
+    )
+}
+
+#[test]
+fn blocks_delete_whole_functions_in_few_probes() {
+    let area = Area::new();
+    let module = many_functions();
+    area.write(
+        "proj",
+        &[
+            ("lib.py", &module),
+            (
+                "main.py",
+                "import lib\nlib.f3(0)\nlib.f11(0)\nlib.f17(99)\n",
+            ),
+        ],
+    );
+    let attempts = |passes: &str, out: &str| {
+        let o = run(
+            &[
+                "reduce", "proj", out, "--passes", passes, "--", "python3", "main.py",
+            ],
+            area.dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let kept = files(&area.path(out));
+        let r = report(&area.path(out));
+        (kept, r["attempts"].as_u64().unwrap())
+    };
+    let (kept, with_blocks) = attempts("blocks", "by-blocks");
+    let lib = &kept["lib.py"];
+    // Only the called functions are left, whole, with their headers.
+    for f in ["def f3(x):", "def f11(x):", "def f17(x):"] {
+        assert!(lib.contains(f), "{lib}");
+    }
+    assert!(lib.contains("raise ValueError('too big')"), "{lib}");
+    assert_eq!(lib.matches("def ").count(), 3, "{lib}");
+    assert!(!lib.contains("import sys"), "{lib}");
+    let (_, with_lines) = attempts("lines", "by-lines");
+    assert!(
+        with_blocks < with_lines,
+        "blocks took {with_blocks} attempts, lines {with_lines}"
+    );
+}

@@ -1,0 +1,432 @@
+//! Blocks by indentation and brackets, for any text file.
+//!
+//! A block is a header line, the lines indented deeper than it (its body), and the lines
+//! that close it at its own indentation (`}`, `)`, `]`, `end`, also `} else {` chains with
+//! their bodies). Decorator and attribute lines (`@name`, `#[...]`) belong to the block they
+//! precede. Blank lines inside a body belong to it; elsewhere each blank line is a block of
+//! its own. The body's blocks are the block's children, so a file is a forest, and the
+//! [`Blocks`] pass deletes it level by level: siblings in chunks that halve, largest first,
+//! then each block with more than one line on its own (single lines are the lines pass's
+//! work).
+
+use std::ops::Range;
+
+use crate::reduce::ReduceError;
+use crate::reduce::edits::Mutation;
+use crate::reduce::passes::{Pass, PassContext, PassResult, UNION_WINDOW, file_state, line_ranges};
+use crate::reduce::session::{Candidate, Resolve, Session};
+use crate::tree::RelPath;
+
+/// One block: a contiguous run of lines and the blocks of its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Line indices `start..end` (closing lines included).
+    pub lines: Range<usize>,
+    /// The blocks of the body, in order.
+    pub children: Vec<Block>,
+}
+
+struct Line<'a> {
+    text: &'a [u8],
+    indent: usize,
+    blank: bool,
+}
+
+fn classify<'a>(data: &'a [u8], ranges: &[Range<usize>]) -> Vec<Line<'a>> {
+    ranges
+        .iter()
+        .map(|r| {
+            let text = &data[r.clone()];
+            let indent = text
+                .iter()
+                .take_while(|b| **b == b' ' || **b == b'\t')
+                .count();
+            let blank = text[indent..].iter().all(u8::is_ascii_whitespace);
+            Line {
+                text: trim(&text[indent..]),
+                indent,
+                blank,
+            }
+        })
+        .collect()
+}
+
+fn trim(text: &[u8]) -> &[u8] {
+    let end = text
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &text[..end]
+}
+
+fn opens(text: &[u8]) -> bool {
+    matches!(text.last(), Some(b'{' | b'(' | b'['))
+}
+
+fn closes(text: &[u8]) -> bool {
+    matches!(text.first(), Some(b'}' | b')' | b']')) || text == b"end" || text.starts_with(b"end ")
+}
+
+fn decorates(text: &[u8]) -> bool {
+    (text.starts_with(b"@") && !text.starts_with(b"@@")) || text.starts_with(b"#[")
+}
+
+/// The block forest of `data`, by line.
+pub fn blocks(data: &[u8]) -> Vec<Block> {
+    let ranges = line_ranges(data);
+    let lines = classify(data, &ranges);
+    parse(&lines, 0, lines.len())
+}
+
+fn parse(lines: &[Line<'_>], start: usize, end: usize) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut i = start;
+    while i < end {
+        if lines[i].blank {
+            out.push(Block {
+                lines: i..i + 1,
+                children: Vec::new(),
+            });
+            i += 1;
+            continue;
+        }
+        let (block, next) = one(lines, i, end);
+        out.push(block);
+        i = next;
+    }
+    out
+}
+
+/// The block whose header is line `i`; returns it and the line after it.
+fn one(lines: &[Line<'_>], i: usize, end: usize) -> (Block, usize) {
+    let indent = lines[i].indent;
+    // The body: deeper lines, with blank lines between them, but not trailing blanks.
+    let body = |from: usize| {
+        let mut last = from;
+        let mut j = from;
+        while j < end && (lines[j].blank || lines[j].indent > indent) {
+            j += 1;
+            if !lines[j - 1].blank {
+                last = j;
+            }
+        }
+        last
+    };
+    let mut children = Vec::new();
+    let mut header_opens = opens(lines[i].text);
+    let mut body_end = body(i + 1);
+    children.extend(parse(lines, i + 1, body_end));
+    // Closing lines at the header's indentation, and `} else {` chains.
+    while header_opens
+        && body_end < end
+        && !lines[body_end].blank
+        && lines[body_end].indent == indent
+        && closes(lines[body_end].text)
+    {
+        header_opens = opens(lines[body_end].text);
+        let next = body(body_end + 1);
+        children.extend(parse(lines, body_end + 1, next));
+        body_end = next;
+        if !header_opens {
+            break;
+        }
+    }
+    // A decorator belongs to what follows it at its indentation.
+    if decorates(lines[i].text)
+        && children.is_empty()
+        && body_end < end
+        && !lines[body_end].blank
+        && lines[body_end].indent == indent
+    {
+        let (rest, next) = one(lines, body_end, end);
+        return (
+            Block {
+                lines: i..rest.lines.end,
+                children: rest.children,
+            },
+            next,
+        );
+    }
+    (
+        Block {
+            lines: i..body_end,
+            children,
+        },
+        body_end,
+    )
+}
+
+/// The sibling groups at `depth`: the top-level blocks at depth 0, otherwise the children of
+/// each block at `depth - 1`, in file order.
+fn groups(forest: &[Block], depth: usize) -> Vec<Vec<Range<usize>>> {
+    let mut level: Vec<&[Block]> = vec![forest];
+    for _ in 0..depth {
+        level = level
+            .iter()
+            .flat_map(|siblings| siblings.iter().map(|b| b.children.as_slice()))
+            .collect();
+    }
+    level
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| s.iter().map(|b| b.lines.clone()).collect())
+        .collect()
+}
+
+/// Deletes blocks level by level.
+#[derive(Debug, Default)]
+pub struct Blocks;
+
+/// Byte range of line range `lines` in content whose lines are `ranges`.
+fn bytes_of(ranges: &[Range<usize>], lines: &Range<usize>) -> Range<usize> {
+    ranges[lines.start].start..ranges[lines.end - 1].end
+}
+
+impl Blocks {
+    /// One file, every level; `None` when the session stopped.
+    fn file(session: &mut Session, name: &str, path: &RelPath) -> Result<Option<u64>, ReduceError> {
+        let mut accepted = 0;
+        let mut depth = 0;
+        loop {
+            let Some((data, _)) = file_state(session, path) else {
+                return Ok(Some(accepted));
+            };
+            let ranges = line_ranges(&data);
+            let forest = blocks(&data);
+            let level = groups(&forest, depth);
+            if level.is_empty() {
+                return Ok(Some(accepted));
+            }
+            // Last group first: cuts in a group never move the bytes of the groups before it.
+            for group in level.iter().rev() {
+                let elements: Vec<Range<usize>> =
+                    group.iter().map(|l| bytes_of(&ranges, l)).collect();
+                let Some(n) = sweep(session, name, path, elements)? else {
+                    return Ok(None);
+                };
+                accepted += n;
+            }
+            depth += 1;
+        }
+    }
+}
+
+/// Deletes what it can of `elements`, disjoint sorted byte ranges of `path`'s current
+/// content: chunks halving from all of them, largest first, union windows; at chunk size one,
+/// only elements of more than one line. Returns the commits made, or `None` when the session
+/// stopped.
+fn sweep(
+    session: &mut Session,
+    name: &str,
+    path: &RelPath,
+    mut elements: Vec<Range<usize>>,
+) -> Result<Option<u64>, ReduceError> {
+    let multi_line = |data: &[u8], r: &Range<usize>| {
+        data[r.clone()]
+            .iter()
+            .take(r.len().saturating_sub(1))
+            .any(|b| *b == b'\n')
+    };
+    let mut accepted = 0;
+    let mut chunk = elements.len();
+    while !elements.is_empty() && chunk > 0 {
+        let Some((data, _)) = file_state(session, path) else {
+            return Ok(Some(accepted));
+        };
+        chunk = chunk.min(elements.len());
+        let mut chunks: Vec<Vec<usize>> = (0..elements.len())
+            .collect::<Vec<_>>()
+            .chunks(chunk)
+            .map(<[usize]>::to_vec)
+            .filter(|c| chunk > 1 || multi_line(&data, &elements[c[0]]))
+            .collect();
+        let weight = |c: &Vec<usize>| -> usize { c.iter().map(|&i| elements[i].len()).sum() };
+        chunks.sort_by(|a, b| weight(b).cmp(&weight(a)).then(a[0].cmp(&b[0])));
+        let mut gone: Vec<usize> = Vec::new();
+        for window in chunks.chunks(UNION_WINDOW) {
+            // Every candidate of a window is computed against one state.
+            let Some((now, digest_now)) = file_state(session, path) else {
+                return Ok(Some(accepted));
+            };
+            let candidates = window
+                .iter()
+                .map(|c| {
+                    let cut: Vec<Range<usize>> = c
+                        .iter()
+                        .map(|&i| shift(&elements, &gone, &elements[i]))
+                        .collect();
+                    let keep = complement(now.len(), &cut);
+                    let first = &elements[c[0]];
+                    let label = if c.len() == 1 {
+                        let line = data[..first.start].iter().filter(|b| **b == b'\n').count();
+                        format!("block at line {} of {path}", line + 1)
+                    } else {
+                        format!("{} blocks of {path}", c.len())
+                    };
+                    Candidate {
+                        mutation: Mutation::Keep {
+                            path: path.clone(),
+                            expect: digest_now,
+                            keep,
+                        },
+                        label,
+                    }
+                })
+                .collect();
+            let Some(done) = session.try_window(name, Resolve::Union, candidates)? else {
+                return Ok(None);
+            };
+            for (c, committed) in window.iter().zip(done) {
+                if committed {
+                    accepted += 1;
+                    gone.extend(c.iter().copied());
+                }
+            }
+        }
+        // Renumber what is left against the new content.
+        let survivors: Vec<Range<usize>> = (0..elements.len())
+            .filter(|i| !gone.contains(i))
+            .map(|i| shift(&elements, &gone, &elements[i]))
+            .collect();
+        let removed_any = !gone.is_empty();
+        elements = survivors;
+        if chunk == 1 {
+            if !removed_any {
+                break;
+            }
+        } else {
+            chunk = chunk.div_ceil(2);
+        }
+    }
+    Ok(Some(accepted))
+}
+
+/// Maps range `r` of the sweep's starting content to the content after the elements `gone`
+/// were cut.
+fn shift(elements: &[Range<usize>], gone: &[usize], r: &Range<usize>) -> Range<usize> {
+    let before: usize = gone
+        .iter()
+        .map(|&i| &elements[i])
+        .filter(|g| g.end <= r.start)
+        .map(Range::len)
+        .sum();
+    r.start - before..r.end - before
+}
+
+/// The ranges of `0..len` outside `cut` (sorted, disjoint).
+fn complement(len: usize, cut: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut sorted = cut.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for r in sorted {
+        if r.start > at {
+            out.push(at..r.start);
+        }
+        at = at.max(r.end);
+    }
+    if at < len {
+        out.push(at..len);
+    }
+    out
+}
+
+impl Pass for Blocks {
+    fn name(&self) -> &'static str {
+        "blocks"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let mut result = PassResult::default();
+        loop {
+            let mut round = 0;
+            for path in ctx.file_order(session) {
+                let Some(n) = Blocks::file(session, self.name(), &path)? else {
+                    result.accepted += round;
+                    return Ok(result);
+                };
+                round += n;
+            }
+            result.accepted += round;
+            if round == 0 {
+                return Ok(result);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(data: &str) -> Vec<String> {
+        fn walk(b: &Block, depth: usize, out: &mut Vec<String>) {
+            out.push(format!("{depth}:{}..{}", b.lines.start, b.lines.end));
+            for c in &b.children {
+                walk(c, depth + 1, out);
+            }
+        }
+        let mut out = Vec::new();
+        for b in blocks(data.as_bytes()) {
+            walk(&b, 0, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn python_blocks_nest_by_indentation_and_take_their_decorators() {
+        let py = "import os\n\n@decorator\ndef f(x):\n    if x:\n        return 1\n\n    return 2\nclass C:\n    def m(self):\n        pass\n";
+        assert_eq!(
+            shape(py),
+            [
+                "0:0..1", "0:1..2", "0:2..8", "1:4..6", "2:5..6", "1:6..7", "1:7..8", "0:8..11",
+                "1:9..11", "2:10..11"
+            ]
+        );
+    }
+
+    #[test]
+    fn brace_blocks_take_their_closing_lines_and_else_chains() {
+        let c = "int f(int x) {\n    if (x) {\n        return 1;\n    } else {\n        return 2;\n    }\n}\nint y;\n";
+        assert_eq!(shape(c), ["0:0..7", "1:1..6", "2:2..3", "2:4..5", "0:7..8"]);
+        // An empty body still takes its closer; a closer after a non-opening line does not.
+        assert_eq!(shape("fn a() {\n}\n"), ["0:0..2"]);
+        assert_eq!(shape("x = 1\n)\n"), ["0:0..1", "0:1..2"]);
+        // Rust attributes belong to the item.
+        assert_eq!(
+            shape("#[test]\nfn t() {\n    x();\n}\n"),
+            ["0:0..4", "1:2..3"]
+        );
+    }
+
+    #[test]
+    fn every_line_is_in_exactly_one_top_level_block() {
+        for text in [
+            "a\n  b\n\n  c\nd\n",
+            "\n\n",
+            "x",
+            "  indented\nnot\n",
+            "}\n{\n",
+            "@a\n@b\ndef f(): pass\n",
+        ] {
+            let forest = blocks(text.as_bytes());
+            let mut next = 0;
+            for b in &forest {
+                assert_eq!(b.lines.start, next, "{text:?}");
+                assert!(b.lines.end > b.lines.start);
+                next = b.lines.end;
+            }
+            assert_eq!(next, line_ranges(text.as_bytes()).len(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn complement_and_shift() {
+        assert_eq!(complement(10, &[2..4, 6..7]), vec![0..2, 4..6, 7..10]);
+        assert_eq!(complement(3, &[0..3]), Vec::<Range<usize>>::new());
+        let elements = vec![0..2, 2..5, 5..9];
+        let gone = vec![1];
+        assert_eq!(shift(&elements, &gone, &(5..9)), 2..6);
+        assert_eq!(shift(&elements, &gone, &(0..2)), 0..2);
+    }
+}
