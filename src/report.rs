@@ -51,6 +51,8 @@ pub struct Execution {
     pub baseline_runs: usize,
     /// Passes enabled.
     pub passes: Vec<PassName>,
+    /// How the deletion passes shrink their chunks.
+    pub minimiser: crate::reduce::minimise::Minimiser,
     /// Extra ignored basenames.
     pub ignored_names: Vec<String>,
     /// Ignored relative paths.
@@ -275,6 +277,7 @@ pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
             timeout_given: options.timeout.is_some(),
             baseline_runs: options.baseline_runs,
             passes: options.passes.clone(),
+            minimiser: options.minimiser,
             ignored_names: sorted(&options.rules.names),
             ignored_paths: sorted(&options.rules.paths),
             gitignore_files: options

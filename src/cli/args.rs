@@ -100,6 +100,21 @@ pub struct RunArgs {
     /// --min-baseline-rate say otherwise.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub baseline_runs: usize,
+
+    /// How deletion passes shrink their chunks: `cdd` (counter-based probabilistic delta
+    /// debugging: chunk sizes from an estimate of how likely an element is needed) or
+    /// `halving` (all, then halves, quarters, ...). Both end 1-minimal.
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = MinimiserArg::Cdd, help_heading = "Passes")]
+    pub minimiser: MinimiserArg,
+}
+
+/// `--minimiser` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MinimiserArg {
+    /// Counter-based probabilistic delta debugging.
+    Cdd,
+    /// Chunks that halve.
+    Halving,
 }
 
 /// Sampling options (see docs/statistics.md).
@@ -389,6 +404,10 @@ fn build_options(
         options.jobs = jobs;
     }
     options.baseline_runs = run.baseline_runs;
+    options.minimiser = match run.minimiser {
+        MinimiserArg::Cdd => reduce::minimise::Minimiser::Cdd,
+        MinimiserArg::Halving => reduce::minimise::Minimiser::Halving,
+    };
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
         list.sort();
@@ -547,6 +566,11 @@ pub(super) fn doctor(
         .map(|p| format!("{p:?}").to_lowercase())
         .collect();
     let _ = writeln!(out, "passes: {}", passes.join(", "));
+    let minimiser = match options.minimiser {
+        reduce::minimise::Minimiser::Cdd => "cdd",
+        reduce::minimise::Minimiser::Halving => "halving",
+    };
+    let _ = writeln!(out, "minimiser: {minimiser}");
     let _ = write!(out, "jobs: {}", options.jobs);
     Ok(out)
 }

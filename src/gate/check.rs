@@ -133,11 +133,12 @@ pub fn check(spec: &CheckSpec) -> (i32, String) {
     }
 }
 
-/// The build directory of the worker running in `cwd`, under `root`, with the tree's own
-/// packages cleaned out of it. Cargo decides freshness by modification times, and the
-/// reducer restores the original times of the files it rewrites, so an artifact built from
-/// an earlier tree could pass for fresh; cleaning the tree's packages rules that out, while
-/// the dependencies (which come from outside the tree) stay built.
+/// The build directory of the worker running in `cwd`, under `root`, with the freshness
+/// records of the tree's own packages removed. Cargo decides freshness by modification
+/// times, and the reducer restores the original times of the files it rewrites, so an
+/// artifact built from an earlier tree could pass for fresh. Without its record cargo
+/// compiles a package again; rustc's incremental cache, which compares file contents, makes
+/// that quick. The dependencies (which come from outside the tree) stay built.
 fn cargo_target(
     root: &std::path::Path,
     cwd: &std::path::Path,
@@ -181,24 +182,7 @@ fn cargo_target(
                 .collect();
             Some(names)
         });
-    let cleaned = packages.is_some_and(|names| {
-        if names.is_empty() {
-            return true;
-        }
-        let mut argv: Vec<String> = ["cargo", "clean", "--quiet", "--offline"]
-            .map(String::from)
-            .to_vec();
-        for name in names {
-            argv.push("-p".into());
-            argv.push(name);
-        }
-        let clean = CommandSpec {
-            argv,
-            env: env.clone(),
-        };
-        runner::run(&clean, cwd, tmp, timeout, never)
-            .is_ok_and(|o| o.termination == Termination::Exited(0))
-    });
+    let cleaned = packages.is_some_and(|names| forget_packages(&dir, &names).is_ok());
     if !cleaned {
         // Whatever cargo could not clean goes entirely.
         std::fs::remove_dir_all(&dir)
@@ -206,4 +190,38 @@ fn cargo_target(
             .map_err(|e| format!("cannot empty the build directory `{}`: {e}", dir.display()))?;
     }
     Ok(dir)
+}
+
+/// Removes cargo's freshness records (`<profile>/.fingerprint/<package>-<hash>`) of the
+/// packages `names` from the build directory `dir`.
+fn forget_packages(dir: &std::path::Path, names: &[String]) -> std::io::Result<()> {
+    let is_record = |file: &str| {
+        names.iter().any(|name| {
+            file.strip_prefix(name.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+    };
+    // Profiles sit at `dir/<profile>`, or `dir/<target triple>/<profile>` when cross-building.
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((at, depth)) = stack.pop() {
+        for entry in std::fs::read_dir(&at)? {
+            let entry = entry?;
+            if !entry.file_type()?.is_dir() {
+                continue;
+            }
+            let path = entry.path();
+            if entry.file_name() == ".fingerprint" {
+                for record in std::fs::read_dir(&path)? {
+                    let record = record?;
+                    if is_record(&record.file_name().to_string_lossy()) {
+                        std::fs::remove_dir_all(record.path())?;
+                    }
+                }
+            } else if depth < 2 {
+                stack.push((path, depth + 1));
+            }
+        }
+    }
+    Ok(())
 }

@@ -5,16 +5,16 @@
 //! their bodies). Decorator and attribute lines (`@name`, `#[...]`) belong to the block they
 //! precede. Blank lines inside a body belong to it; elsewhere each blank line is a block of
 //! its own. The body's blocks are the block's children, so a file is a forest, and the
-//! [`Blocks`] pass deletes it level by level: siblings in chunks that halve, largest first,
+//! [`Blocks`] pass deletes it level by level: siblings in chunks that shrink, largest first,
 //! then each block with more than one line on its own (single lines are the lines pass's
-//! work).
+//! work), with the [`crate::reduce::minimise`] list minimiser.
 
 use std::ops::Range;
 
 use crate::reduce::ReduceError;
-use crate::reduce::edits::Mutation;
-use crate::reduce::passes::{Pass, PassContext, PassResult, UNION_WINDOW, file_state, line_ranges};
-use crate::reduce::session::{Candidate, Resolve, Session};
+use crate::reduce::minimise::{Minimiser, minimise};
+use crate::reduce::passes::{Pass, PassContext, PassResult, Ranges, file_state, line_ranges};
+use crate::reduce::session::Session;
 use crate::tree::RelPath;
 
 /// One block: a contiguous run of lines and the blocks of its body.
@@ -184,7 +184,12 @@ fn bytes_of(ranges: &[Range<usize>], lines: &Range<usize>) -> Range<usize> {
 
 impl Blocks {
     /// One file, every level; `None` when the session stopped.
-    fn file(session: &mut Session, name: &str, path: &RelPath) -> Result<Option<u64>, ReduceError> {
+    fn file(
+        session: &mut Session,
+        name: &str,
+        minimiser: Minimiser,
+        path: &RelPath,
+    ) -> Result<Option<u64>, ReduceError> {
         let mut accepted = 0;
         let mut depth = 0;
         loop {
@@ -201,7 +206,10 @@ impl Blocks {
             for group in level.iter().rev() {
                 let elements: Vec<Range<usize>> =
                     group.iter().map(|l| bytes_of(&ranges, l)).collect();
-                let Some(n) = sweep(session, name, path, elements)? else {
+                let Some(mut list) = Ranges::new(session, path, elements, "block", false) else {
+                    return Ok(Some(accepted));
+                };
+                let Some(n) = minimise(session, name, minimiser, &mut list)? else {
                     return Ok(None);
                 };
                 accepted += n;
@@ -209,126 +217,6 @@ impl Blocks {
             depth += 1;
         }
     }
-}
-
-/// Deletes what it can of `elements`, disjoint sorted byte ranges of `path`'s current
-/// content: chunks halving from all of them, largest first, union windows; at chunk size one,
-/// only elements of more than one line. Returns the commits made, or `None` when the session
-/// stopped.
-fn sweep(
-    session: &mut Session,
-    name: &str,
-    path: &RelPath,
-    mut elements: Vec<Range<usize>>,
-) -> Result<Option<u64>, ReduceError> {
-    let multi_line = |data: &[u8], r: &Range<usize>| {
-        data[r.clone()]
-            .iter()
-            .take(r.len().saturating_sub(1))
-            .any(|b| *b == b'\n')
-    };
-    let mut accepted = 0;
-    let mut chunk = elements.len();
-    while !elements.is_empty() && chunk > 0 {
-        let Some((data, _)) = file_state(session, path) else {
-            return Ok(Some(accepted));
-        };
-        chunk = chunk.min(elements.len());
-        let mut chunks: Vec<Vec<usize>> = (0..elements.len())
-            .collect::<Vec<_>>()
-            .chunks(chunk)
-            .map(<[usize]>::to_vec)
-            .filter(|c| chunk > 1 || multi_line(&data, &elements[c[0]]))
-            .collect();
-        let weight = |c: &Vec<usize>| -> usize { c.iter().map(|&i| elements[i].len()).sum() };
-        chunks.sort_by(|a, b| weight(b).cmp(&weight(a)).then(a[0].cmp(&b[0])));
-        let mut gone: Vec<usize> = Vec::new();
-        for window in chunks.chunks(UNION_WINDOW) {
-            // Every candidate of a window is computed against one state.
-            let Some((now, digest_now)) = file_state(session, path) else {
-                return Ok(Some(accepted));
-            };
-            let candidates = window
-                .iter()
-                .map(|c| {
-                    let cut: Vec<Range<usize>> = c
-                        .iter()
-                        .map(|&i| shift(&elements, &gone, &elements[i]))
-                        .collect();
-                    let keep = complement(now.len(), &cut);
-                    let first = &elements[c[0]];
-                    let label = if c.len() == 1 {
-                        let line = data[..first.start].iter().filter(|b| **b == b'\n').count();
-                        format!("block at line {} of {path}", line + 1)
-                    } else {
-                        format!("{} blocks of {path}", c.len())
-                    };
-                    Candidate {
-                        mutation: Mutation::Keep {
-                            path: path.clone(),
-                            expect: digest_now,
-                            keep,
-                        },
-                        label,
-                    }
-                })
-                .collect();
-            let Some(done) = session.try_window(name, Resolve::Union, candidates)? else {
-                return Ok(None);
-            };
-            for (c, committed) in window.iter().zip(done) {
-                if committed {
-                    accepted += 1;
-                    gone.extend(c.iter().copied());
-                }
-            }
-        }
-        // Renumber what is left against the new content.
-        let survivors: Vec<Range<usize>> = (0..elements.len())
-            .filter(|i| !gone.contains(i))
-            .map(|i| shift(&elements, &gone, &elements[i]))
-            .collect();
-        let removed_any = !gone.is_empty();
-        elements = survivors;
-        if chunk == 1 {
-            if !removed_any {
-                break;
-            }
-        } else {
-            chunk = chunk.div_ceil(2);
-        }
-    }
-    Ok(Some(accepted))
-}
-
-/// Maps range `r` of the sweep's starting content to the content after the elements `gone`
-/// were cut.
-fn shift(elements: &[Range<usize>], gone: &[usize], r: &Range<usize>) -> Range<usize> {
-    let before: usize = gone
-        .iter()
-        .map(|&i| &elements[i])
-        .filter(|g| g.end <= r.start)
-        .map(Range::len)
-        .sum();
-    r.start - before..r.end - before
-}
-
-/// The ranges of `0..len` outside `cut` (sorted, disjoint).
-fn complement(len: usize, cut: &[Range<usize>]) -> Vec<Range<usize>> {
-    let mut sorted = cut.to_vec();
-    sorted.sort_by_key(|r| r.start);
-    let mut out = Vec::new();
-    let mut at = 0;
-    for r in sorted {
-        if r.start > at {
-            out.push(at..r.start);
-        }
-        at = at.max(r.end);
-    }
-    if at < len {
-        out.push(at..len);
-    }
-    out
 }
 
 impl Pass for Blocks {
@@ -341,7 +229,7 @@ impl Pass for Blocks {
         loop {
             let mut round = 0;
             for path in ctx.file_order(session) {
-                let Some(n) = Blocks::file(session, self.name(), &path)? else {
+                let Some(n) = Blocks::file(session, self.name(), ctx.minimiser, &path)? else {
                     result.accepted += round;
                     return Ok(result);
                 };
@@ -418,15 +306,5 @@ mod tests {
             }
             assert_eq!(next, line_ranges(text.as_bytes()).len(), "{text:?}");
         }
-    }
-
-    #[test]
-    fn complement_and_shift() {
-        assert_eq!(complement(10, &[2..4, 6..7]), vec![0..2, 4..6, 7..10]);
-        assert_eq!(complement(3, &[0..3]), Vec::<Range<usize>>::new());
-        let elements = vec![0..2, 2..5, 5..9];
-        let gone = vec![1];
-        assert_eq!(shift(&elements, &gone, &(5..9)), 2..6);
-        assert_eq!(shift(&elements, &gone, &(0..2)), 0..2);
     }
 }

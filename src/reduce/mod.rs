@@ -9,6 +9,7 @@
 
 pub mod blocks;
 pub mod edits;
+pub mod minimise;
 pub mod passes;
 pub mod session;
 
@@ -147,6 +148,8 @@ pub struct ReduceOptions {
     pub max_duration: Option<Duration>,
     /// Passes to run.
     pub passes: Vec<PassName>,
+    /// How the deletion passes shrink their chunks.
+    pub minimiser: minimise::Minimiser,
     /// Content-addressed cache capacity in entries.
     pub cache_capacity: usize,
     /// Baseline runs that must reproduce (`None`: all of them).
@@ -182,6 +185,7 @@ impl ReduceOptions {
             max_attempts: None,
             max_duration: None,
             passes: PassName::ALL.to_vec(),
+            minimiser: minimise::Minimiser::default(),
             cache_capacity: 200_000,
             min_baseline_passes: None,
             min_baseline_rate: None,
@@ -550,6 +554,7 @@ fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
     let ctx = PassContext {
         keep: keep.to_vec(),
         named: Vec::new(),
+        minimiser: minimise::Minimiser::default(),
     };
     Mutation::Remove(
         tree.entries
@@ -755,6 +760,7 @@ pub fn run_reduction(
     let ctx = PassContext {
         keep: options.rules.keep.clone(),
         named: preflight.named.clone(),
+        minimiser: options.minimiser,
     };
     let mut passes: Vec<Box<dyn Pass>> = PassName::ALL
         .iter()

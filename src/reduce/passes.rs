@@ -14,9 +14,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::bytes::{DeletionSearch, RestartPolicy};
 use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::minimise::{Elements, Minimiser, minimise};
 use crate::reduce::session::{Candidate, Resolve, Session};
 use crate::tree::{Node, RelPath};
 
@@ -38,6 +38,8 @@ pub struct PassContext {
     pub keep: Vec<String>,
     /// Files the baseline output names, reduced first.
     pub named: Vec<String>,
+    /// How deletion passes shrink their chunks.
+    pub minimiser: Minimiser,
 }
 
 impl PassContext {
@@ -199,60 +201,32 @@ impl Pass for Prelude {
 #[derive(Debug, Default)]
 pub struct Files;
 
-impl Files {
-    /// Deletes what it can of `elements` (siblings), chunk size halving from all of them.
-    /// Returns the commits made, or `None` when the session stopped.
-    fn sweep(
-        session: &mut Session,
-        name: &str,
-        mut elements: Vec<RelPath>,
-    ) -> Result<Option<u64>, ReduceError> {
-        let mut accepted = 0;
-        let mut chunk = elements.len();
-        while !elements.is_empty() && chunk > 0 {
-            chunk = chunk.min(elements.len());
-            let mut chunks: Vec<Vec<RelPath>> =
-                elements.chunks(chunk).map(<[RelPath]>::to_vec).collect();
-            // Largest removals first; ties keep path order.
-            let weights: Vec<u64> = chunks
-                .iter()
-                .map(|c| c.iter().map(|p| session.current.weight(p) + 1).sum())
-                .collect();
-            let mut order: Vec<usize> = (0..chunks.len()).collect();
-            order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
-            let ordered: Vec<Vec<RelPath>> = order
-                .iter()
-                .map(|&i| std::mem::take(&mut chunks[i]))
-                .collect();
-            let mut sweep_accepted = 0;
-            for window in ordered.chunks(UNION_WINDOW) {
-                let candidates = window
-                    .iter()
-                    .map(|paths| Candidate {
-                        mutation: Mutation::Remove(paths.clone()),
-                        label: describe_removal(paths),
-                    })
-                    .collect();
-                let Some(done) = session.try_window(name, Resolve::Union, candidates)? else {
-                    return Ok(None);
-                };
-                for (paths, committed) in window.iter().zip(done) {
-                    if committed {
-                        sweep_accepted += 1;
-                        elements.retain(|e| !paths.contains(e));
-                    }
-                }
-            }
-            accepted += sweep_accepted;
-            if chunk == 1 {
-                if sweep_accepted == 0 {
-                    break;
-                }
-            } else {
-                chunk = chunk.div_ceil(2);
-            }
-        }
-        Ok(Some(accepted))
+/// The children of one directory, as a list to minimise.
+struct Paths(Vec<RelPath>);
+
+impl Elements for Paths {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn weight(&self, session: &Session, i: usize) -> u64 {
+        session.current.weight(&self.0[i]) + 1
+    }
+
+    fn candidate(&self, _: &Session, chunk: &[usize], _: &[usize]) -> Option<Candidate> {
+        let paths: Vec<RelPath> = chunk.iter().map(|&i| self.0[i].clone()).collect();
+        Some(Candidate {
+            label: describe_removal(&paths),
+            mutation: Mutation::Remove(paths),
+        })
+    }
+
+    fn remove(&mut self, _: &Session, gone: &[usize]) {
+        let mut i = 0;
+        self.0.retain(|_| {
+            i += 1;
+            gone.binary_search(&(i - 1)).is_err()
+        });
     }
 }
 
@@ -285,7 +259,8 @@ impl Pass for Files {
                     .into_iter()
                     .filter(|p| !ctx.protected(p))
                     .collect();
-                let Some(n) = Files::sweep(session, self.name(), elements)? else {
+                let Some(n) = minimise(session, self.name(), ctx.minimiser, &mut Paths(elements))?
+                else {
                     result.accepted += round;
                     return Ok(result);
                 };
@@ -307,84 +282,136 @@ impl Pass for Files {
     }
 }
 
+/// Disjoint byte ranges of one file's content, as a list to minimise: blocks or lines.
+pub(crate) struct Ranges {
+    path: RelPath,
+    /// The ranges, sorted, in the content of length `len`.
+    ranges: Vec<Range<usize>>,
+    len: usize,
+    /// What one range is called in labels.
+    noun: &'static str,
+    /// Whether a range of one line is tried on its own.
+    single_lines: bool,
+}
+
+impl Ranges {
+    /// The ranges `ranges` of `path`'s current content.
+    pub(crate) fn new(
+        session: &Session,
+        path: &RelPath,
+        ranges: Vec<Range<usize>>,
+        noun: &'static str,
+        single_lines: bool,
+    ) -> Option<Ranges> {
+        let (data, _) = file_state(session, path)?;
+        Some(Ranges {
+            path: path.clone(),
+            ranges,
+            len: data.len(),
+            noun,
+            single_lines,
+        })
+    }
+
+    /// Range `r` in the content left after the ranges `gone` were cut.
+    fn shifted(&self, gone: &[usize], r: &Range<usize>) -> Range<usize> {
+        let before: usize = gone
+            .iter()
+            .map(|&i| &self.ranges[i])
+            .filter(|g| g.end <= r.start)
+            .map(Range::len)
+            .sum();
+        r.start - before..r.end - before
+    }
+}
+
+/// The ranges of `0..len` outside `cut` (sorted, disjoint).
+pub(crate) fn complement(len: usize, cut: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut sorted = cut.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for r in sorted {
+        if r.start > at {
+            out.push(at..r.start);
+        }
+        at = at.max(r.end);
+    }
+    if at < len {
+        out.push(at..len);
+    }
+    out
+}
+
+impl Elements for Ranges {
+    fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    fn weight(&self, _: &Session, i: usize) -> u64 {
+        self.ranges[i].len() as u64
+    }
+
+    fn alone(&self, session: &Session, i: usize) -> bool {
+        if self.single_lines {
+            return true;
+        }
+        let Some((data, _)) = file_state(session, &self.path) else {
+            return false;
+        };
+        let r = &self.ranges[i];
+        data.len() == self.len && data[r.start..r.end.saturating_sub(1)].contains(&b'\n')
+    }
+
+    fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
+        let (now, digest) = file_state(session, &self.path)?;
+        let cut_before: usize = gone.iter().map(|&i| self.ranges[i].len()).sum();
+        if now.len() + cut_before != self.len {
+            // Something else changed the file: these ranges are stale.
+            return None;
+        }
+        let cut: Vec<Range<usize>> = chunk
+            .iter()
+            .map(|&i| self.shifted(gone, &self.ranges[i]))
+            .collect();
+        let line_of = |at: usize| now[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        let first = line_of(cut[0].start);
+        let last = line_of(
+            cut[cut.len() - 1]
+                .end
+                .saturating_sub(1)
+                .max(cut[cut.len() - 1].start),
+        );
+        let path = &self.path;
+        let label = match (chunk.len(), self.noun) {
+            (1, noun) if first == last => format!("{noun} at line {first} of {path}"),
+            (1, noun) => format!("{noun} at lines {first}-{last} of {path}"),
+            (n, noun) => format!("{n} {noun}s at lines {first}-{last} of {path}"),
+        };
+        Some(Candidate {
+            mutation: Mutation::Keep {
+                path: path.clone(),
+                expect: digest,
+                keep: complement(now.len(), &cut),
+            },
+            label,
+        })
+    }
+
+    fn remove(&mut self, _: &Session, gone: &[usize]) {
+        let cut: usize = gone.iter().map(|&i| self.ranges[i].len()).sum();
+        let survivors: Vec<Range<usize>> = (0..self.ranges.len())
+            .filter(|i| gone.binary_search(i).is_err())
+            .map(|i| self.shifted(gone, &self.ranges[i]))
+            .collect();
+        self.ranges = survivors;
+        self.len -= cut;
+    }
+}
+
 /// Line deletion to 1-minimality.
 #[derive(Debug, Default)]
 pub struct Lines;
-
-impl Lines {
-    /// Reduces one file's lines; `None` when the session stopped.
-    fn file(session: &mut Session, name: &str, path: &RelPath) -> Result<Option<u64>, ReduceError> {
-        let Some((data, _)) = file_state(session, path) else {
-            return Ok(Some(0));
-        };
-        let mut lines = line_ranges(&data);
-        let mut search = DeletionSearch::new(lines.len(), RestartPolicy::Continue);
-        let mut accepted = 0;
-        loop {
-            let Some((_, digest)) = file_state(session, path) else {
-                return Ok(Some(accepted));
-            };
-            // Look ahead as if each candidate were rejected: the first that passes is
-            // exactly what a sequential search would have committed.
-            let mut ahead = search;
-            let mut ranges = Vec::new();
-            while ranges.len() < session.jobs() {
-                let Some(next) = ahead.next() else { break };
-                ranges.push(next);
-                ahead.reject();
-            }
-            if ranges.is_empty() {
-                return Ok(Some(accepted));
-            }
-            let candidates = ranges
-                .iter()
-                .map(|r| {
-                    let keep: Vec<Range<usize>> = lines[..r.start]
-                        .iter()
-                        .chain(&lines[r.end..])
-                        .cloned()
-                        .collect();
-                    let label = if r.len() == 1 {
-                        format!("line {} of {path}", r.start + 1)
-                    } else {
-                        format!("lines {}-{} of {path}", r.start + 1, r.end)
-                    };
-                    Candidate {
-                        mutation: Mutation::Keep {
-                            path: path.clone(),
-                            expect: digest,
-                            keep,
-                        },
-                        label,
-                    }
-                })
-                .collect();
-            let Some(done) = session.try_window(name, Resolve::First, candidates)? else {
-                return Ok(None);
-            };
-            match done.iter().position(|c| *c) {
-                None => {
-                    for _ in &ranges {
-                        search.reject();
-                    }
-                }
-                Some(i) => {
-                    for _ in 0..i {
-                        search.reject();
-                    }
-                    search.accept();
-                    accepted += 1;
-                    // Whole lines went, so the line count drops by the range's length;
-                    // byte offsets moved, so the lines are found again in the new content.
-                    if let Some((now, _)) = file_state(session, path) {
-                        lines = line_ranges(&now);
-                    }
-                    debug_assert_eq!(lines.len(), search.len());
-                }
-            }
-        }
-    }
-}
 
 impl Pass for Lines {
     fn name(&self) -> &'static str {
@@ -396,7 +423,14 @@ impl Pass for Lines {
         loop {
             let mut round = 0;
             for path in ctx.file_order(session) {
-                let Some(n) = Lines::file(session, self.name(), &path)? else {
+                let Some((data, _)) = file_state(session, &path) else {
+                    continue;
+                };
+                let Some(mut lines) = Ranges::new(session, &path, line_ranges(&data), "line", true)
+                else {
+                    continue;
+                };
+                let Some(n) = minimise(session, self.name(), ctx.minimiser, &mut lines)? else {
                     result.accepted += round;
                     return Ok(result);
                 };

@@ -30,6 +30,16 @@ use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, Tree, scan_exact};
 use crate::workspace::Workspace;
 
+/// What became of a union of passing candidates.
+enum UnionOutcome {
+    /// It passed and was committed.
+    Committed,
+    /// It failed (or no longer applied).
+    Failed,
+    /// The run was interrupted.
+    Interrupted,
+}
+
 /// How a window is resolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resolve {
@@ -561,54 +571,35 @@ impl Session {
             return Ok(Some(committed));
         };
         let mut union_done = false;
-        if resolve == Resolve::Union && passing.len() > 1 && self.remaining_attempts() > 0 {
-            let union = Mutation::union(
-                &passing
-                    .iter()
-                    .map(|&i| candidates[i].mutation.clone())
-                    .collect::<Vec<_>>(),
-            );
-            self.attempts += 1;
-            self.phase(phase).attempts += 1;
-            if let Ok((edits, tree)) = self.edits.apply(&self.current, &self.original, &union) {
-                let fp = tree.fingerprint();
-                let mut union_family = (None, self.setup.sampling.confidence);
-                let pass = if let Some(pass) = self.cached(&fp) {
-                    let stats = self.phase(phase);
-                    stats.cache_hits += 1;
-                    stats.oracle_sample_uses += 1;
-                    Some(pass)
-                } else {
-                    union_family = self.allocate()?;
-                    let answer = self.run_all(&[(&tree, union_family.1)])?[0];
-                    self.record(phase, &answer);
-                    if answer.termination == Termination::Interrupted {
-                        // Nothing from a cut-short window is committed.
+        if resolve == Resolve::Union && passing.len() > 1 {
+            // Try the union of every passing candidate; when it fails, the union of the
+            // first half of them, and so on down to two (by candidate index, so the outcome
+            // never depends on completion order).
+            let mut take = passing.len();
+            while take > 1 && self.remaining_attempts() > 0 {
+                let members = &passing[..take];
+                let union = Mutation::union(
+                    &members
+                        .iter()
+                        .map(|&i| candidates[i].mutation.clone())
+                        .collect::<Vec<_>>(),
+                );
+                match self.try_union(phase, &union, members.len())? {
+                    UnionOutcome::Interrupted => {
                         let stats = self.phase(phase);
-                        stats.aborted += 1;
                         stats.superseded += passing.len() as u64;
-                        self.stop = Some(StopReason::Interrupted);
                         return Ok(None);
-                    } else {
-                        self.remember(fp, answer.pass);
-                        Some(answer.pass)
                     }
-                };
-                match pass {
-                    Some(true) => {
-                        let label = format!("union of {} changes", passing.len());
-                        self.commit(phase, edits, tree, fp, &label, true, union_family)?;
+                    UnionOutcome::Committed => {
                         self.phase(phase).superseded += passing.len() as u64;
-                        for &i in &passing {
+                        for &i in members {
                             committed[i] = true;
                         }
                         union_done = true;
+                        break;
                     }
-                    Some(false) => self.phase(phase).rejected += 1,
-                    None => {}
+                    UnionOutcome::Failed => take /= 2,
                 }
-            } else {
-                self.phase(phase).no_op += 1;
             }
         }
         if !union_done && let Some((edits, tree, fp)) = prepared[lowest].take() {
@@ -627,6 +618,49 @@ impl Session {
         }
         self.notify(phase);
         Ok(Some(committed))
+    }
+
+    /// Runs the union of `members` passing candidates as one more candidate and commits it
+    /// when it passes.
+    fn try_union(
+        &mut self,
+        phase: &str,
+        union: &Mutation,
+        members: usize,
+    ) -> Result<UnionOutcome, ReduceError> {
+        self.attempts += 1;
+        self.phase(phase).attempts += 1;
+        let Ok((edits, tree)) = self.edits.apply(&self.current, &self.original, union) else {
+            self.phase(phase).no_op += 1;
+            return Ok(UnionOutcome::Failed);
+        };
+        let fp = tree.fingerprint();
+        let mut family = (None, self.setup.sampling.confidence);
+        let pass = if let Some(pass) = self.cached(&fp) {
+            let stats = self.phase(phase);
+            stats.cache_hits += 1;
+            stats.oracle_sample_uses += 1;
+            pass
+        } else {
+            family = self.allocate()?;
+            let answer = self.run_all(&[(&tree, family.1)])?[0];
+            self.record(phase, &answer);
+            if answer.termination == Termination::Interrupted {
+                // Nothing from a cut-short window is committed.
+                self.phase(phase).aborted += 1;
+                self.stop = Some(StopReason::Interrupted);
+                return Ok(UnionOutcome::Interrupted);
+            }
+            self.remember(fp, answer.pass);
+            answer.pass
+        };
+        if !pass {
+            self.phase(phase).rejected += 1;
+            return Ok(UnionOutcome::Failed);
+        }
+        let label = format!("union of {members} changes");
+        self.commit(phase, edits, tree, fp, &label, true, family)?;
+        Ok(UnionOutcome::Committed)
     }
 
     /// The confidence for the next changed candidate: a new family index under run-wide

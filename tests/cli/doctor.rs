@@ -29,7 +29,8 @@ fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
     timeout per [..] (derived)
     empty tree: does not reproduce (good)
     files named in the failure, reduced first: lib/parser.py, run.py
-    passes: prelude, files, lines
+    passes: prelude, files, blocks, lines
+    minimiser: cdd
     jobs: 2
     ");
     assert_eq!(crate::util::files(area.dir.path()), before);

@@ -1,0 +1,235 @@
+//! The list minimiser every deletion pass uses.
+//!
+//! A pass hands over a list of elements (the children of a directory, the blocks of one
+//! level, the lines of a file). Each round splits what is left into chunks of one size,
+//! tries deleting each chunk (heaviest first, in union windows against one state), and keeps
+//! what passes. The chunk size of the next round comes from the [`Minimiser`]:
+//!
+//! - [`Minimiser::Cdd`], counter-based probabilistic delta debugging: every element is
+//!   taken to be needed with probability `p`, starting at 0.1; the chunk size is the one
+//!   that maximises the expected number of elements a test removes, `k (1 - p)^k`; after a
+//!   round each surviving element has failed one test of that size, so `p` becomes
+//!   `p / (1 - (1 - p)^k)`, and the next size follows from it.
+//! - [`Minimiser::Halving`]: all elements first, then halves, quarters and so on.
+//!
+//! Either way the last rounds are at size one and repeat until one deletes nothing, so the
+//! result is 1-minimal: no single element can go.
+
+use crate::reduce::ReduceError;
+use crate::reduce::passes::UNION_WINDOW;
+use crate::reduce::session::{Candidate, Resolve, Session};
+
+/// How chunk sizes shrink from round to round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Minimiser {
+    /// Counter-based probabilistic delta debugging.
+    #[default]
+    Cdd,
+    /// Chunks that halve from the whole list.
+    Halving,
+}
+
+/// The initial probability that an element is needed, for [`Minimiser::Cdd`].
+pub const CDD_P0: f64 = 0.1;
+
+/// The chunk size that maximises `k (1 - p)^k`, the expected number of elements a test of
+/// `k` elements removes when each is needed with probability `p`.
+pub fn best_size(p: f64) -> usize {
+    if p.is_nan() || p <= 0.0 {
+        return usize::MAX;
+    }
+    if p >= 1.0 {
+        return 1;
+    }
+    // The real maximum is at -1 / ln(1 - p); the best integer is one of its neighbours.
+    let x = -1.0 / (1.0 - p).ln();
+    let lo = x.floor().max(1.0);
+    let gain = |k: f64| k * (1.0 - p).powf(k);
+    let best = if gain(lo + 1.0) > gain(lo) {
+        lo + 1.0
+    } else {
+        lo
+    };
+    if best >= usize::MAX as f64 {
+        usize::MAX
+    } else {
+        best as usize
+    }
+}
+
+/// The chunk sizes of successive rounds.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    minimiser: Minimiser,
+    p: f64,
+}
+
+impl Schedule {
+    /// A schedule for `minimiser`.
+    pub fn new(minimiser: Minimiser) -> Schedule {
+        Schedule {
+            minimiser,
+            p: CDD_P0,
+        }
+    }
+
+    /// The first round's chunk size for `len` elements.
+    pub fn first(&self, len: usize) -> usize {
+        match self.minimiser {
+            Minimiser::Halving => len.max(1),
+            Minimiser::Cdd => best_size(self.p).clamp(1, len.max(1)),
+        }
+    }
+
+    /// The next round's chunk size after a round at `size`, with `len` elements left.
+    /// Always smaller than `size` while `size > 1`.
+    pub fn next(&mut self, size: usize, len: usize) -> usize {
+        let next = match self.minimiser {
+            Minimiser::Halving => size.div_ceil(2),
+            Minimiser::Cdd => {
+                let k = i32::try_from(size).unwrap_or(i32::MAX);
+                let survive = 1.0 - (1.0 - self.p).powi(k);
+                self.p = if survive > 0.0 {
+                    (self.p / survive).min(1.0)
+                } else {
+                    1.0
+                };
+                best_size(self.p)
+            }
+        };
+        next.min(size.saturating_sub(1)).min(len).max(1)
+    }
+}
+
+/// A list a pass minimises.
+pub(crate) trait Elements {
+    /// How many elements are left.
+    fn len(&self) -> usize;
+    /// The weight of element `i` (bytes it stands for); heavier chunks are tried first.
+    fn weight(&self, session: &Session, i: usize) -> u64;
+    /// Whether element `i` is tried on its own at chunk size one.
+    fn alone(&self, _session: &Session, _i: usize) -> bool {
+        true
+    }
+    /// The candidate that deletes the elements `chunk`, against the current state, in which
+    /// the elements `gone` were already cut this round; `None` when it no longer applies.
+    fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate>;
+    /// Drops the elements `gone` (cut this round) and renumbers the rest.
+    fn remove(&mut self, session: &Session, gone: &[usize]);
+}
+
+/// Deletes what it can of `elements`. Returns the commits made, or `None` when the session
+/// stopped.
+///
+/// # Errors
+/// Whatever the session reports.
+pub(crate) fn minimise(
+    session: &mut Session,
+    phase: &str,
+    minimiser: Minimiser,
+    elements: &mut dyn Elements,
+) -> Result<Option<u64>, ReduceError> {
+    let mut accepted = 0;
+    let mut schedule = Schedule::new(minimiser);
+    let mut size = schedule.first(elements.len());
+    while elements.len() > 0 {
+        let len = elements.len();
+        size = size.clamp(1, len);
+        let indices: Vec<usize> = (0..len).collect();
+        let mut chunks: Vec<&[usize]> = indices
+            .chunks(size)
+            .filter(|c| size > 1 || elements.alone(session, c[0]))
+            .collect();
+        let weights: Vec<u64> = chunks
+            .iter()
+            .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
+            .collect();
+        let mut order: Vec<usize> = (0..chunks.len()).collect();
+        // Largest removals first; ties keep list order.
+        order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+        chunks = order.iter().map(|&i| chunks[i]).collect();
+        let mut gone: Vec<usize> = Vec::new();
+        for window in chunks.chunks(UNION_WINDOW) {
+            let mut tried: Vec<&[usize]> = Vec::new();
+            let mut candidates = Vec::new();
+            for chunk in window {
+                if let Some(candidate) = elements.candidate(session, chunk, &gone) {
+                    tried.push(chunk);
+                    candidates.push(candidate);
+                }
+            }
+            if candidates.is_empty() {
+                continue;
+            }
+            let Some(done) = session.try_window(phase, Resolve::Union, candidates)? else {
+                return Ok(None);
+            };
+            for (chunk, committed) in tried.iter().zip(done) {
+                if committed {
+                    accepted += 1;
+                    gone.extend_from_slice(chunk);
+                }
+            }
+        }
+        let removed = !gone.is_empty();
+        gone.sort_unstable();
+        elements.remove(session, &gone);
+        if size == 1 {
+            if !removed {
+                break;
+            }
+        } else {
+            size = schedule.next(size, elements.len());
+        }
+    }
+    Ok(Some(accepted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_size_maximises_the_expected_gain() {
+        for p in [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9] {
+            let k = best_size(p);
+            let gain = |k: usize| k as f64 * (1.0 - p).powi(k as i32);
+            for other in 1..400 {
+                assert!(gain(k) >= gain(other) - 1e-12, "p={p} k={k} other={other}");
+            }
+        }
+        assert_eq!(best_size(0.1), 9);
+        assert_eq!(best_size(1.0), 1);
+        assert_eq!(best_size(0.0), usize::MAX);
+    }
+
+    #[test]
+    fn sizes_shrink_to_one() {
+        for minimiser in [Minimiser::Cdd, Minimiser::Halving] {
+            let mut schedule = Schedule::new(minimiser);
+            let mut size = schedule.first(1000);
+            let mut seen = vec![size];
+            while size > 1 {
+                let next = schedule.next(size, 1000);
+                assert!(next < size, "{minimiser:?}: {seen:?} then {next}");
+                size = next;
+                seen.push(size);
+            }
+            assert!(seen.len() < 20, "{seen:?}");
+        }
+        // CDD: 9, then sizes from the updated probability.
+        let mut cdd = Schedule::new(Minimiser::Cdd);
+        let mut sizes = vec![cdd.first(1000)];
+        while sizes[sizes.len() - 1] > 1 {
+            let last = sizes[sizes.len() - 1];
+            sizes.push(cdd.next(last, 1000));
+        }
+        assert_eq!(sizes, [9, 6, 4, 2, 1]);
+        let mut halving = Schedule::new(Minimiser::Halving);
+        assert_eq!(halving.first(10), 10);
+        assert_eq!(halving.next(10, 10), 5);
+        // Never larger than what is left.
+        assert_eq!(Schedule::new(Minimiser::Cdd).first(3), 3);
+    }
+}
