@@ -17,7 +17,7 @@
 
 use crate::reduce::ReduceError;
 use crate::reduce::passes::UNION_WINDOW;
-use crate::reduce::session::{Candidate, Resolve, Session};
+use crate::reduce::session::{Candidate, Session};
 
 /// How chunk sizes shrink from round to round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -162,7 +162,7 @@ pub(crate) fn minimise(
             if candidates.is_empty() {
                 continue;
             }
-            let Some(done) = session.try_window(phase, Resolve::Union, candidates)? else {
+            let Some(done) = session.try_window(phase, candidates)? else {
                 return Ok(None);
             };
             for (chunk, committed) in tried.iter().zip(done) {

@@ -6,10 +6,11 @@
 //!
 //! - [`Prelude`]: per file, one probe that empties it and one that strips its blank and
 //!   comment lines;
-//! - [`Files`]: hierarchical deletion over files and directories, level by level, chunks
-//!   halving, largest chunks first, independent successes merged into unions;
-//! - [`Lines`]: line deletion to 1-minimality with the [`crate::bytes::DeletionSearch`],
-//!   speculating ahead in parallel.
+//! - [`Files`]: hierarchical deletion over files and directories, level by level;
+//! - [`crate::reduce::blocks::Blocks`]: blocks by indentation and brackets, level by level;
+//! - [`Lines`]: line deletion to 1-minimality.
+//!
+//! The deletion passes share the list minimiser of [`crate::reduce::minimise`].
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
 use crate::reduce::minimise::{Elements, Minimiser, minimise};
-use crate::reduce::session::{Candidate, Resolve, Session};
+use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
 
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
@@ -182,8 +183,7 @@ impl Pass for Prelude {
                 if candidates.is_empty() {
                     continue;
                 }
-                let Some(done) = session.try_window(self.name(), Resolve::Union, candidates)?
-                else {
+                let Some(done) = session.try_window(self.name(), candidates)? else {
                     result.accepted += round;
                     return Ok(result);
                 };

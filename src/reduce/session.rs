@@ -7,10 +7,11 @@
 //!    equal to the accepted state is a no-op, one seen before is answered from the cache;
 //! 2. runs the rest in parallel, each in a workspace equal to the accepted state plus that
 //!    one mutation (delta application undoes whatever the previous probe did);
-//! 3. resolves the window by candidate index, never by completion order: in union mode, when
-//!    several candidates pass, their union is tried as one more candidate and committed if it
-//!    passes, otherwise the lowest passing index is committed; in first mode (in-order
-//!    speculation) the lowest passing index is committed;
+//! 3. resolves the window by candidate index, never by completion order: when several
+//!    candidates pass, their union is tried as one more candidate and committed if it
+//!    passes; a failed union is bisected (the first half of the passing candidates, then
+//!    the first quarter, down to two), and when nothing merges the lowest passing index is
+//!    committed;
 //! 4. commits by reapplying the mutation to the clean copy, scanning it from disk and
 //!    requiring its `tree-sha256-v2` fingerprint to equal the one the oracle saw.
 //!
@@ -38,15 +39,6 @@ enum UnionOutcome {
     Failed,
     /// The run was interrupted.
     Interrupted,
-}
-
-/// How a window is resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resolve {
-    /// Independent candidates: when several pass, try their union.
-    Union,
-    /// Speculative candidates of a sequential search: commit the first that passes.
-    First,
 }
 
 /// Counters of one phase (one reducer pass).
@@ -476,7 +468,6 @@ impl Session {
     pub fn try_window(
         &mut self,
         phase: &str,
-        resolve: Resolve,
         mut candidates: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
         if !self.check_budget() {
@@ -571,7 +562,7 @@ impl Session {
             return Ok(Some(committed));
         };
         let mut union_done = false;
-        if resolve == Resolve::Union && passing.len() > 1 {
+        if passing.len() > 1 {
             // Try the union of every passing candidate; when it fails, the union of the
             // first half of them, and so on down to two (by candidate index, so the outcome
             // never depends on completion order).
