@@ -433,6 +433,7 @@ fn gate_demo(
             budget: std::time::Duration::from_secs(600),
             reduce: true,
             holdout_runs: crate::gate::certificate::HOLDOUT_RUNS,
+            reports: None,
         },
         interrupt,
     );

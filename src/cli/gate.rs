@@ -157,6 +157,11 @@ pub struct RunArgs {
     /// Holdout runs on the reduced tree.
     #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS)]
     pub holdout_runs: u64,
+
+    /// Keep every side's report in DIR (which must not exist): the encoded reports the judge
+    /// read, and the reduce side's `reduce-phases.json` with its per-pass statistics.
+    #[arg(long, value_name = "DIR")]
+    pub reports: Option<PathBuf>,
 }
 
 /// A verdict for `--require`.
@@ -305,6 +310,13 @@ pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Ex
             return finish(&console, &judgement, args.require);
         }
     };
+    if let Some(dir) = &args.reports
+        && std::fs::symlink_metadata(dir).is_ok()
+    {
+        let message = format!("--reports `{}` already exists", dir.display());
+        console.err(&format!("error: {message}"));
+        return Exit::Usage;
+    }
     let judgement = gate::run(
         &gate::RunInput {
             repo: args.commits.repo.clone(),
@@ -315,6 +327,7 @@ pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Ex
             budget: budget(args.budget_ms),
             reduce: !args.no_reduce,
             holdout_runs: args.holdout_runs,
+            reports: args.reports.clone(),
         },
         interrupt,
     );

@@ -624,6 +624,10 @@ fn run_reduce_side(
             None,
         )
         .map_err(|e| e.to_string())?;
+        // For people: how each pass spent its time (the judge never reads it).
+        if let Ok(text) = serde_json::to_string_pretty(&reduction.phases) {
+            let _ = std::fs::write(side.options.out.join("reduce-phases.json"), text);
+        }
         // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
         let mut passes = 0;
         let never = AtomicBool::new(false);

@@ -329,6 +329,21 @@ pub fn table(judgement: &Judgement) -> String {
     out
 }
 
+/// Where `run` puts the reports.
+enum OutDir {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl OutDir {
+    fn path(&self) -> &Path {
+        match self {
+            OutDir::Temp(dir) => dir.path(),
+            OutDir::Kept(dir) => dir,
+        }
+    }
+}
+
 /// What `run` needs.
 #[derive(Clone, Debug)]
 pub struct RunInput {
@@ -348,18 +363,28 @@ pub struct RunInput {
     pub reduce: bool,
     /// Holdout runs of the reduce side.
     pub holdout_runs: u64,
+    /// Where to keep the reports (a directory that does not exist yet).
+    pub reports: Option<PathBuf>,
 }
 
 /// Runs both sides and the judge in one process.
 pub fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgement {
-    let out = match tempfile::Builder::new().prefix("repromin-run-").tempdir() {
+    let made = match &input.reports {
+        // Kept: the directory must be new, so nothing of an earlier run is read or lost.
+        Some(dir) => std::fs::create_dir(dir).map(|()| OutDir::Kept(dir.clone())),
+        None => tempfile::Builder::new()
+            .prefix("repromin-run-")
+            .tempdir()
+            .map(OutDir::Temp),
+    };
+    let out = match made {
         Ok(dir) => dir,
         Err(err) => {
             return Judgement {
                 line: error_line(
                     &input.head,
                     &input.base,
-                    &format!("cannot create a scratch directory: {err}"),
+                    &format!("cannot create the reports directory: {err}"),
                     false,
                 ),
                 classified: Classified {
