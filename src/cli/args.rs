@@ -173,6 +173,8 @@ pub enum PassArg {
     Prelude,
     /// Delete files and directories.
     Files,
+    /// Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...).
+    Manifests,
     /// Delete blocks by indentation and brackets, level by level.
     Blocks,
     /// Delete lines, to 1-minimality.
@@ -184,6 +186,7 @@ impl From<PassArg> for PassName {
         match p {
             PassArg::Prelude => PassName::Prelude,
             PassArg::Files => PassName::Files,
+            PassArg::Manifests => PassName::Manifests,
             PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
         }

@@ -9,6 +9,7 @@
 
 pub mod blocks;
 pub mod edits;
+pub mod manifest;
 pub mod minimise;
 pub mod passes;
 pub mod session;
@@ -96,6 +97,8 @@ pub enum PassName {
     Prelude,
     /// Delete files and directories.
     Files,
+    /// Delete entries of package manifests.
+    Manifests,
     /// Delete blocks by indentation and brackets.
     Blocks,
     /// Delete lines.
@@ -104,9 +107,10 @@ pub enum PassName {
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 4] = [
+    pub const ALL: [PassName; 5] = [
         PassName::Prelude,
         PassName::Files,
+        PassName::Manifests,
         PassName::Blocks,
         PassName::Lines,
     ];
@@ -115,6 +119,7 @@ impl PassName {
         match self {
             PassName::Prelude => Box::new(passes::Prelude),
             PassName::Files => Box::new(passes::Files),
+            PassName::Manifests => Box::new(passes::Manifests),
             PassName::Blocks => Box::new(blocks::Blocks),
             PassName::Lines => Box::new(passes::Lines),
         }

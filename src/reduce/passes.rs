@@ -409,6 +409,89 @@ impl Elements for Ranges {
     }
 }
 
+/// Entries of package manifests, found by parsing them.
+#[derive(Debug, Default)]
+pub struct Manifests;
+
+impl Manifests {
+    /// One manifest to local stability; `None` when the session stopped.
+    fn file(
+        session: &mut Session,
+        name: &str,
+        path: &RelPath,
+        kind: crate::reduce::manifest::ManifestKind,
+    ) -> Result<Option<u64>, ReduceError> {
+        let mut accepted = 0;
+        let mut level = 0;
+        loop {
+            let Some((data, digest)) = file_state(session, path) else {
+                return Ok(Some(accepted));
+            };
+            // A manifest that does not parse (any more) is left to the other passes.
+            let Ok(levels) = crate::reduce::manifest::candidates(kind, &data) else {
+                return Ok(Some(accepted));
+            };
+            let Some(edits) = levels.get(level) else {
+                return Ok(Some(accepted));
+            };
+            let mut committed = false;
+            for window in edits.chunks(UNION_WINDOW) {
+                let candidates = window
+                    .iter()
+                    .map(|edit| Candidate {
+                        mutation: Mutation::Keep {
+                            path: path.clone(),
+                            expect: digest,
+                            keep: complement(data.len(), &edit.delete),
+                        },
+                        label: format!("{} of {path}", edit.label),
+                    })
+                    .collect();
+                let Some(done) = session.try_window(name, candidates)? else {
+                    return Ok(None);
+                };
+                if done.iter().any(|c| *c) {
+                    accepted += 1;
+                    committed = true;
+                    break;
+                }
+            }
+            // After a commit the file is parsed again and this level starts over; a level
+            // that commits nothing hands over to the next, finer one.
+            if !committed {
+                level += 1;
+            }
+        }
+    }
+}
+
+impl Pass for Manifests {
+    fn name(&self) -> &'static str {
+        "manifests"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let mut result = PassResult::default();
+        loop {
+            let mut round = 0;
+            for path in ctx.file_order(session) {
+                let Some(kind) = crate::reduce::manifest::manifest_kind(&path) else {
+                    continue;
+                };
+                let Some(n) = Manifests::file(session, self.name(), &path, kind)? else {
+                    result.accepted += round;
+                    return Ok(result);
+                };
+                round += n;
+            }
+            result.accepted += round;
+            if round == 0 {
+                return Ok(result);
+            }
+        }
+    }
+}
+
 /// Line deletion to 1-minimality.
 #[derive(Debug, Default)]
 pub struct Lines;

@@ -515,3 +515,32 @@ fn blocks_delete_whole_functions_in_few_probes() {
         "blocks took {with_blocks} attempts, lines {with_lines}"
     );
 }
+
+#[test]
+fn manifests_lose_entries_through_their_parser_and_stay_valid() {
+    let area = Area::new();
+    let pyproject = "[project]\nname = \"demo\"\nversion = \"1.0\"\ndependencies = [\n    \"requests>=2\",\n    \"click\",\n    \"rich\",\n]\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n\n[tool.demo]\nflag = true\nother = 3\n\n[tool.black]\nline-length = 100\n";
+    let script = "import tomllib\nd = tomllib.load(open('pyproject.toml', 'rb'))\nif d['tool']['demo']['flag'] and 'click' in d['project']['dependencies']:\n    raise SystemExit('boom: ' + d['project']['name'])\n";
+    area.write("proj", &[("pyproject.toml", pyproject), ("main.py", script)]);
+    let o = run(
+        &[
+            "reduce", "proj", "out", "--passes", "manifests", "--expect", "boom: demo", "--",
+            "python3", "main.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    let toml = &kept["pyproject.toml"];
+    assert_eq!(
+        toml,
+        "[project]\nname = \"demo\"\ndependencies = [\n    \"click\",\n]\n\n[tool.demo]\nflag = true\n\n",
+        "{toml}"
+    );
+    let r = report(&area.path("out"));
+    assert_eq!(r["phase_statistics"][0]["phase"], "manifests");
+    // Still valid TOML, and the same failure.
+    let (code, output) = sh_in(&area.path("out"), "python3 main.py");
+    assert_eq!(code, 1);
+    assert!(output.contains("boom: demo"), "{output}");
+}
