@@ -169,10 +169,10 @@ pub struct SamplingArgs {
 /// A reduction pass.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum PassArg {
-    /// Empty each file; strip blank and comment lines.
-    Prelude,
     /// Delete files and directories.
     Files,
+    /// Empty each file; strip blank and comment lines.
+    Prelude,
     /// Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...).
     Manifests,
     /// Delete blocks by indentation and brackets, level by level.

@@ -8,6 +8,7 @@
 //! more and hands it to [`crate::export`].
 
 pub mod blocks;
+pub mod coupled;
 pub mod edits;
 pub mod manifest;
 pub mod minimise;
@@ -93,10 +94,10 @@ pub enum ReduceError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PassName {
-    /// Empty each file; strip blank and comment lines.
-    Prelude,
     /// Delete files and directories.
     Files,
+    /// Empty each file; strip blank and comment lines.
+    Prelude,
     /// Delete entries of package manifests.
     Manifests,
     /// Delete blocks by indentation and brackets.
@@ -108,8 +109,8 @@ pub enum PassName {
 impl PassName {
     /// All passes, coarse to fine.
     pub const ALL: [PassName; 5] = [
-        PassName::Prelude,
         PassName::Files,
+        PassName::Prelude,
         PassName::Manifests,
         PassName::Blocks,
         PassName::Lines,

@@ -213,12 +213,36 @@ impl Elements for Paths {
         session.current.weight(&self.0[i]) + 1
     }
 
-    fn candidate(&self, _: &Session, chunk: &[usize], _: &[usize]) -> Option<Candidate> {
+    fn candidate(&self, session: &Session, chunk: &[usize], _: &[usize]) -> Option<Candidate> {
         let paths: Vec<RelPath> = chunk.iter().map(|&i| self.0[i].clone()).collect();
-        Some(Candidate {
-            label: describe_removal(&paths),
-            mutation: Mutation::Remove(paths),
-        })
+        let mut label = describe_removal(&paths);
+        // The lines that name what goes (`mod x;`, `#include "x.h"`, `import x`) go too.
+        let references = crate::reduce::coupled::references_to(&session.current, &paths);
+        let mut parts = vec![Mutation::Remove(paths)];
+        let lines: usize = references.iter().map(|(_, _, cut)| cut.len()).sum();
+        if lines > 0 {
+            label.push_str(&format!(
+                " with {lines} line{} that reference{} it",
+                if lines == 1 { "" } else { "s" },
+                if lines == 1 { "s" } else { "" }
+            ));
+        }
+        for (path, digest, cut) in references {
+            let Some((data, _)) = file_state(session, &path) else {
+                continue;
+            };
+            parts.push(Mutation::Keep {
+                path,
+                expect: digest,
+                keep: complement(data.len(), &cut),
+            });
+        }
+        let mutation = if parts.len() == 1 {
+            parts.pop()?
+        } else {
+            Mutation::Union(parts)
+        };
+        Some(Candidate { label, mutation })
     }
 
     fn remove(&mut self, _: &Session, gone: &[usize]) {

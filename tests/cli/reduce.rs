@@ -521,11 +521,22 @@ fn manifests_lose_entries_through_their_parser_and_stay_valid() {
     let area = Area::new();
     let pyproject = "[project]\nname = \"demo\"\nversion = \"1.0\"\ndependencies = [\n    \"requests>=2\",\n    \"click\",\n    \"rich\",\n]\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n\n[tool.demo]\nflag = true\nother = 3\n\n[tool.black]\nline-length = 100\n";
     let script = "import tomllib\nd = tomllib.load(open('pyproject.toml', 'rb'))\nif d['tool']['demo']['flag'] and 'click' in d['project']['dependencies']:\n    raise SystemExit('boom: ' + d['project']['name'])\n";
-    area.write("proj", &[("pyproject.toml", pyproject), ("main.py", script)]);
+    area.write(
+        "proj",
+        &[("pyproject.toml", pyproject), ("main.py", script)],
+    );
     let o = run(
         &[
-            "reduce", "proj", "out", "--passes", "manifests", "--expect", "boom: demo", "--",
-            "python3", "main.py",
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "manifests",
+            "--expect",
+            "boom: demo",
+            "--",
+            "python3",
+            "main.py",
         ],
         area.dir.path(),
     );
@@ -543,4 +554,69 @@ fn manifests_lose_entries_through_their_parser_and_stay_valid() {
     let (code, output) = sh_in(&area.path("out"), "python3 main.py");
     assert_eq!(code, 1);
     assert!(output.contains("boom: demo"), "{output}");
+}
+
+#[test]
+fn a_file_goes_together_with_the_lines_that_reference_it() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[
+            ("src/main.c", "#include <stdio.h>\n#include \"util.h\"\n#include \"extra/more.h\"\nint main(void) {\n    fprintf(stderr, \"fatal: broken\\n\");\n    return 3;\n}\n"),
+            ("src/util.h", "int util(int x);\n"),
+            ("src/extra/more.h", "int more(void);\n"),
+            (
+                "app/main.py",
+                "import helpers.text\nfrom helpers import numbers\nraise SystemExit('fatal: py broken')\n",
+            ),
+            ("app/helpers/__init__.py", ""),
+            ("app/helpers/text.py", "def upper(s):\n    return s.upper()\n"),
+            ("app/helpers/numbers.py", "ONE = 1\n"),
+        ],
+    );
+    // A build failure is another failure (exit 9), so the C file must keep compiling.
+    let script =
+        "gcc -o \"$TMPDIR/p\" src/main.c || exit 9; \"$TMPDIR/p\"; cd app && python3 main.py";
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "files",
+            "--expect",
+            "(?s)fatal: broken.*fatal: py broken",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    let names: Vec<&str> = kept.keys().map(String::as_str).collect();
+    // Only deletions that took their `#include` and `import` lines with them could succeed.
+    assert_eq!(names, ["app/main.py", "src/main.c"], "{kept:#?}");
+    assert!(
+        !kept["src/main.c"].contains("util.h"),
+        "{}",
+        kept["src/main.c"]
+    );
+    assert!(kept["src/main.c"].contains("#include <stdio.h>"));
+    assert_eq!(
+        kept["app/main.py"],
+        "raise SystemExit('fatal: py broken')\n"
+    );
+    let r = report(&area.path("out"));
+    let changes: Vec<String> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["change"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        changes.iter().any(|c| c.contains("that reference")),
+        "{changes:#?}"
+    );
 }

@@ -1,0 +1,356 @@
+//! Coupled deletions: the lines that reference a file go with it.
+//!
+//! Deleting a module usually fails only because something still names it: Rust's `mod x;`,
+//! C's `#include "x.h"`, Python's `import pkg.x`, JavaScript's `import ... from './x'`. The
+//! files pass therefore deletes a file or directory together with the single-line
+//! statements of the remaining files that reference it.
+
+use std::ops::Range;
+
+use crate::reduce::passes::line_ranges;
+use crate::tree::{Node, RelPath, Tree};
+
+fn ext(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or("", |(_, e)| e)
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(p, _)| p)
+}
+
+fn base(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn stem(path: &str) -> &str {
+    let name = base(path);
+    name.rsplit_once('.').map_or(name, |(s, _)| s)
+}
+
+/// Joins `rel` (with `.` and `..` parts) onto directory `dir`; `None` when it leaves the tree.
+fn resolve(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Whether `path` is `gone` or lies below it.
+fn covers(gone: &str, path: &str) -> bool {
+    path == gone || (path.starts_with(gone) && path.as_bytes().get(gone.len()) == Some(&b'/'))
+}
+
+/// Whether line `text` of file `from` references one of the deleted paths.
+fn references(from: &str, text: &str, gone: &[RelPath], tree: &Tree) -> bool {
+    let t = text.trim();
+    match ext(from) {
+        "rs" => rust_mod(t).is_some_and(|name| {
+            gone.iter().any(|g| {
+                let module = if ext(g) == "rs" { stem(g) } else { base(g) };
+                let module = if module == "mod" {
+                    base(parent(g))
+                } else {
+                    module
+                };
+                // The declaring file: `dir/lib.rs`, `main.rs`, `mod.rs`, or `dir.rs`.
+                let owner_dir = if stem(g) == "mod" {
+                    parent(parent(g))
+                } else {
+                    parent(g)
+                };
+                let declares = match stem(from) {
+                    "lib" | "main" | "mod" => parent(from) == owner_dir,
+                    s => resolve(parent(from), s).as_deref() == Some(owner_dir),
+                };
+                module == name && declares
+            })
+        }),
+        "c" | "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" | "inc" => c_include(t)
+            .is_some_and(|inc| {
+                gone.iter().any(|g| {
+                    resolve(parent(from), inc).is_some_and(|p| covers(g, &p))
+                        || (tree
+                            .entries
+                            .get(&**g)
+                            .is_some_and(|e| !matches!(e.node, Node::Dir))
+                            && base(inc) == base(g))
+                })
+            }),
+        "py" | "pyi" => python_import(from, t).is_some_and(|modules| {
+            // Every module the statement names must be gone, or the line still does work.
+            !modules.is_empty()
+                && modules
+                    .iter()
+                    .all(|m| gone.iter().any(|g| python_names(g, m)))
+        }),
+        "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => {
+            js_specifier(t).is_some_and(|spec| {
+                spec.starts_with('.')
+                    && resolve(parent(from), spec).is_some_and(|p| {
+                        gone.iter().any(|g| {
+                            covers(g, &p)
+                                || ["js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"]
+                                    .iter()
+                                    .any(|e| {
+                                        covers(g, &format!("{p}.{e}"))
+                                            || covers(g, &format!("{p}/index.{e}"))
+                                    })
+                        })
+                    })
+            })
+        }
+        _ => false,
+    }
+}
+
+/// `mod name;` (with any visibility) gives `name`.
+fn rust_mod(t: &str) -> Option<&str> {
+    let mut rest = t;
+    if let Some(r) = rest.strip_prefix("pub") {
+        rest = r.trim_start();
+        if rest.starts_with('(') {
+            rest = rest[rest.find(')')? + 1..].trim_start();
+        }
+    }
+    let name = rest.strip_prefix("mod ")?.trim().strip_suffix(';')?.trim();
+    name.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        .then_some(name)
+}
+
+/// `#include "path"` gives `path`.
+fn c_include(t: &str) -> Option<&str> {
+    let rest = t
+        .strip_prefix('#')?
+        .trim_start()
+        .strip_prefix("include")?
+        .trim();
+    let inner = rest.strip_prefix('"')?;
+    Some(&inner[..inner.find('"')?])
+}
+
+/// The modules a one-line Python import statement names, absolute (relative imports are
+/// resolved against the file's own package).
+fn python_import(from: &str, t: &str) -> Option<Vec<String>> {
+    let t = t.split('#').next().unwrap_or("").trim();
+    if t.contains('(') || t.ends_with('\\') {
+        return None;
+    }
+    let package = || parent(from).replace('/', ".");
+    let absolute = |m: &str| -> Option<String> {
+        let dots = m.bytes().take_while(|b| *b == b'.').count();
+        if dots == 0 {
+            return Some(m.to_string());
+        }
+        let mut parts: Vec<String> = package()
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        for _ in 1..dots {
+            parts.pop()?;
+        }
+        let tail = &m[dots..];
+        if !tail.is_empty() {
+            parts.push(tail.to_string());
+        }
+        Some(parts.join("."))
+    };
+    if let Some(rest) = t.strip_prefix("import ") {
+        return rest
+            .split(',')
+            .map(|m| absolute(m.split(" as ").next().unwrap_or("").trim()))
+            .collect();
+    }
+    let rest = t.strip_prefix("from ")?;
+    let (module, names) = rest.split_once(" import ")?;
+    let module = absolute(module.trim())?;
+    // `from pkg import a, b` names the modules `pkg.a` and `pkg.b` when they are modules;
+    // either way the statement depends on `pkg`.
+    let names: Vec<String> = names
+        .split(',')
+        .map(|n| n.split(" as ").next().unwrap_or("").trim().to_string())
+        .collect();
+    if names.iter().any(|n| n == "*") {
+        return Some(vec![module]);
+    }
+    Some(
+        names
+            .iter()
+            .map(|n| {
+                if module.is_empty() {
+                    n.clone()
+                } else {
+                    format!("{module}.{n}")
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Whether the dotted name `m` is the module at `path` or inside it. A package root such as
+/// `src/` is not part of a module's name, so any dotted suffix of the path counts.
+fn python_names(path: &str, m: &str) -> bool {
+    let dotted = path
+        .trim_end_matches(".pyi")
+        .trim_end_matches(".py")
+        .replace('/', ".");
+    let dotted = dotted.trim_end_matches(".__init__");
+    let parts: Vec<&str> = dotted.split('.').collect();
+    (0..parts.len()).any(|i| {
+        let suffix = parts[i..].join(".");
+        m == suffix || m.starts_with(&format!("{suffix}."))
+    })
+}
+
+/// The module specifier of a one-line `import`, `export ... from` or `require(...)`.
+fn js_specifier(t: &str) -> Option<&str> {
+    let quoted = |s: &str| -> Option<usize> { s.find(['\'', '"']) };
+    let from = if t.starts_with("import ") || t.starts_with("export ") {
+        if let Some(i) = t.find(" from ") {
+            &t[i + 6..]
+        } else if t.starts_with("import ") {
+            &t[7..]
+        } else {
+            return None;
+        }
+    } else if let Some(i) = t.find("require(") {
+        &t[i + 8..]
+    } else {
+        return None;
+    };
+    let start = quoted(from)?;
+    let q = from.as_bytes()[start] as char;
+    let rest = &from[start + 1..];
+    Some(&rest[..rest.find(q)?])
+}
+
+/// For each remaining file that references one of `gone`, the byte ranges of its lines that
+/// do (with the attribute lines right above a Rust `mod`).
+pub fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<(RelPath, [u8; 32], Vec<Range<usize>>)> {
+    let relevant = gone.iter().any(|g| {
+        matches!(tree.entries.get(&**g).map(|e| &e.node), Some(Node::Dir))
+            || matches!(
+                ext(g),
+                "rs" | "c"
+                    | "h"
+                    | "cc"
+                    | "cpp"
+                    | "cxx"
+                    | "hpp"
+                    | "hh"
+                    | "hxx"
+                    | "inc"
+                    | "py"
+                    | "pyi"
+                    | "js"
+                    | "mjs"
+                    | "cjs"
+                    | "jsx"
+                    | "ts"
+                    | "mts"
+                    | "cts"
+                    | "tsx"
+            )
+    });
+    if !relevant {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (path, entry) in &tree.entries {
+        if gone.iter().any(|g| covers(g, path)) {
+            continue;
+        }
+        let Node::File { data, digest } = &entry.node else {
+            continue;
+        };
+        if !matches!(
+            ext(path),
+            "rs" | "c"
+                | "h"
+                | "cc"
+                | "cpp"
+                | "cxx"
+                | "hpp"
+                | "hh"
+                | "hxx"
+                | "inc"
+                | "py"
+                | "pyi"
+                | "js"
+                | "mjs"
+                | "cjs"
+                | "jsx"
+                | "ts"
+                | "mts"
+                | "cts"
+                | "tsx"
+        ) {
+            continue;
+        }
+        let lines = line_ranges(data);
+        let mut cut: Vec<Range<usize>> = Vec::new();
+        for (i, r) in lines.iter().enumerate() {
+            let Ok(text) = std::str::from_utf8(&data[r.clone()]) else {
+                continue;
+            };
+            if references(path, text, gone, tree) {
+                let mut start = i;
+                if ext(path) == "rs" {
+                    while start > 0
+                        && std::str::from_utf8(&data[lines[start - 1].clone()])
+                            .is_ok_and(|l| l.trim().starts_with("#[") && l.trim().ends_with(']'))
+                    {
+                        start -= 1;
+                    }
+                }
+                cut.push(lines[start].start..r.end);
+            }
+        }
+        if !cut.is_empty() {
+            out.push((path.clone(), *digest, cut));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_that_name_a_module() {
+        assert_eq!(rust_mod("pub(crate) mod parse;"), Some("parse"));
+        assert_eq!(rust_mod("mod tests {"), None);
+        assert_eq!(c_include("#include \"a/b.h\""), Some("a/b.h"));
+        assert_eq!(c_include("#include <stdio.h>"), None);
+        assert_eq!(
+            js_specifier("import { x } from './util.js';"),
+            Some("./util.js")
+        );
+        assert_eq!(js_specifier("const u = require(\"../u\");"), Some("../u"));
+        assert_eq!(
+            python_import("src/pkg/a.py", "from . import keys"),
+            Some(vec!["src.pkg.keys".to_string()])
+        );
+        assert_eq!(
+            python_import("x.py", "import os, pkg.mod as m"),
+            Some(vec!["os".to_string(), "pkg.mod".to_string()])
+        );
+        assert_eq!(python_import("x.py", "from a import (b,"), None);
+    }
+
+    #[test]
+    fn resolution_stays_in_the_tree() {
+        assert_eq!(resolve("src/a", "../b/c.h").as_deref(), Some("src/b/c.h"));
+        assert_eq!(resolve("", "../x"), None);
+    }
+}
