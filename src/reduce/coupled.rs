@@ -217,10 +217,8 @@ fn js_specifier(t: &str) -> Option<&str> {
     let from = if t.starts_with("import ") || t.starts_with("export ") {
         if let Some(i) = t.find(" from ") {
             &t[i + 6..]
-        } else if t.starts_with("import ") {
-            &t[7..]
         } else {
-            return None;
+            t.strip_prefix("import ")?
         }
     } else if let Some(i) = t.find("require(") {
         &t[i + 8..]
