@@ -175,6 +175,9 @@ pub enum PassArg {
     Prelude,
     /// Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...).
     Manifests,
+    /// Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, Go,
+    /// C, C++).
+    Syntax,
     /// Delete blocks by indentation and brackets, level by level.
     Blocks,
     /// Delete lines, to 1-minimality.
@@ -187,6 +190,7 @@ impl From<PassArg> for PassName {
             PassArg::Prelude => PassName::Prelude,
             PassArg::Files => PassName::Files,
             PassArg::Manifests => PassName::Manifests,
+            PassArg::Syntax => PassName::Syntax,
             PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
         }

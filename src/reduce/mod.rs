@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod minimise;
 pub mod passes;
 pub mod session;
+pub mod syntax;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,6 +101,8 @@ pub enum PassName {
     Prelude,
     /// Delete entries of package manifests.
     Manifests,
+    /// Delete syntax nodes (tree-sitter grammars).
+    Syntax,
     /// Delete blocks by indentation and brackets.
     Blocks,
     /// Delete lines.
@@ -108,10 +111,11 @@ pub enum PassName {
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 5] = [
+    pub const ALL: [PassName; 6] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
+        PassName::Syntax,
         PassName::Blocks,
         PassName::Lines,
     ];
@@ -121,6 +125,7 @@ impl PassName {
             PassName::Prelude => Box::new(passes::Prelude),
             PassName::Files => Box::new(passes::Files),
             PassName::Manifests => Box::new(passes::Manifests),
+            PassName::Syntax => Box::new(passes::Syntax),
             PassName::Blocks => Box::new(blocks::Blocks),
             PassName::Lines => Box::new(passes::Lines),
         }

@@ -345,7 +345,9 @@ impl Ranges {
             .filter(|g| g.end <= r.start)
             .map(Range::len)
             .sum();
-        r.start - before..r.end - before
+        // Ranges that share a separator can make `before` overcount; the length check of
+        // `candidate` then finds the list stale.
+        r.start.saturating_sub(before)..r.end.saturating_sub(before)
     }
 }
 
@@ -429,7 +431,7 @@ impl Elements for Ranges {
             .map(|i| self.shifted(gone, &self.ranges[i]))
             .collect();
         self.ranges = survivors;
-        self.len -= cut;
+        self.len = self.len.saturating_sub(cut);
     }
 }
 
@@ -503,6 +505,79 @@ impl Pass for Manifests {
                     continue;
                 };
                 let Some(n) = Manifests::file(session, self.name(), &path, kind)? else {
+                    result.accepted += round;
+                    return Ok(result);
+                };
+                round += n;
+            }
+            result.accepted += round;
+            if round == 0 {
+                return Ok(result);
+            }
+        }
+    }
+}
+
+/// Syntax nodes, level by level, from tree-sitter grammars.
+#[derive(Debug, Default)]
+pub struct Syntax;
+
+impl Syntax {
+    /// One file, every level; `None` when the session stopped.
+    fn file(
+        session: &mut Session,
+        name: &str,
+        minimiser: Minimiser,
+        path: &RelPath,
+        lang: crate::reduce::syntax::Lang,
+    ) -> Result<Option<u64>, ReduceError> {
+        let mut accepted = 0;
+        let mut depth = 0;
+        loop {
+            let Some((data, _)) = file_state(session, path) else {
+                return Ok(Some(accepted));
+            };
+            // A file the grammar cannot take (too large, too slow) is left to other passes.
+            let Ok(levels) = crate::reduce::syntax::deletion_levels(lang, &data) else {
+                return Ok(Some(accepted));
+            };
+            let Some(groups) = levels.get(depth) else {
+                return Ok(Some(accepted));
+            };
+            let mut groups: Vec<&Vec<Range<usize>>> =
+                groups.iter().filter(|g| !g.is_empty()).collect();
+            groups.sort_by_key(|g| g[0].start);
+            // Last group first: groups of one level never nest, so cuts in one never move
+            // the bytes of the groups before it.
+            for group in groups.into_iter().rev() {
+                let Some(mut list) = Ranges::new(session, path, group.clone(), "node", true) else {
+                    return Ok(Some(accepted));
+                };
+                let Some(n) = minimise(session, name, minimiser, &mut list)? else {
+                    return Ok(None);
+                };
+                accepted += n;
+            }
+            depth += 1;
+        }
+    }
+}
+
+impl Pass for Syntax {
+    fn name(&self) -> &'static str {
+        "syntax"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let mut result = PassResult::default();
+        loop {
+            let mut round = 0;
+            for path in ctx.file_order(session) {
+                let Some(lang) = crate::reduce::syntax::lang_for_path(&path) else {
+                    continue;
+                };
+                let Some(n) = Syntax::file(session, self.name(), ctx.minimiser, &path, lang)?
+                else {
                     result.accepted += round;
                     return Ok(result);
                 };

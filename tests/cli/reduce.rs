@@ -60,7 +60,7 @@ fn accounting_identities_hold_in_every_phase() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = report(&area.path("out"));
     let phases = r["phase_statistics"].as_array().unwrap();
-    assert_eq!(phases.len(), 4);
+    assert_eq!(phases.len(), 6);
     let mut accepted = 0;
     for p in phases {
         let n = |k: &str| p[k].as_u64().unwrap();
@@ -618,5 +618,30 @@ fn a_file_goes_together_with_the_lines_that_reference_it() {
     assert!(
         changes.iter().any(|c| c.contains("that reference")),
         "{changes:#?}"
+    );
+}
+
+#[test]
+fn syntax_nodes_go_with_their_separators() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[(
+            "main.py",
+            "import os, sys\nconfig = {'a': 1, 'b': [2, 3], 'key': 'boom', 'c': 3}\nprint(len(config), os.sep)\nraise ValueError(config['key'])\n",
+        )],
+    );
+    let o = run(
+        &[
+            "reduce", "proj", "out", "--passes", "syntax", "--", "python3", "main.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    assert_eq!(
+        kept["main.py"], "config = {'key': 'boom'}\nraise ValueError(config['key'])\n",
+        "{}",
+        kept["main.py"]
     );
 }
