@@ -199,6 +199,10 @@ fn python_import(from: &str, t: &str) -> Option<Vec<String>> {
 /// Whether the dotted name `m` is the module at `path` or inside it. A package root such as
 /// `src/` is not part of a module's name, so any dotted suffix of the path counts.
 fn python_names(path: &str, m: &str) -> bool {
+    if stem(path) == "__init__" {
+        // Without its `__init__.py` a package still imports, as a namespace package.
+        return false;
+    }
     let dotted = path
         .trim_end_matches(".pyi")
         .trim_end_matches(".py")

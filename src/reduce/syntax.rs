@@ -532,6 +532,8 @@ struct Spec {
     glue: &'static [&'static str],
     /// Kinds never offered (a segment starting with one is kept).
     keep: &'static [&'static str],
+    /// Leading elements (comments aside) never offered, so they remain whatever else goes.
+    spare: usize,
 }
 
 const ALL_NAMED: Pick = Pick::Named {
@@ -548,6 +550,7 @@ const fn stmts(parents: &'static [&'static str], seps: &'static [&'static str]) 
         min: 0,
         glue: &[],
         keep: &[],
+        spare: 0,
     }
 }
 
@@ -560,6 +563,7 @@ const fn list(parents: &'static [&'static str], min: usize) -> Spec {
         min,
         glue: &[],
         keep: &[],
+        spare: 0,
     }
 }
 
@@ -576,6 +580,7 @@ const fn kinds(
         min,
         glue: &[],
         keep: &[],
+        spare: 0,
     }
 }
 
@@ -588,6 +593,7 @@ const fn comma_field(parents: &'static [&'static str], field: &'static str) -> S
         min: 1,
         glue: &[],
         keep: &[],
+        spare: 0,
     }
 }
 
@@ -687,6 +693,7 @@ const JS_SPECS: &[Spec] = &[
         min: 1,
         glue: &[],
         keep: &[],
+        spare: 0,
         parents: &["lexical_declaration", "variable_declaration"],
     },
     kinds(&["if_statement"], &["else_clause"], 0),
@@ -828,6 +835,7 @@ const GO_SPECS: &[Spec] = &[
     // The type argument of `make` and `new` is required.
     Spec {
         keep: GO_TYPES,
+        spare: 0,
         ..list(&["argument_list"], 0)
     },
     list(&["parameter_list", "literal_value"], 0),
@@ -885,13 +893,18 @@ const C_COMMON_SPECS: &[Spec] = &[
     list(
         &[
             "argument_list",
-            "parameter_list",
             "initializer_list",
             "enumerator_list",
             "preproc_params",
         ],
         0,
     ),
+    // An empty C parameter list declares a function without a prototype, and a call that
+    // no longer matches its definition compiles into undefined behaviour: one stays.
+    Spec {
+        spare: 1,
+        ..list(&["parameter_list"], 1)
+    },
     comma_field(
         &["declaration", "field_declaration", "type_definition"],
         "declarator",
@@ -1503,6 +1516,16 @@ fn group_elements(
         if picked.iter().filter(|e| !e.comment).count() <= spec.min {
             picked.retain(|e| e.comment);
         }
+        // Candidates are also deleted together: the first `spare` elements are never
+        // offered, so that many always remain.
+        let mut spared = 0;
+        picked.retain(|e| {
+            if e.comment || spared >= spec.spare {
+                return true;
+            }
+            spared += 1;
+            false
+        });
         let is_sep = |i: usize| {
             kids.get(i)
                 .is_some_and(|k| !k.node.is_named() && spec.seps.contains(&k.node.kind()))
@@ -2798,11 +2821,18 @@ int combine(int alpha, int beta, int gamma) {
         let (l, s) = (Lang::Cpp, CPP);
         assert_deletion(l, s, "compute(alpha, beta, gamma)", "compute(alpha, gamma)");
         assert_deletion(l, s, "compute(alpha, beta, gamma)", "compute(alpha, beta)");
-        assert_deletion(
+        // The first parameter always stays (an empty list would be unprototyped in C).
+        assert_no_deletion(
             l,
             s,
             "combine(int alpha, int beta, int gamma)",
             "combine(int beta, int gamma)",
+        );
+        assert_deletion(
+            l,
+            s,
+            "combine(int alpha, int beta, int gamma)",
+            "combine(int alpha, int gamma)",
         );
         assert_deletion(l, s, "{1, 2, 3}", "{1, 3}");
         assert_deletion(l, s, "    int y_;\n", "");

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 pub const PYTHON_ERROR: &str = "lib.parser.ParseError: missing '=' in item 2: 'gamma'";
 
 /// The command for the C tree: build into TMPDIR, then run.
-pub const C_COMMAND: &str = "gcc -o \"$TMPDIR/prog\" src/*.c && \"$TMPDIR/prog\"";
+/// Warnings that mean undefined behaviour are errors, so no cut can make the run flaky.
+pub const C_COMMAND: &str = "gcc -Werror=implicit-function-declaration -Werror=implicit-int -Werror=return-type -Werror=format -o \"$TMPDIR/prog\" src/*.c && \"$TMPDIR/prog\"";
 
 /// Copies `fixtures/<case>/input` to `dest`.
 pub fn copy(case: &str, dest: &Path) -> PathBuf {
