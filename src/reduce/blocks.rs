@@ -13,7 +13,9 @@ use std::ops::Range;
 
 use crate::reduce::ReduceError;
 use crate::reduce::minimise::{Minimiser, minimise};
-use crate::reduce::passes::{Pass, PassContext, PassResult, Ranges, file_state, line_ranges};
+use crate::reduce::passes::{
+    Pass, PassContext, PassResult, Ranges, file_state, line_ranges, per_file,
+};
 use crate::reduce::session::Session;
 use crate::tree::RelPath;
 
@@ -225,21 +227,10 @@ impl Pass for Blocks {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let mut result = PassResult::default();
-        loop {
-            let mut round = 0;
-            for path in ctx.file_order(session) {
-                let Some(n) = Blocks::file(session, self.name(), ctx.minimiser, &path)? else {
-                    result.accepted += round;
-                    return Ok(result);
-                };
-                round += n;
-            }
-            result.accepted += round;
-            if round == 0 {
-                return Ok(result);
-            }
-        }
+        let name = self.name();
+        per_file(session, ctx, |session, path| {
+            Blocks::file(session, name, ctx.minimiser, path)
+        })
     }
 }
 

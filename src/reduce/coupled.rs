@@ -10,6 +10,16 @@ use std::ops::Range;
 use crate::reduce::passes::line_ranges;
 use crate::tree::{Node, RelPath, Tree};
 
+/// Extensions of the files whose lines can reference another file.
+const SOURCE_EXTS: &[&str] = &[
+    "rs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "inc", "py", "pyi", "js", "mjs", "cjs",
+    "jsx", "ts", "mts", "cts", "tsx",
+];
+
+fn is_source(path: &str) -> bool {
+    SOURCE_EXTS.contains(&ext(path))
+}
+
 fn ext(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.').map_or("", |(_, e)| e)
@@ -239,29 +249,7 @@ fn js_specifier(t: &str) -> Option<&str> {
 /// do (with the attribute lines right above a Rust `mod`).
 pub fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<(RelPath, [u8; 32], Vec<Range<usize>>)> {
     let relevant = gone.iter().any(|g| {
-        matches!(tree.entries.get(&**g).map(|e| &e.node), Some(Node::Dir))
-            || matches!(
-                ext(g),
-                "rs" | "c"
-                    | "h"
-                    | "cc"
-                    | "cpp"
-                    | "cxx"
-                    | "hpp"
-                    | "hh"
-                    | "hxx"
-                    | "inc"
-                    | "py"
-                    | "pyi"
-                    | "js"
-                    | "mjs"
-                    | "cjs"
-                    | "jsx"
-                    | "ts"
-                    | "mts"
-                    | "cts"
-                    | "tsx"
-            )
+        matches!(tree.entries.get(&**g).map(|e| &e.node), Some(Node::Dir)) || is_source(g)
     });
     if !relevant {
         return Vec::new();
@@ -274,28 +262,7 @@ pub fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<(RelPath, [u8; 32], V
         let Node::File { data, digest } = &entry.node else {
             continue;
         };
-        if !matches!(
-            ext(path),
-            "rs" | "c"
-                | "h"
-                | "cc"
-                | "cpp"
-                | "cxx"
-                | "hpp"
-                | "hh"
-                | "hxx"
-                | "inc"
-                | "py"
-                | "pyi"
-                | "js"
-                | "mjs"
-                | "cjs"
-                | "jsx"
-                | "ts"
-                | "mts"
-                | "cts"
-                | "tsx"
-        ) {
+        if !is_source(path) {
             continue;
         }
         let lines = line_ranges(data);

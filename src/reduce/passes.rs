@@ -82,6 +82,30 @@ pub trait Pass {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError>;
 }
 
+/// Runs `file` on every current file, named files and then the largest first, in rounds
+/// until one commits nothing (local stability), or until the session stops.
+pub(crate) fn per_file(
+    session: &mut Session,
+    ctx: &PassContext,
+    mut file: impl FnMut(&mut Session, &RelPath) -> Result<Option<u64>, ReduceError>,
+) -> Result<PassResult, ReduceError> {
+    let mut result = PassResult::default();
+    loop {
+        let mut round = 0;
+        for path in ctx.file_order(session) {
+            let Some(n) = file(session, &path)? else {
+                result.accepted += round;
+                return Ok(result);
+            };
+            round += n;
+        }
+        result.accepted += round;
+        if round == 0 {
+            return Ok(result);
+        }
+    }
+}
+
 pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
     match &session.current.entries.get(path)?.node {
         Node::File { data, digest } => Some((data.clone(), *digest)),
@@ -497,24 +521,15 @@ impl Pass for Manifests {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let mut result = PassResult::default();
-        loop {
-            let mut round = 0;
-            for path in ctx.file_order(session) {
-                let Some(kind) = crate::reduce::manifest::manifest_kind(&path) else {
-                    continue;
-                };
-                let Some(n) = Manifests::file(session, self.name(), &path, kind)? else {
-                    result.accepted += round;
-                    return Ok(result);
-                };
-                round += n;
-            }
-            result.accepted += round;
-            if round == 0 {
-                return Ok(result);
-            }
-        }
+        let name = self.name();
+        per_file(
+            session,
+            ctx,
+            |session, path| match crate::reduce::manifest::manifest_kind(path) {
+                Some(kind) => Manifests::file(session, name, path, kind),
+                None => Ok(Some(0)),
+            },
+        )
     }
 }
 
@@ -569,25 +584,15 @@ impl Pass for Syntax {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let mut result = PassResult::default();
-        loop {
-            let mut round = 0;
-            for path in ctx.file_order(session) {
-                let Some(lang) = crate::reduce::syntax::lang_for_path(&path) else {
-                    continue;
-                };
-                let Some(n) = Syntax::file(session, self.name(), ctx.minimiser, &path, lang)?
-                else {
-                    result.accepted += round;
-                    return Ok(result);
-                };
-                round += n;
-            }
-            result.accepted += round;
-            if round == 0 {
-                return Ok(result);
-            }
-        }
+        let name = self.name();
+        per_file(
+            session,
+            ctx,
+            |session, path| match crate::reduce::syntax::lang_for_path(path) {
+                Some(lang) => Syntax::file(session, name, ctx.minimiser, path, lang),
+                None => Ok(Some(0)),
+            },
+        )
     }
 }
 
@@ -601,28 +606,17 @@ impl Pass for Lines {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let mut result = PassResult::default();
-        loop {
-            let mut round = 0;
-            for path in ctx.file_order(session) {
-                let Some((data, _)) = file_state(session, &path) else {
-                    continue;
-                };
-                let Some(mut lines) = Ranges::new(session, &path, line_ranges(&data), "line", true)
-                else {
-                    continue;
-                };
-                let Some(n) = minimise(session, self.name(), ctx.minimiser, &mut lines)? else {
-                    result.accepted += round;
-                    return Ok(result);
-                };
-                round += n;
-            }
-            result.accepted += round;
-            if round == 0 {
-                return Ok(result);
-            }
-        }
+        let name = self.name();
+        per_file(session, ctx, |session, path| {
+            let Some((data, _)) = file_state(session, path) else {
+                return Ok(Some(0));
+            };
+            let Some(mut lines) = Ranges::new(session, path, line_ranges(&data), "line", true)
+            else {
+                return Ok(Some(0));
+            };
+            minimise(session, name, ctx.minimiser, &mut lines)
+        })
     }
 }
 
