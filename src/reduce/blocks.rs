@@ -12,10 +12,8 @@
 use std::ops::Range;
 
 use crate::reduce::ReduceError;
-use crate::reduce::minimise::{Minimiser, minimise};
-use crate::reduce::passes::{
-    Pass, PassContext, PassResult, Ranges, file_state, line_ranges, per_file,
-};
+use crate::reduce::minimise::Minimiser;
+use crate::reduce::passes::{Pass, PassContext, PassResult, by_levels, line_ranges, per_file};
 use crate::reduce::session::Session;
 use crate::tree::RelPath;
 
@@ -192,32 +190,24 @@ impl Blocks {
         minimiser: Minimiser,
         path: &RelPath,
     ) -> Result<Option<u64>, ReduceError> {
-        let mut accepted = 0;
-        let mut depth = 0;
-        loop {
-            let Some((data, _)) = file_state(session, path) else {
-                return Ok(Some(accepted));
-            };
-            let ranges = line_ranges(&data);
-            let forest = blocks(&data);
-            let level = groups(&forest, depth);
-            if level.is_empty() {
-                return Ok(Some(accepted));
-            }
-            // Last group first: cuts in a group never move the bytes of the groups before it.
-            for group in level.iter().rev() {
-                let elements: Vec<Range<usize>> =
-                    group.iter().map(|l| bytes_of(&ranges, l)).collect();
-                let Some(mut list) = Ranges::new(session, path, elements, "block", false) else {
-                    return Ok(Some(accepted));
-                };
-                let Some(n) = minimise(session, name, minimiser, &mut list)? else {
-                    return Ok(None);
-                };
-                accepted += n;
-            }
-            depth += 1;
-        }
+        by_levels(
+            session,
+            name,
+            minimiser,
+            path,
+            "block",
+            false,
+            |data, depth| {
+                let ranges = line_ranges(data);
+                let level = groups(&blocks(data), depth);
+                (!level.is_empty()).then(|| {
+                    level
+                        .iter()
+                        .map(|group| group.iter().map(|l| bytes_of(&ranges, l)).collect())
+                        .collect()
+                })
+            },
+        )
     }
 }
 

@@ -546,35 +546,57 @@ impl Syntax {
         path: &RelPath,
         lang: crate::reduce::syntax::Lang,
     ) -> Result<Option<u64>, ReduceError> {
-        let mut accepted = 0;
-        let mut depth = 0;
-        loop {
-            let Some((data, _)) = file_state(session, path) else {
+        // A file the grammar cannot take (too large, too slow) is left to other passes.
+        by_levels(
+            session,
+            name,
+            minimiser,
+            path,
+            "node",
+            true,
+            |data, depth| {
+                let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
+                levels.get(depth).cloned()
+            },
+        )
+    }
+}
+
+/// Minimises `path` level by level: `level(content, depth)` gives the groups of sibling
+/// ranges at `depth` of the current content (`None`: no such level). Each group goes through
+/// the list minimiser, the last group first: groups of one level never nest, so cuts in one
+/// never move the bytes of the groups before it. Returns the commits made, or `None` when
+/// the session stopped.
+pub(crate) fn by_levels(
+    session: &mut Session,
+    name: &str,
+    minimiser: Minimiser,
+    path: &RelPath,
+    noun: &'static str,
+    single_lines: bool,
+    level: impl Fn(&[u8], usize) -> Option<Vec<Vec<Range<usize>>>>,
+) -> Result<Option<u64>, ReduceError> {
+    let mut accepted = 0;
+    let mut depth = 0;
+    loop {
+        let Some((data, _)) = file_state(session, path) else {
+            return Ok(Some(accepted));
+        };
+        let Some(mut groups) = level(&data, depth) else {
+            return Ok(Some(accepted));
+        };
+        groups.retain(|g| !g.is_empty());
+        groups.sort_by_key(|g| g[0].start);
+        for group in groups.into_iter().rev() {
+            let Some(mut list) = Ranges::new(session, path, group, noun, single_lines) else {
                 return Ok(Some(accepted));
             };
-            // A file the grammar cannot take (too large, too slow) is left to other passes.
-            let Ok(levels) = crate::reduce::syntax::deletion_levels(lang, &data) else {
-                return Ok(Some(accepted));
+            let Some(n) = minimise(session, name, minimiser, &mut list)? else {
+                return Ok(None);
             };
-            let Some(groups) = levels.get(depth) else {
-                return Ok(Some(accepted));
-            };
-            let mut groups: Vec<&Vec<Range<usize>>> =
-                groups.iter().filter(|g| !g.is_empty()).collect();
-            groups.sort_by_key(|g| g[0].start);
-            // Last group first: groups of one level never nest, so cuts in one never move
-            // the bytes of the groups before it.
-            for group in groups.into_iter().rev() {
-                let Some(mut list) = Ranges::new(session, path, group.clone(), "node", true) else {
-                    return Ok(Some(accepted));
-                };
-                let Some(n) = minimise(session, name, minimiser, &mut list)? else {
-                    return Ok(None);
-                };
-                accepted += n;
-            }
-            depth += 1;
+            accepted += n;
         }
+        depth += 1;
     }
 }
 
