@@ -106,6 +106,12 @@ pub struct RunArgs {
     /// `halving` (all, then halves, quarters, ...). Both end 1-minimal.
     #[arg(long, value_enum, value_name = "NAME", default_value_t = MinimiserArg::Cdd, help_heading = "Passes")]
     pub minimiser: MinimiserArg,
+
+    /// Also run block and line cuts that would leave a file that parses cleanly (Python,
+    /// Rust, JavaScript, TypeScript, Java, Go, C, C++) unparsable. By default they are
+    /// skipped; use this when the failure is about parsing itself.
+    #[arg(long, help_heading = "Passes")]
+    pub no_syntax_guard: bool,
 }
 
 /// `--minimiser` values.
@@ -415,6 +421,7 @@ fn build_options(
         MinimiserArg::Cdd => reduce::minimise::Minimiser::Cdd,
         MinimiserArg::Halving => reduce::minimise::Minimiser::Halving,
     };
+    options.syntax_guard = !run.no_syntax_guard;
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
         list.sort();

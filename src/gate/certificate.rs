@@ -601,9 +601,14 @@ fn run_reduce_side(
         reduce_options.jobs = jobs;
         reduce_options.timeout = Some(Duration::from_secs(config.timeouts.test));
         let spent = started.elapsed();
-        // Keep a quarter of what is left for the holdout.
+        // The holdout runs after the passes; the passes stop early enough for it (twice the
+        // last baseline run's duration per holdout run), and a minute stays for the rest.
         let left = options.budget.saturating_sub(spent);
-        reduce_options.max_duration = Some(left.mul_f64(0.75).max(Duration::from_secs(1)));
+        reduce_options.max_duration = Some(
+            left.saturating_sub(Duration::from_secs(60))
+                .max(Duration::from_secs(1)),
+        );
+        reduce_options.reserve_runs = side.holdout_runs;
         let mut workers = Vec::new();
         for (i, ((model, unmanaged), tree_dir)) in prepared.into_iter().zip(&tree_dirs).enumerate()
         {
@@ -629,14 +634,10 @@ fn run_reduce_side(
             let _ = std::fs::write(side.options.out.join("reduce-phases.json"), text);
         }
         // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
-        let mut passes = 0;
-        let never = AtomicBool::new(false);
-        for _ in 0..side.holdout_runs {
-            let (outcome, normalizer) = session.run_current(&never).map_err(|e| e.to_string())?;
-            if session.oracle().judge(&outcome, &normalizer).pass {
-                passes += 1;
-            }
-        }
+        // Its runs are spread over the workers, each in its own prepared worktree.
+        let passes = session
+            .sample_current(side.holdout_runs)
+            .map_err(|e| e.to_string())?;
         let ended_by = match reduction.stopped {
             None => "fixed-point",
             Some(crate::reduce::StopReason::MaxAttempts) => "max-attempts",

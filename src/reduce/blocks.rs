@@ -188,12 +188,14 @@ impl Blocks {
         session: &mut Session,
         name: &str,
         minimiser: Minimiser,
+        guard: bool,
         path: &RelPath,
     ) -> Result<Option<u64>, ReduceError> {
         by_levels(
             session,
             name,
             minimiser,
+            guard,
             path,
             "block",
             false,
@@ -219,7 +221,7 @@ impl Pass for Blocks {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         per_file(session, ctx, |session, path| {
-            Blocks::file(session, name, ctx.minimiser, path)
+            Blocks::file(session, name, ctx.minimiser, ctx.syntax_guard, path)
         })
     }
 }

@@ -12,8 +12,15 @@
 //!   `p / (1 - (1 - p)^k)`, and the next size follows from it.
 //! - [`Minimiser::Halving`]: all elements first, then halves, quarters and so on.
 //!
-//! Either way the last rounds are at size one and repeat until one deletes nothing, so the
-//! result is 1-minimal: no single element can go.
+//! Either way the last round is at size one. Every pass repeats its rounds until one commits
+//! nothing, so what a pass leaves is 1-minimal: no single element can go.
+//!
+//! CDD does not start from 0.1 blindly: the session keeps, per pass, a decayed count of the
+//! elements earlier lists kept and lost, and the first `p` is that pass's observed share of
+//! needed elements (0.1 before anything is known). Statements of a compiled language that
+//! are mostly needed go straight to single deletions; the files of a tree that are mostly
+//! not needed go in large chunks. The counts come from committed results in candidate
+//! order, so they do not depend on `--jobs`.
 
 use crate::reduce::ReduceError;
 use crate::reduce::passes::UNION_WINDOW;
@@ -58,6 +65,31 @@ pub fn best_size(p: f64) -> usize {
     }
 }
 
+/// What a pass's lists kept and lost so far, as decayed counts: the estimate of how likely
+/// the pass's next element is needed, which starts its CDD schedule.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NeededShare {
+    kept: f64,
+    removed: f64,
+}
+
+impl NeededShare {
+    /// How much of the earlier counts each new list keeps.
+    pub const DECAY: f64 = 0.9;
+
+    /// The estimate: one needed element in ten pseudo-observations, plus the counts, so
+    /// [`CDD_P0`] before anything is known.
+    pub fn estimate(&self) -> f64 {
+        (self.kept + 1.0) / (self.kept + self.removed + 10.0)
+    }
+
+    /// Records a list that ended with `kept` elements after `removed` went.
+    pub fn learn(&mut self, kept: usize, removed: usize) {
+        self.kept = self.kept * Self::DECAY + kept as f64;
+        self.removed = self.removed * Self::DECAY + removed as f64;
+    }
+}
+
 /// The chunk sizes of successive rounds.
 #[derive(Clone, Copy, Debug)]
 pub struct Schedule {
@@ -68,10 +100,18 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule for `minimiser`.
     pub fn new(minimiser: Minimiser) -> Schedule {
-        Schedule {
-            minimiser,
-            p: CDD_P0,
-        }
+        Schedule::starting_at(minimiser, CDD_P0)
+    }
+
+    /// A schedule for `minimiser` whose CDD probability starts at `p0` (clamped to
+    /// `0.01..=0.95`).
+    pub fn starting_at(minimiser: Minimiser, p0: f64) -> Schedule {
+        let p = if p0.is_nan() {
+            CDD_P0
+        } else {
+            p0.clamp(0.01, 0.95)
+        };
+        Schedule { minimiser, p }
     }
 
     /// The first round's chunk size for `len` elements.
@@ -119,8 +159,9 @@ pub(crate) trait Elements {
     fn remove(&mut self, session: &Session, gone: &[usize]);
 }
 
-/// Deletes what it can of `elements`. Returns the commits made, or `None` when the session
-/// stopped.
+/// Deletes what it can of `elements`, ending with one round of single deletions (the
+/// caller repeats until a round commits nothing). Returns the commits made, or `None` when
+/// the session stopped.
 ///
 /// # Errors
 /// Whatever the session reports.
@@ -131,8 +172,9 @@ pub(crate) fn minimise(
     elements: &mut dyn Elements,
 ) -> Result<Option<u64>, ReduceError> {
     let mut accepted = 0;
-    let mut schedule = Schedule::new(minimiser);
+    let mut schedule = Schedule::starting_at(minimiser, session.needed_share(phase));
     let mut size = schedule.first(elements.len());
+    let listed = elements.len();
     while elements.len() > 0 {
         let len = elements.len();
         size = size.clamp(1, len);
@@ -172,17 +214,15 @@ pub(crate) fn minimise(
                 }
             }
         }
-        let removed = !gone.is_empty();
         gone.sort_unstable();
         elements.remove(session, &gone);
         if size == 1 {
-            if !removed {
-                break;
-            }
-        } else {
-            size = schedule.next(size, elements.len());
+            break;
         }
+        size = schedule.next(size, elements.len());
     }
+    let kept = elements.len();
+    session.learn_needed_share(phase, kept, listed.saturating_sub(kept));
     Ok(Some(accepted))
 }
 
@@ -202,6 +242,34 @@ mod tests {
         assert_eq!(best_size(0.1), 9);
         assert_eq!(best_size(1.0), 1);
         assert_eq!(best_size(0.0), usize::MAX);
+    }
+
+    #[test]
+    fn the_starting_probability_follows_what_the_pass_kept() {
+        let mut share = NeededShare::default();
+        assert!((share.estimate() - CDD_P0).abs() < 1e-12);
+        // Lists whose elements were all needed: the next list starts at single deletions.
+        for _ in 0..3 {
+            share.learn(20, 0);
+        }
+        let p = share.estimate();
+        assert!(p > 0.8, "{p}");
+        assert_eq!(Schedule::starting_at(Minimiser::Cdd, p).first(50), 1);
+        // Lists that mostly went: large chunks again.
+        for _ in 0..20 {
+            share.learn(1, 50);
+        }
+        let p = share.estimate();
+        assert!(p < 0.05, "{p}");
+        assert!(Schedule::starting_at(Minimiser::Cdd, p).first(100) > 9);
+        // Halving ignores it.
+        assert_eq!(Schedule::starting_at(Minimiser::Halving, 0.9).first(10), 10);
+        // Out-of-range starts are clamped, never a division by zero or a NaN size.
+        assert_eq!(
+            Schedule::starting_at(Minimiser::Cdd, f64::NAN).first(100),
+            9
+        );
+        assert_eq!(Schedule::starting_at(Minimiser::Cdd, 2.0).first(100), 1);
     }
 
     #[test]

@@ -161,6 +161,9 @@ pub struct ReduceOptions {
     pub passes: Vec<PassName>,
     /// How the deletion passes shrink their chunks.
     pub minimiser: minimise::Minimiser,
+    /// Whether the blocks and lines passes skip cuts that would leave a file that parses
+    /// (with a known grammar) unparsable.
+    pub syntax_guard: bool,
     /// Content-addressed cache capacity in entries.
     pub cache_capacity: usize,
     /// Baseline runs that must reproduce (`None`: all of them).
@@ -175,6 +178,10 @@ pub struct ReduceOptions {
     pub min_holdout_rate: f64,
     /// Holdout confidence.
     pub holdout_confidence: f64,
+    /// Runs of the command that must still fit in `max_duration` after the passes stop (a
+    /// later holdout): the passes' deadline moves earlier by this many times twice the last
+    /// baseline run's duration.
+    pub reserve_runs: u64,
 }
 
 impl ReduceOptions {
@@ -197,6 +204,7 @@ impl ReduceOptions {
             max_duration: None,
             passes: PassName::ALL.to_vec(),
             minimiser: minimise::Minimiser::default(),
+            syntax_guard: true,
             cache_capacity: 200_000,
             min_baseline_passes: None,
             min_baseline_rate: None,
@@ -204,6 +212,7 @@ impl ReduceOptions {
             holdout_runs: 0,
             min_holdout_rate: 0.9,
             holdout_confidence: 0.95,
+            reserve_runs: 0,
         }
     }
 }
@@ -566,6 +575,7 @@ fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
         keep: keep.to_vec(),
         named: Vec::new(),
         minimiser: minimise::Minimiser::default(),
+        syntax_guard: false,
     };
     Mutation::Remove(
         tree.entries
@@ -755,7 +765,15 @@ pub fn run_reduction(
         timeout: preflight.timeout,
         jobs: adopted.as_ref().map_or(options.jobs, Vec::len),
         max_attempts: options.max_attempts,
-        deadline: options.max_duration.map(|d| started + d),
+        deadline: options.max_duration.map(|d| {
+            // Runs that come after the passes (a holdout) stay inside the budget.
+            let per_run = preflight
+                .baseline
+                .last()
+                .map_or(Duration::ZERO, |run| Duration::from_millis(run.duration_ms));
+            let runs = u32::try_from(options.reserve_runs).unwrap_or(u32::MAX);
+            started + d.saturating_sub(per_run.saturating_mul(runs).saturating_mul(2))
+        }),
         interrupt: interrupt.clone(),
         cache_capacity: options.cache_capacity.max(1),
         sampling: options.sampling,
@@ -772,6 +790,7 @@ pub fn run_reduction(
         keep: options.rules.keep.clone(),
         named: preflight.named.clone(),
         minimiser: options.minimiser,
+        syntax_guard: options.syntax_guard,
     };
     let mut passes: Vec<Box<dyn Pass>> = PassName::ALL
         .iter()
@@ -826,14 +845,7 @@ pub fn run_reduction(
             options.holdout_confidence,
         )
         .map_err(|e| ReduceError::Usage(format!("the holdout plan cannot pass: {e}")))?;
-        let never = AtomicBool::new(false);
-        let mut passes = 0;
-        for _ in 0..plan.runs {
-            let (outcome, normalizer) = session.run_current(&never)?;
-            if preflight.oracle.judge(&outcome, &normalizer).pass {
-                passes += 1;
-            }
-        }
+        let passes = session.sample_current(plan.runs)?;
         Some(
             crate::stats::holdout_result(&plan, passes)
                 .map_err(|e| ReduceError::Usage(format!("the holdout cannot be evaluated: {e}")))?,

@@ -41,6 +41,9 @@ pub struct PassContext {
     pub named: Vec<String>,
     /// How deletion passes shrink their chunks.
     pub minimiser: Minimiser,
+    /// Whether line and block cuts that would leave a cleanly parsing file unparsable are
+    /// skipped.
+    pub syntax_guard: bool,
 }
 
 impl PassContext {
@@ -340,6 +343,11 @@ pub(crate) struct Ranges {
     noun: &'static str,
     /// Whether a range of one line is tried on its own.
     single_lines: bool,
+    /// The grammar of a file whose content parses cleanly: cuts that break its parse are
+    /// skipped (the syntax guard).
+    guard: Option<crate::reduce::syntax::Lang>,
+    /// Cuts the guard skipped.
+    unparsable: std::cell::Cell<u64>,
 }
 
 impl Ranges {
@@ -358,7 +366,32 @@ impl Ranges {
             len: data.len(),
             noun,
             single_lines,
+            guard: None,
+            unparsable: std::cell::Cell::new(0),
         })
+    }
+
+    /// Turns on the syntax guard when `path` has a grammar and its current content parses
+    /// cleanly (a file that already has errors is left unguarded).
+    pub(crate) fn guarded(mut self, session: &Session, on: bool) -> Ranges {
+        if !on {
+            return self;
+        }
+        let Some(lang) = crate::reduce::syntax::lang_for_path(&self.path) else {
+            return self;
+        };
+        let Some((data, _)) = file_state(session, &self.path) else {
+            return self;
+        };
+        if crate::reduce::syntax::parses_cleanly(lang, &data).unwrap_or(false) {
+            self.guard = Some(lang);
+        }
+        self
+    }
+
+    /// Cuts the guard skipped so far.
+    pub(crate) fn unparsable(&self) -> u64 {
+        self.unparsable.get()
     }
 
     /// Range `r` in the content left after the ranges `gone` were cut.
@@ -432,6 +465,17 @@ impl Elements for Ranges {
                 .saturating_sub(1)
                 .max(cut[cut.len() - 1].start),
         );
+        let keep = complement(now.len(), &cut);
+        if let Some(lang) = self.guard {
+            let mut text = Vec::with_capacity(now.len());
+            for r in &keep {
+                text.extend_from_slice(&now[r.clone()]);
+            }
+            if !crate::reduce::syntax::parses_cleanly(lang, &text).unwrap_or(true) {
+                self.unparsable.set(self.unparsable.get() + 1);
+                return None;
+            }
+        }
         let path = &self.path;
         let label = match (chunk.len(), self.noun) {
             (1, noun) if first == last => format!("{noun} at line {first} of {path}"),
@@ -442,7 +486,7 @@ impl Elements for Ranges {
             mutation: Mutation::Keep {
                 path: path.clone(),
                 expect: digest,
-                keep: complement(now.len(), &cut),
+                keep,
             },
             label,
         })
@@ -551,6 +595,7 @@ impl Syntax {
             session,
             name,
             minimiser,
+            false,
             path,
             "node",
             true,
@@ -566,11 +611,17 @@ impl Syntax {
 /// ranges at `depth` of the current content (`None`: no such level). Each group goes through
 /// the list minimiser, the last group first: groups of one level never nest, so cuts in one
 /// never move the bytes of the groups before it. Returns the commits made, or `None` when
-/// the session stopped.
+/// the session stopped. With `guard`, cuts that would leave the file unparsable are skipped
+/// (see [`Ranges::guarded`]).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a level walk needs the pass's name, settings and the level function"
+)]
 pub(crate) fn by_levels(
     session: &mut Session,
     name: &str,
     minimiser: Minimiser,
+    guard: bool,
     path: &RelPath,
     noun: &'static str,
     single_lines: bool,
@@ -588,10 +639,13 @@ pub(crate) fn by_levels(
         groups.retain(|g| !g.is_empty());
         groups.sort_by_key(|g| g[0].start);
         for group in groups.into_iter().rev() {
-            let Some(mut list) = Ranges::new(session, path, group, noun, single_lines) else {
+            let Some(list) = Ranges::new(session, path, group, noun, single_lines) else {
                 return Ok(Some(accepted));
             };
-            let Some(n) = minimise(session, name, minimiser, &mut list)? else {
+            let mut list = list.guarded(session, guard);
+            let outcome = minimise(session, name, minimiser, &mut list)?;
+            session.note_unparsable(name, list.unparsable());
+            let Some(n) = outcome else {
                 return Ok(None);
             };
             accepted += n;
@@ -633,11 +687,13 @@ impl Pass for Lines {
             let Some((data, _)) = file_state(session, path) else {
                 return Ok(Some(0));
             };
-            let Some(mut lines) = Ranges::new(session, path, line_ranges(&data), "line", true)
-            else {
+            let Some(lines) = Ranges::new(session, path, line_ranges(&data), "line", true) else {
                 return Ok(Some(0));
             };
-            minimise(session, name, ctx.minimiser, &mut lines)
+            let mut lines = lines.guarded(session, ctx.syntax_guard);
+            let outcome = minimise(session, name, ctx.minimiser, &mut lines);
+            session.note_unparsable(name, lines.unparsable());
+            outcome
         })
     }
 }

@@ -52,6 +52,9 @@ pub struct PhaseStats {
     pub attempts: u64,
     /// Candidates equal to the accepted state (or stale).
     pub no_op: u64,
+    /// Cuts not run because they would leave a file that parses cleanly unparsable (the
+    /// syntax guard of the blocks and lines passes); not counted in `attempts`.
+    pub unparsable: u64,
     /// Candidates the oracle rejected.
     pub rejected: u64,
     /// Candidates committed.
@@ -266,6 +269,10 @@ pub struct Session {
     observer: Option<Box<dyn Observer>>,
     /// Candidate families allocated so far (run-wide confidence).
     families: u64,
+    /// Per phase, what its lists kept and lost (see [`Session::needed_share`]).
+    needed: HashMap<String, crate::reduce::minimise::NeededShare>,
+    /// Where `REPROMIN_TRACE` asks every attempt to be logged.
+    trace: Option<std::fs::File>,
 }
 
 impl Session {
@@ -318,6 +325,14 @@ impl Session {
             stop: None,
             observer,
             families: 0,
+            needed: HashMap::new(),
+            trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .ok()
+            }),
         })
     }
 
@@ -338,6 +353,48 @@ impl Session {
             .first_mut()
             .ok_or(ReduceError::Internal("a session has no worker"))?;
         worker.run(&tree, &command, timeout, interrupt)
+    }
+
+    /// Runs the command `runs` times on the accepted tree, spread over every worker, and
+    /// returns how many runs the oracle accepted (holdout samples: outside every phase's
+    /// accounting, and never steering anything). Each run starts from exactly the accepted
+    /// tree.
+    ///
+    /// # Errors
+    /// Workspace I/O or a command that cannot start.
+    pub fn sample_current(&mut self, runs: u64) -> Result<u64, ReduceError> {
+        let tree = &self.current;
+        let setup = &self.setup;
+        let never = AtomicBool::new(false);
+        let next = std::sync::atomic::AtomicU64::new(0);
+        let passes = std::sync::atomic::AtomicU64::new(0);
+        let failure: Mutex<Option<ReduceError>> = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for worker in &mut self.workers {
+                let (never, next, passes, failure) = (&never, &next, &passes, &failure);
+                scope.spawn(move || {
+                    while next.fetch_add(1, Ordering::SeqCst) < runs {
+                        match worker.run(tree, &setup.command, setup.timeout, never) {
+                            Ok((outcome, normalizer)) => {
+                                if setup.oracle.judge(&outcome, &normalizer).pass {
+                                    passes.fetch_add(1, Ordering::SeqCst);
+                                }
+                            }
+                            Err(err) => {
+                                if let Ok(mut slot) = failure.lock() {
+                                    slot.get_or_insert(err);
+                                }
+                                next.store(runs, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(err) = failure.into_inner().ok().flatten() {
+            return Err(err);
+        }
+        Ok(passes.into_inner())
     }
 
     /// The oracle in force.
@@ -368,6 +425,32 @@ impl Session {
     /// Candidates tried so far.
     pub fn attempts(&self) -> u64 {
         self.attempts
+    }
+
+    /// The share of list elements that `phase` found needed so far: the starting
+    /// probability of the CDD minimiser. Before anything is known, 0.1 (one needed element
+    /// in ten pseudo-observations).
+    pub fn needed_share(&self, phase: &str) -> f64 {
+        self.needed
+            .get(phase)
+            .copied()
+            .unwrap_or_default()
+            .estimate()
+    }
+
+    /// Records `n` cuts of `phase` skipped by the syntax guard.
+    pub fn note_unparsable(&mut self, phase: &str, n: u64) {
+        if n > 0 {
+            self.phase(phase).unparsable += n;
+        }
+    }
+
+    /// Records that a list of `phase` ended with `kept` elements after `removed` went.
+    pub fn learn_needed_share(&mut self, phase: &str, kept: usize, removed: usize) {
+        self.needed
+            .entry(phase.to_string())
+            .or_default()
+            .learn(kept, removed);
     }
 
     fn phase(&mut self, name: &str) -> &mut PhaseStats {
@@ -548,6 +631,19 @@ impl Session {
             }
             self.stop = Some(StopReason::Interrupted);
             return Ok(None);
+        }
+        if let Some(file) = self.trace.as_mut() {
+            use std::io::Write;
+            for (i, candidate) in candidates.iter().enumerate() {
+                let how = match (&prepared[i], answers[i], to_run.contains(&i)) {
+                    (None, _, _) => "no-op",
+                    (_, Some(true), true) => "pass",
+                    (_, Some(false), true) => "fail",
+                    (_, Some(true), false) => "cached-pass",
+                    _ => "cached-fail",
+                };
+                let _ = writeln!(file, "{phase}\t{how}\t{}", candidate.label);
+            }
         }
         let passing: Vec<usize> = (0..count)
             .filter(|&i| prepared[i].is_some() && answers[i] == Some(true))

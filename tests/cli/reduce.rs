@@ -655,3 +655,39 @@ fn syntax_nodes_go_with_their_separators() {
         kept["main.py"]
     );
 }
+
+#[test]
+fn the_syntax_guard_keeps_files_parsing_unless_turned_off() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[(
+            "mark.c",
+            "int f(void) {\n    int x = 1;\n    return MARK;\n}\n",
+        )],
+    );
+    // The oracle only looks for a word, so it would take any text that holds it.
+    let reduce = |out: &str, extra: &[&str]| {
+        let mut args = vec!["reduce", "proj", out, "--passes", "lines"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--exit-code", "0", "--", "grep", "-q", "MARK", "mark.c"]);
+        let o = run(&args, area.dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let kept = files(&area.path(out))["mark.c"].clone();
+        let lines = report(&area.path(out))["phase_statistics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == "lines")
+            .cloned()
+            .unwrap();
+        (kept, lines["unparsable"].as_u64().unwrap())
+    };
+    let (guarded, skipped) = reduce("guarded", &[]);
+    // The smallest text that still parses: the function stays around its statement.
+    assert_eq!(guarded, "int f(void) {\n    return MARK;\n}\n");
+    assert!(skipped > 0, "no cut was skipped");
+    let (free, skipped) = reduce("free", &["--no-syntax-guard"]);
+    assert_eq!(free, "    return MARK;\n");
+    assert_eq!(skipped, 0);
+}
