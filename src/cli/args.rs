@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::oracle::OracleSpec;
-use crate::reduce::{self, PassName, ReduceError, ReduceOptions};
+use crate::reduce::{self, Level, PassName, ReduceError, ReduceOptions};
 use crate::tree::{IgnoreRules, parse_rel_path};
 
 /// Options that decide whether a run shows the same failure.
@@ -182,6 +182,31 @@ pub enum PassArg {
     Blocks,
     /// Delete lines, to 1-minimality.
     Lines,
+    /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
+    Tokens,
+    /// Delete single characters, to 1-minimality.
+    Chars,
+}
+
+/// `--level` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LevelArg {
+    /// Files, manifest entries, syntax nodes, blocks and whole lines.
+    Lines,
+    /// Also tokens inside lines.
+    Tokens,
+    /// Also tokens, then single characters.
+    Chars,
+}
+
+impl From<LevelArg> for Level {
+    fn from(l: LevelArg) -> Level {
+        match l {
+            LevelArg::Lines => Level::Lines,
+            LevelArg::Tokens => Level::Tokens,
+            LevelArg::Chars => Level::Chars,
+        }
+    }
 }
 
 impl From<PassArg> for PassName {
@@ -193,6 +218,8 @@ impl From<PassArg> for PassName {
             PassArg::Syntax => PassName::Syntax,
             PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
+            PassArg::Tokens => PassName::Tokens,
+            PassArg::Chars => PassName::Chars,
         }
     }
 }
@@ -238,7 +265,7 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Budget")]
     pub max_duration: Option<Duration>,
 
-    /// The passes to run, comma-separated [default: all].
+    /// The passes to run, comma-separated [default: the passes of --level].
     #[arg(
         long,
         value_name = "PASS",
@@ -246,6 +273,18 @@ pub struct ReduceArgs {
         help_heading = "Passes"
     )]
     pub passes: Vec<PassArg>,
+
+    /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
+    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters).
+    /// Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
 
     /// Never draw progress on stderr.
     #[arg(long)]
@@ -279,7 +318,7 @@ pub struct DoctorArgs {
     /// Sampling options (the baseline's are applied; the rest are validated).
     pub sampling: SamplingArgs,
 
-    /// The passes that would run, comma-separated [default: all].
+    /// The passes that would run, comma-separated [default: the passes of --level].
     #[arg(
         long,
         value_name = "PASS",
@@ -287,6 +326,17 @@ pub struct DoctorArgs {
         help_heading = "Passes"
     )]
     pub passes: Vec<PassArg>,
+
+    /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`).
+    /// Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
 }
 
 /// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
@@ -353,6 +403,7 @@ fn build_options(
     tree: &TreeArgs,
     run: &RunArgs,
     passes: &[PassArg],
+    level: Option<LevelArg>,
 ) -> Result<ReduceOptions, ReduceError> {
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
@@ -415,6 +466,9 @@ fn build_options(
         MinimiserArg::Cdd => reduce::minimise::Minimiser::Cdd,
         MinimiserArg::Halving => reduce::minimise::Minimiser::Halving,
     };
+    if let Some(level) = level {
+        options.passes = PassName::up_to(level.into());
+    }
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
         list.sort();
@@ -459,6 +513,7 @@ impl ReduceArgs {
             &self.tree,
             &self.run,
             &self.passes,
+            self.level,
         )?;
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
@@ -484,6 +539,7 @@ pub(super) fn doctor(
         &args.tree,
         &args.run,
         &args.passes,
+        args.level,
     )?;
     apply_sampling(&mut options, &args.sampling);
     reduce::validate(&options, false)?;
