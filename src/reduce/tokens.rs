@@ -107,39 +107,50 @@ fn line_of(data: &[u8], at: usize) -> usize {
         + 1
 }
 
-/// Runs the deletion search over the units of `path` until its content is 1-minimal for
-/// them (no single unit can go). Returns the commits made, or `None` when the session
-/// stopped.
-fn sweep(
-    session: &mut Session,
-    name: &str,
-    path: &RelPath,
+/// The longest run of units the sliding sweep deletes at once.
+pub const MAX_RUN: usize = 4;
+
+/// One file's content and units, kept in step with the session.
+struct File<'a> {
+    path: &'a RelPath,
     lex: Lexer,
-    noun: &str,
-) -> Result<Option<u64>, ReduceError> {
-    let Some((mut data, mut digest)) = file_state(session, path) else {
-        return Ok(Some(0));
-    };
-    let mut units = lex(&data);
-    let mut search = DeletionSearch::new(units.len(), RestartPolicy::Continue);
-    let mut accepted = 0;
-    while !search.is_done() {
-        // The next deletions, each as if every one before it were rejected.
-        let mut ahead = search;
+    noun: &'a str,
+    data: std::sync::Arc<[u8]>,
+    digest: [u8; 32],
+    units: Vec<Range<usize>>,
+}
+
+/// What one window did.
+enum Window {
+    /// The session stopped.
+    Stopped,
+    /// Nothing was committed.
+    Rejected,
+    /// Something was committed: the unit of the new content where the window's last
+    /// deletion ended.
+    Committed(usize),
+}
+
+impl File<'_> {
+    /// Tries the deletions `runs` (ranges of units, against the current content) as one
+    /// window; on a commit, reads the content back and lexes it again.
+    fn window(
+        &mut self,
+        session: &mut Session,
+        name: &str,
+        runs: &[Range<usize>],
+    ) -> Result<Window, ReduceError> {
+        let path = self.path;
         let mut tried: Vec<Vec<Range<usize>>> = Vec::new();
         let mut candidates = Vec::new();
-        while tried.len() < UNION_WINDOW {
-            let Some(next) = ahead.next() else {
-                break;
+        for run in runs {
+            let cut: Vec<Range<usize>> = self.units[run.clone()].to_vec();
+            let (Some(first), Some(last)) = (cut.first(), cut.last()) else {
+                continue;
             };
-            ahead.reject();
-            let cut: Vec<Range<usize>> = units[next.clone()].to_vec();
-            let (first, last) = (cut[0].start, cut[cut.len() - 1].end);
-            let (from, to) = (
-                line_of(&data, first),
-                line_of(&data, last.saturating_sub(1)),
-            );
-            let count = next.len();
+            let from = line_of(&self.data, first.start);
+            let to = line_of(&self.data, last.end.saturating_sub(1));
+            let count = run.len();
             let plural = if count == 1 { "" } else { "s" };
             let lines = if from == to {
                 format!("line {from}")
@@ -149,41 +160,124 @@ fn sweep(
             candidates.push(Candidate {
                 mutation: Mutation::Keep {
                     path: path.clone(),
-                    expect: digest,
-                    keep: complement(data.len(), &cut),
+                    expect: self.digest,
+                    keep: complement(self.data.len(), &cut),
                 },
-                label: format!("{count} {noun}{plural} at {lines} of {path}"),
+                label: format!("{count} {}{plural} at {lines} of {path}", self.noun),
             });
             tried.push(cut);
         }
+        if candidates.is_empty() {
+            return Ok(Window::Rejected);
+        }
         let Some(done) = session.try_window(name, candidates)? else {
-            return Ok(None);
+            return Ok(Window::Stopped);
         };
         if !done.iter().any(|c| *c) {
-            search = ahead;
-            continue;
+            return Ok(Window::Rejected);
         }
-        accepted += 1;
-        // Continue where the window ended, in the content after the commit.
         let committed: Vec<Range<usize>> = tried
             .iter()
             .zip(&done)
             .filter(|(_, c)| **c)
             .flat_map(|(cut, _)| cut.iter().cloned())
             .collect();
-        let window_end = tried.last().and_then(|cut| cut.last()).map_or(0, |r| r.end);
-        let resume_at = window_end - covered_before(&committed, window_end);
-        let Some((now, now_digest)) = file_state(session, path) else {
-            return Ok(Some(accepted));
+        let end = tried.last().and_then(|cut| cut.last()).map_or(0, |r| r.end);
+        let resume_at = end - covered_before(&committed, end);
+        let Some((data, digest)) = file_state(session, path) else {
+            self.units.clear();
+            return Ok(Window::Committed(0));
         };
-        data = now;
-        digest = now_digest;
-        units = lex(&data);
-        let pos = units.partition_point(|r| r.start < resume_at);
-        let chunk = if ahead.is_done() { 1 } else { ahead.chunk() };
-        search = DeletionSearch::resume(units.len(), chunk, pos, true, RestartPolicy::Continue);
+        self.units = (self.lex)(&data);
+        self.data = data;
+        self.digest = digest;
+        Ok(Window::Committed(
+            self.units.partition_point(|r| r.start < resume_at),
+        ))
     }
-    Ok(Some(accepted))
+}
+
+/// Deletes units of `path` until no single unit and no run of up to [`MAX_RUN`] adjacent
+/// units can go. First the engine's search (aligned chunks that halve, down to 1-minimal),
+/// then a sliding sweep of runs of [`MAX_RUN`] down to 2 units at every position (the
+/// aligned chunks never cut `= {}` out of `x[] = {};`); after a sliding sweep that cut
+/// something, a chunk-1 search and another sliding sweep. Returns the commits made, or
+/// `None` when the session stopped.
+fn sweep(
+    session: &mut Session,
+    name: &str,
+    path: &RelPath,
+    lex: Lexer,
+    noun: &str,
+) -> Result<Option<u64>, ReduceError> {
+    let Some((data, digest)) = file_state(session, path) else {
+        return Ok(Some(0));
+    };
+    let units = lex(&data);
+    let mut file = File {
+        path,
+        lex,
+        noun,
+        data,
+        digest,
+        units,
+    };
+    let mut search = DeletionSearch::new(file.units.len(), RestartPolicy::Continue);
+    let mut accepted = 0;
+    loop {
+        while !search.is_done() {
+            // The next deletions, each as if every one before it were rejected.
+            let mut ahead = search;
+            let mut runs = Vec::new();
+            while runs.len() < UNION_WINDOW {
+                let Some(next) = ahead.next() else {
+                    break;
+                };
+                ahead.reject();
+                runs.push(next);
+            }
+            match file.window(session, name, &runs)? {
+                Window::Stopped => return Ok(None),
+                Window::Rejected => search = ahead,
+                Window::Committed(pos) => {
+                    accepted += 1;
+                    // Continue where the window ended, in the content after the commit.
+                    let chunk = if ahead.is_done() { 1 } else { ahead.chunk() };
+                    let len = file.units.len();
+                    search = DeletionSearch::resume(len, chunk, pos, true, RestartPolicy::Continue);
+                }
+            }
+        }
+        let mut slid = false;
+        let mut size = MAX_RUN;
+        let mut pos = 0;
+        while size >= 2 {
+            let len = file.units.len();
+            if pos + size > len {
+                size -= 1;
+                pos = 0;
+                continue;
+            }
+            let runs: Vec<Range<usize>> = (pos..=len - size)
+                .take(UNION_WINDOW)
+                .map(|p| p..p + size)
+                .collect();
+            let after = pos + runs.len();
+            match file.window(session, name, &runs)? {
+                Window::Stopped => return Ok(None),
+                Window::Rejected => pos = after,
+                Window::Committed(at) => {
+                    accepted += 1;
+                    slid = true;
+                    pos = at;
+                }
+            }
+        }
+        if !slid {
+            return Ok(Some(accepted));
+        }
+        search = DeletionSearch::resume(file.units.len(), 1, 0, false, RestartPolicy::Continue);
+    }
 }
 
 /// Runs `lex`'s deletion search on every current file, named files and then the largest
