@@ -275,8 +275,8 @@ pub struct ReduceArgs {
     pub passes: Vec<PassArg>,
 
     /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
-    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters).
-    /// Cannot be combined with --passes.
+    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
+    /// [default: lines]. Cannot be combined with --passes.
     #[arg(
         long,
         value_enum,
@@ -327,8 +327,8 @@ pub struct DoctorArgs {
     )]
     pub passes: Vec<PassArg>,
 
-    /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`).
-    /// Cannot be combined with --passes.
+    /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`)
+    /// [default: lines]. Cannot be combined with --passes.
     #[arg(
         long,
         value_enum,
@@ -403,7 +403,6 @@ fn build_options(
     tree: &TreeArgs,
     run: &RunArgs,
     passes: &[PassArg],
-    level: Option<LevelArg>,
 ) -> Result<ReduceOptions, ReduceError> {
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
@@ -466,9 +465,6 @@ fn build_options(
         MinimiserArg::Cdd => reduce::minimise::Minimiser::Cdd,
         MinimiserArg::Halving => reduce::minimise::Minimiser::Halving,
     };
-    if let Some(level) = level {
-        options.passes = PassName::up_to(level.into());
-    }
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
         list.sort();
@@ -476,6 +472,13 @@ fn build_options(
         options.passes = list;
     }
     Ok(options)
+}
+
+/// `--level` picks the pass list (clap keeps it apart from `--passes`).
+fn apply_level(options: &mut ReduceOptions, level: Option<LevelArg>) {
+    if let Some(level) = level {
+        options.passes = PassName::up_to(level.into());
+    }
 }
 
 fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
@@ -513,8 +516,8 @@ impl ReduceArgs {
             &self.tree,
             &self.run,
             &self.passes,
-            self.level,
         )?;
+        apply_level(&mut options, self.level);
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
         apply_sampling(&mut options, &self.sampling);
@@ -539,8 +542,8 @@ pub(super) fn doctor(
         &args.tree,
         &args.run,
         &args.passes,
-        args.level,
     )?;
+    apply_level(&mut options, args.level);
     apply_sampling(&mut options, &args.sampling);
     reduce::validate(&options, false)?;
     let scratch = tempfile::Builder::new()
