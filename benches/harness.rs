@@ -158,6 +158,9 @@ struct PeerOpts {
     /// The repromin binary.
     #[arg(long, default_value_os_t = default_repromin())]
     repromin: PathBuf,
+    /// repromin's `--level` (`lines`, `tokens`, `chars`); its default when not given.
+    #[arg(long)]
+    repromin_level: Option<String>,
     /// Keep each run's temp directory (printed) for inspection.
     #[arg(long)]
     keep_temp: bool,
@@ -844,9 +847,11 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
                 "--exit-code",
                 "0",
                 "--no-progress",
-            ])
-            .args(["--jobs", &jobs_s, "--", "/bin/sh"])
-            .arg(&wrapper);
+            ]);
+            if let Some(level) = &opts.repromin_level {
+                cmd.args(["--level", level]);
+            }
+            cmd.args(["--jobs", &jobs_s, "--", "/bin/sh"]).arg(&wrapper);
         }
         Tool::Cvise | Tool::Creduce => {
             cmd.args(["--n", &jobs_s, "--tidy"])

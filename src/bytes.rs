@@ -58,6 +58,28 @@ impl DeletionSearch {
         }
     }
 
+    /// Resumes a search over a sequence that changed outside it: `len` units now, a sweep of
+    /// deletions of `chunk` units (clamped to `1..=len`) continuing at unit `pos`. With
+    /// `accepted`, the current sweep counts as one that accepted something, so a chunk-1
+    /// sweep is repeated before the search ends. Past the end, the sweep ends as usual.
+    pub fn resume(
+        len: usize,
+        chunk: usize,
+        pos: usize,
+        accepted: bool,
+        policy: RestartPolicy,
+    ) -> Self {
+        let mut search = Self {
+            len,
+            chunk: chunk.clamp(1, len.max(1)),
+            pos,
+            accepted_in_sweep: accepted,
+            policy,
+        };
+        search.settle();
+        search
+    }
+
     /// The next deletion to try over the current sequence, or `None` once the
     /// sequence is 1-minimal. The range is never empty.
     pub fn next(&self) -> Option<Range<usize>> {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::oracle::OracleSpec;
-use crate::reduce::{self, PassName, ReduceError, ReduceOptions};
+use crate::reduce::{self, Level, PassName, ReduceError, ReduceOptions};
 use crate::tree::{IgnoreRules, parse_rel_path};
 
 /// Options that decide whether a run shows the same failure.
@@ -188,6 +188,31 @@ pub enum PassArg {
     Blocks,
     /// Delete lines, to 1-minimality.
     Lines,
+    /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
+    Tokens,
+    /// Delete single characters, to 1-minimality.
+    Chars,
+}
+
+/// `--level` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LevelArg {
+    /// Files, manifest entries, syntax nodes, blocks and whole lines.
+    Lines,
+    /// Also tokens inside lines.
+    Tokens,
+    /// Also tokens, then single characters.
+    Chars,
+}
+
+impl From<LevelArg> for Level {
+    fn from(l: LevelArg) -> Level {
+        match l {
+            LevelArg::Lines => Level::Lines,
+            LevelArg::Tokens => Level::Tokens,
+            LevelArg::Chars => Level::Chars,
+        }
+    }
 }
 
 impl From<PassArg> for PassName {
@@ -199,6 +224,8 @@ impl From<PassArg> for PassName {
             PassArg::Syntax => PassName::Syntax,
             PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
+            PassArg::Tokens => PassName::Tokens,
+            PassArg::Chars => PassName::Chars,
         }
     }
 }
@@ -244,7 +271,7 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Budget")]
     pub max_duration: Option<Duration>,
 
-    /// The passes to run, comma-separated [default: all].
+    /// The passes to run, comma-separated [default: the passes of --level].
     #[arg(
         long,
         value_name = "PASS",
@@ -252,6 +279,18 @@ pub struct ReduceArgs {
         help_heading = "Passes"
     )]
     pub passes: Vec<PassArg>,
+
+    /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
+    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
+    /// [default: lines]. Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
 
     /// Never draw progress on stderr.
     #[arg(long)]
@@ -285,7 +324,7 @@ pub struct DoctorArgs {
     /// Sampling options (the baseline's are applied; the rest are validated).
     pub sampling: SamplingArgs,
 
-    /// The passes that would run, comma-separated [default: all].
+    /// The passes that would run, comma-separated [default: the passes of --level].
     #[arg(
         long,
         value_name = "PASS",
@@ -293,6 +332,17 @@ pub struct DoctorArgs {
         help_heading = "Passes"
     )]
     pub passes: Vec<PassArg>,
+
+    /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`)
+    /// [default: lines]. Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
 }
 
 /// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
@@ -431,6 +481,13 @@ fn build_options(
     Ok(options)
 }
 
+/// `--level` picks the pass list (clap keeps it apart from `--passes`).
+fn apply_level(options: &mut ReduceOptions, level: Option<LevelArg>) {
+    if let Some(level) = level {
+        options.passes = PassName::up_to(level.into());
+    }
+}
+
 fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
     options.min_baseline_passes = s.min_baseline_passes;
     options.min_baseline_rate = s.min_baseline_rate;
@@ -467,6 +524,7 @@ impl ReduceArgs {
             &self.run,
             &self.passes,
         )?;
+        apply_level(&mut options, self.level);
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
         apply_sampling(&mut options, &self.sampling);
@@ -492,6 +550,7 @@ pub(super) fn doctor(
         &args.run,
         &args.passes,
     )?;
+    apply_level(&mut options, args.level);
     apply_sampling(&mut options, &args.sampling);
     reduce::validate(&options, false)?;
     let scratch = tempfile::Builder::new()

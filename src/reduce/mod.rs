@@ -15,6 +15,7 @@ pub mod minimise;
 pub mod passes;
 pub mod session;
 pub mod syntax;
+pub mod tokens;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -107,18 +108,37 @@ pub enum PassName {
     Blocks,
     /// Delete lines.
     Lines,
+    /// Delete tokens inside lines (`--level tokens`).
+    Tokens,
+    /// Delete single characters (`--level chars`).
+    Chars,
 }
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 6] = [
+    pub const ALL: [PassName; 8] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
         PassName::Syntax,
         PassName::Blocks,
         PassName::Lines,
+        PassName::Tokens,
+        PassName::Chars,
     ];
+
+    /// The passes of `level`, coarse to fine: everything down to whole lines, then tokens,
+    /// then characters.
+    pub fn up_to(level: Level) -> Vec<PassName> {
+        PassName::ALL
+            .into_iter()
+            .filter(|p| match p {
+                PassName::Tokens => level >= Level::Tokens,
+                PassName::Chars => level >= Level::Chars,
+                _ => true,
+            })
+            .collect()
+    }
 
     fn build(self) -> Box<dyn Pass> {
         match self {
@@ -128,8 +148,24 @@ impl PassName {
             PassName::Syntax => Box::new(passes::Syntax),
             PassName::Blocks => Box::new(blocks::Blocks),
             PassName::Lines => Box::new(passes::Lines),
+            PassName::Tokens => Box::new(tokens::Tokens),
+            PassName::Chars => Box::new(tokens::Chars),
         }
     }
+}
+
+/// How fine the cuts of a reduction go: the default pass list ends at whole lines, tokens
+/// or characters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    /// Files, manifest entries, syntax nodes, blocks and lines.
+    #[default]
+    Lines,
+    /// Those, then tokens inside lines.
+    Tokens,
+    /// Those, then single characters.
+    Chars,
 }
 
 /// Everything a reduction needs to know.
@@ -202,7 +238,7 @@ impl ReduceOptions {
             allow_trivial: false,
             max_attempts: None,
             max_duration: None,
-            passes: PassName::ALL.to_vec(),
+            passes: PassName::up_to(Level::default()),
             minimiser: minimise::Minimiser::default(),
             syntax_guard: true,
             cache_capacity: 200_000,

@@ -691,3 +691,89 @@ fn the_syntax_guard_keeps_files_parsing_unless_turned_off() {
     assert_eq!(free, "    return MARK;\n");
     assert_eq!(skipped, 0);
 }
+
+/// A C file whose failure needs one name of one line: `gcc -c` must accept it and the name
+/// must stay.
+const NEXT_HI: &str = "typedef int Int32;\nstatic Int32 helper(Int32 a) { return a + 1; }\nInt32 nextHi[3] = {1, 2, 3};\n";
+const NEXT_HI_ORACLE: &str = "gcc -c a.c -o \"$TMPDIR/a.o\" && grep -q '\\<nextHi\\>' a.c";
+
+fn reduce_next_hi(area: &Area, name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["reduce", "src", name, "--exit-code", "0"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", NEXT_HI_ORACLE]);
+    let o = run(&args, area.dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    files(&area.path(name))["a.c"].clone()
+}
+
+#[test]
+fn tokens_and_chars_cut_inside_a_line_and_do_not_depend_on_jobs() {
+    let area = Area::new();
+    area.write("src", &[("a.c", NEXT_HI)]);
+    let lines = reduce_next_hi(&area, "lines", &[]);
+    let tokens = reduce_next_hi(&area, "tokens", &["--level", "tokens"]);
+    let one = reduce_next_hi(&area, "one", &["--level", "chars", "--jobs", "1"]);
+    let two = reduce_next_hi(&area, "two", &["--level", "chars", "--jobs", "2"]);
+    insta::assert_debug_snapshot!((&lines, &tokens, &one), @r#"
+    (
+        "typedef int Int32;\nInt32 nextHi[3] = {};\n",
+        "nextHi;\n",
+        "nextHi;",
+    )
+    "#);
+    assert_eq!(one, two);
+    assert_eq!(files(&area.path("one")), files(&area.path("two")));
+    let (r1, r2) = (report(&area.path("one")), report(&area.path("two")));
+    assert_eq!(
+        r1["output"]["tree_content_sha256_v1"],
+        r2["output"]["tree_content_sha256_v1"]
+    );
+    assert_eq!(r1["events"], r2["events"]);
+    let changes: Vec<String> = r1["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}: {}",
+                e["phase"].as_str().unwrap(),
+                e["change"].as_str().unwrap()
+            )
+        })
+        .collect();
+    insta::assert_debug_snapshot!(changes, @r#"
+    [
+        "syntax: node at line 2 of a.c",
+        "syntax: 3 nodes at lines 2-2 of a.c",
+        "tokens: 1 token at line 1 of a.c",
+        "tokens: union of 2 changes",
+        "tokens: union of 2 changes",
+        "tokens: 1 token at line 1 of a.c",
+        "tokens: 3 tokens at line 2 of a.c",
+        "tokens: 2 tokens at line 2 of a.c",
+        "prelude: strip blank and comment lines of a.c",
+        "chars: 1 character at line 1 of a.c",
+    ]
+    "#);
+    let passes: Vec<&str> = r1["execution"]["passes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    assert_eq!(passes[passes.len() - 2..], ["tokens", "chars"]);
+}
+
+#[test]
+fn level_and_passes_cannot_be_combined() {
+    let area = Area::new();
+    area.write("src", &[("a.c", NEXT_HI)]);
+    let o = run(
+        &[
+            "reduce", "src", "out", "--level", "chars", "--passes", "lines", "--", "true",
+        ],
+        area.dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--level"), "{}", stderr(&o));
+}
