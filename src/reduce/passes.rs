@@ -85,17 +85,34 @@ pub trait Pass {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError>;
 }
 
-/// Runs `file` on every current file, named files and then the largest first, in rounds
-/// until one commits nothing (local stability), or until the session stops.
+/// Runs `file` on every current file, named files and then the largest first, in rounds,
+/// or until the session stops.
+///
+/// The first round takes every file. After a round that committed something, the next
+/// round takes only the files that may have become reducible: those holding an identifier
+/// of which a later commit removed an occurrence (see [`Session::touched_since`]). When such
+/// a narrowed round commits nothing, one more round takes every file again; the pass ends
+/// only after a round over every file that commits nothing (local stability).
 pub(crate) fn per_file(
     session: &mut Session,
     ctx: &PassContext,
     mut file: impl FnMut(&mut Session, &RelPath) -> Result<Option<u64>, ReduceError>,
 ) -> Result<PassResult, ReduceError> {
     let mut result = PassResult::default();
+    let mut full = true;
+    // The commit count when `file` last took each file.
+    let mut left_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
     loop {
         let mut round = 0;
         for path in ctx.file_order(session) {
+            if !full
+                && let Some(&at) = left_at.get(&path)
+                && !session.touched_since(&path, at)
+            {
+                continue;
+            }
+            // Counted from before the file's own commits, which may let more of it go.
+            left_at.insert(path.clone(), session.commits());
             let Some(n) = file(session, &path)? else {
                 result.accepted += round;
                 return Ok(result);
@@ -103,8 +120,12 @@ pub(crate) fn per_file(
             round += n;
         }
         result.accepted += round;
-        if round == 0 {
+        if round > 0 {
+            full = false;
+        } else if full {
             return Ok(result);
+        } else {
+            full = true;
         }
     }
 }

@@ -269,6 +269,11 @@ pub struct Session {
     observer: Option<Box<dyn Observer>>,
     /// Candidate families allocated so far (run-wide confidence).
     families: u64,
+    /// For each identifier, the number of the last commit that lowered how often it occurs
+    /// in the tree (see [`Session::touched_since`]).
+    name_drops: HashMap<String, u64>,
+    /// How often each identifier occurs in the accepted tree.
+    name_counts: HashMap<String, u64>,
     /// Per phase, what its lists kept and lost (see [`Session::needed_share`]).
     needed: HashMap<String, crate::reduce::minimise::NeededShare>,
     /// Where `REPROMIN_TRACE` asks every attempt to be logged.
@@ -309,6 +314,14 @@ impl Session {
         let mut clean = Workspace::new(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
+        let mut name_counts = HashMap::new();
+        for entry in current.entries.values() {
+            if let crate::tree::Node::File { data, .. } = &entry.node {
+                for (name, n) in identifiers(data) {
+                    *name_counts.entry(name.to_string()).or_insert(0) += n as u64;
+                }
+            }
+        }
         let current_fp = current.fingerprint();
         Ok(Session {
             original,
@@ -325,6 +338,8 @@ impl Session {
             stop: None,
             observer,
             families: 0,
+            name_drops: HashMap::new(),
+            name_counts,
             needed: HashMap::new(),
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
@@ -436,6 +451,29 @@ impl Session {
             .copied()
             .unwrap_or_default()
             .estimate()
+    }
+
+    /// Commits made so far.
+    pub fn commits(&self) -> u64 {
+        self.events.len() as u64
+    }
+
+    /// Whether a commit after commit number `since` removed an occurrence of an identifier
+    /// that `path` still holds: the cheap test by which a pass decides that a file it left
+    /// stable may have become reducible again (a deletion elsewhere can let a deletion here
+    /// through by taking away a use of something defined here). A file that is gone is not
+    /// touched.
+    pub fn touched_since(&self, path: &str, since: u64) -> bool {
+        let Some(crate::tree::Entry {
+            node: crate::tree::Node::File { data, .. },
+            ..
+        }) = self.current.entries.get(path)
+        else {
+            return false;
+        };
+        identifiers(data)
+            .into_keys()
+            .any(|name| self.name_drops.get(name).is_some_and(|&at| at > since))
     }
 
     /// Records `n` cuts of `phase` skipped by the syntax guard.
@@ -691,8 +729,10 @@ impl Session {
         }
         if !union_done && let Some((edits, tree, fp)) = prepared[lowest].take() {
             let family = families[lowest];
+            let mutation = candidates[lowest].mutation.clone();
             self.commit(
                 phase,
+                &mutation,
                 edits,
                 tree,
                 fp,
@@ -746,7 +786,7 @@ impl Session {
             return Ok(UnionOutcome::Failed);
         }
         let label = format!("union of {members} changes");
-        self.commit(phase, edits, tree, fp, &label, true, family)?;
+        self.commit(phase, union, edits, tree, fp, &label, true, family)?;
         Ok(UnionOutcome::Committed)
     }
 
@@ -817,6 +857,7 @@ impl Session {
     fn commit(
         &mut self,
         phase: &str,
+        mutation: &Mutation,
         edits: EditSet,
         tree: Tree,
         fp: Fingerprint,
@@ -832,6 +873,12 @@ impl Session {
                 found: on_disk.to_string(),
             });
         }
+        let index = self.events.len() as u64 + 1;
+        let mut paths = Vec::new();
+        mutation_paths(mutation, &mut paths);
+        for name in dropped_identifiers(&self.current, &tree, &paths, &mut self.name_counts) {
+            self.name_drops.insert(name, index);
+        }
         let before = self.current.size();
         let after = tree.size();
         let stats = self.phase(phase);
@@ -842,7 +889,6 @@ impl Session {
         self.edits = edits;
         self.current = tree;
         self.current_fp = fp;
-        let index = self.events.len() as u64 + 1;
         self.events.push(Event {
             index,
             phase: phase.to_string(),
@@ -870,6 +916,125 @@ impl Session {
             self.observer = Some(observer);
         }
     }
+}
+
+/// The identifiers (`[A-Za-z_][A-Za-z0-9_]*` runs) of `data`, with their counts.
+fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
+    let mut out = HashMap::new();
+    let mut i = 0;
+    while i < data.len() {
+        let b = data[i];
+        if b.is_ascii_alphabetic() || b == b'_' {
+            let start = i;
+            while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
+                i += 1;
+            }
+            if let Ok(name) = std::str::from_utf8(&data[start..i]) {
+                *out.entry(name).or_insert(0) += 1;
+            }
+        } else if b.is_ascii_digit() {
+            // A number's letters (`0x1f`, `10u8`) are no identifier.
+            while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths a mutation names.
+fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
+    match mutation {
+        Mutation::Remove(paths) => out.extend(paths.iter().cloned()),
+        Mutation::Keep { path, .. } => out.push(path.clone()),
+        Mutation::Union(parts) => {
+            for part in parts {
+                mutation_paths(part, out);
+            }
+        }
+    }
+}
+
+/// How many identifiers may be left in the whole tree for a drop to count anywhere: a
+/// definition and a use or two.
+const FEW_LEFT: u64 = 3;
+
+/// The identifiers whose removal may let a deletion elsewhere through, for a commit from
+/// `before` to `after` that changed the files at or below `paths`; updates `counts`, the
+/// tree-wide occurrence counts, to `after`. A name counts when it occurs less often than
+/// before and either at most [`FEW_LEFT`] times are left in the tree (a definition whose
+/// uses are going) or it left a file that is still there (an import that lost its use).
+fn dropped_identifiers(
+    before: &Tree,
+    after: &Tree,
+    paths: &[crate::tree::RelPath],
+    counts: &mut HashMap<String, u64>,
+) -> Vec<String> {
+    use crate::tree::Node;
+    let mut files = std::collections::BTreeSet::new();
+    for path in paths {
+        let below = format!("{path}/");
+        files.insert(path.clone());
+        files.extend(
+            before
+                .entries
+                .range::<str, _>((
+                    std::ops::Bound::Excluded(&**path),
+                    std::ops::Bound::Unbounded,
+                ))
+                .take_while(|(p, _)| p.starts_with(&below))
+                .map(|(p, _)| p.clone()),
+        );
+    }
+    fn file_names<'t>(tree: &'t Tree, path: &str) -> Option<(HashMap<&'t str, usize>, [u8; 32])> {
+        match tree.entries.get(path).map(|e| &e.node) {
+            Some(Node::File { data, digest }) => Some((identifiers(data), *digest)),
+            _ => None,
+        }
+    }
+    let mut lost: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut left_a_file = std::collections::BTreeSet::new();
+    for path in &files {
+        let old = file_names(before, path);
+        let new = file_names(after, path);
+        if let (Some((_, a)), Some((_, b))) = (&old, &new)
+            && a == b
+        {
+            continue;
+        }
+        let (old, new) = (
+            old.map(|o| o.0).unwrap_or_default(),
+            new.map(|n| (n.0, true)),
+        );
+        for (name, count) in &old {
+            let now = new
+                .as_ref()
+                .and_then(|n| n.0.get(name))
+                .copied()
+                .unwrap_or(0);
+            if now < *count {
+                lost.insert((*name).to_string());
+                if now == 0 && new.is_some() {
+                    left_a_file.insert((*name).to_string());
+                }
+            }
+            if let Some(total) = counts.get_mut(*name) {
+                *total = total.saturating_sub(*count as u64);
+            }
+        }
+        if let Some((names, _)) = &new {
+            for (name, count) in names {
+                *counts.entry((*name).to_string()).or_insert(0) += *count as u64;
+            }
+        }
+    }
+    lost.into_iter()
+        .filter(|name| {
+            left_a_file.contains(name) || counts.get(name).copied().unwrap_or(0) <= FEW_LEFT
+        })
+        .collect()
 }
 
 /// Applies `tree` to the worker's workspace, runs the command and asks the oracle.
@@ -965,4 +1130,76 @@ fn probe(
         early_accept: false,
         early_reject: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{Entry, Meta, Node};
+
+    fn tree(files: &[(&str, &str)]) -> Tree {
+        let meta = Meta {
+            mode: 0o644,
+            mtime_ns: 0,
+        };
+        let mut tree = Tree::empty(meta);
+        for (path, text) in files {
+            tree.entries.insert(
+                Arc::from(*path),
+                Entry {
+                    node: Node::file(Arc::from(text.as_bytes())),
+                    meta,
+                },
+            );
+        }
+        tree
+    }
+
+    #[test]
+    fn identifiers_are_words_not_numbers() {
+        let found = identifiers(b"let x_1 = foo(0x1f, 10u8) + foo(x_1);");
+        let mut names: Vec<(&str, usize)> = found.into_iter().collect();
+        names.sort_unstable();
+        assert_eq!(names, [("foo", 2), ("let", 1), ("x_1", 2)]);
+    }
+
+    #[test]
+    fn dropped_identifiers_are_those_nearly_gone_or_gone_from_a_file() {
+        let before = tree(&[
+            (
+                "lib.rs",
+                "fn helper() {}\nfn used() { helper(); }\nfn other() {}\n",
+            ),
+            (
+                "main.rs",
+                "use lib::other;\nfn main() { used(); used(); other(); }\n",
+            ),
+            ("gone.rs", "fn only_here() {}\n"),
+        ]);
+        let after = tree(&[
+            ("lib.rs", "fn helper() {}\nfn used() {}\nfn other() {}\n"),
+            (
+                "main.rs",
+                "use lib::other;\nfn main() { used(); used(); }\n",
+            ),
+        ]);
+        let mut counts = HashMap::new();
+        for entry in before.entries.values() {
+            if let Node::File { data, .. } = &entry.node {
+                for (name, n) in identifiers(data) {
+                    *counts.entry(name.to_string()).or_insert(0) += n as u64;
+                }
+            }
+        }
+        let paths: Vec<crate::tree::RelPath> =
+            ["lib.rs", "main.rs", "gone.rs"].map(Arc::from).to_vec();
+        // `helper` and `only_here` have a definition left at most, `other` one use; `fn`
+        // is still everywhere, `used` did not change.
+        assert_eq!(
+            dropped_identifiers(&before, &after, &paths, &mut counts),
+            ["helper", "only_here", "other"]
+        );
+        assert_eq!(counts["fn"], 4);
+        assert_eq!(counts.get("only_here"), Some(&0));
+    }
 }
