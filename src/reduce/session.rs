@@ -12,8 +12,12 @@
 //!    passes; a failed union is bisected (the first half of the passing candidates, then
 //!    the first quarter, down to two), and when nothing merges the lowest passing index is
 //!    committed;
-//! 4. commits by reapplying the mutation to the clean copy, scanning it from disk and
-//!    requiring its `tree-sha256-v2` fingerprint to equal the one the oracle saw.
+//! 4. commits by reapplying the mutation to the clean copy and reading back from disk
+//!    everything that wrote (see [`Workspace::read_back`]): the `tree-sha256-v2`
+//!    fingerprint of the model with those parts as read must equal the one the oracle saw.
+//!    The clean copy is never a command's working directory, so the entries a commit did
+//!    not write are the ones an earlier commit wrote and read back; the whole copy is
+//!    scanned and checked once, when the session starts.
 //!
 //! Every candidate is counted exactly once as no-op, rejected, accepted, superseded or
 //! aborted, per phase.
@@ -299,10 +303,17 @@ impl Session {
                 })
                 .collect()
         };
-        let mut clean = Workspace::new(scratch.join("accepted").join(basename));
+        let mut clean = Workspace::private(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
         let current_fp = current.fingerprint();
+        let on_disk = scan_exact(clean.root())?.fingerprint();
+        if on_disk != current_fp {
+            return Err(ReduceError::Unfaithful {
+                expected: current_fp.to_string(),
+                found: on_disk.to_string(),
+            });
+        }
         Ok(Session {
             original,
             edits: EditSet::default(),
@@ -729,7 +740,7 @@ impl Session {
         family: (Option<u64>, f64),
     ) -> Result<(), ReduceError> {
         self.clean.apply(&tree)?;
-        let on_disk = scan_exact(self.clean.root())?.fingerprint();
+        let on_disk = self.clean.read_back(&tree)?.fingerprint();
         if on_disk != fp {
             return Err(ReduceError::Unfaithful {
                 expected: fp.to_string(),
