@@ -686,35 +686,66 @@ impl Workspace {
     /// I/O failures, and entries that no tree may hold (special files, hardlinks, escaping
     /// symlinks).
     pub fn read_back(&self, model: &Tree) -> Result<Tree, TreeError> {
+        Ok(self.verify(model)?.unwrap_or_else(|| model.clone()))
+    }
+
+    /// As [`read_back`](Self::read_back), but `None` when every part read equals the
+    /// model's, field by field (so the tree read back is `model` itself).
+    ///
+    /// # Errors
+    /// As [`read_back`](Self::read_back).
+    pub fn verify(&self, model: &Tree) -> Result<Option<Tree>, TreeError> {
+        let (root, parts) = self.read_parts(model)?;
+        let same = root == model.root
+            && parts
+                .iter()
+                .all(|(path, found)| model.entries.get(path) == found.as_ref());
+        if same {
+            return Ok(None);
+        }
         let mut tree = model.clone();
-        let put = |tree: &mut Tree, path: &RelPath| -> Result<(), TreeError> {
-            match crate::tree::read_entry(&self.root, path)? {
+        tree.root = root;
+        for (path, found) in parts {
+            match found {
                 Some(entry) => {
                     if !matches!(entry.node, Node::Dir) {
-                        tree.remove_subtree(path);
+                        tree.remove_subtree(&path);
                     }
-                    tree.entries.insert(path.clone(), entry);
+                    tree.entries.insert(path, entry);
                 }
-                None => tree.remove_subtree(path),
+                None => tree.remove_subtree(&path),
             }
-            Ok(())
-        };
-        for path in &self.last.paths {
-            put(&mut tree, path)?;
         }
+        Ok(Some(tree))
+    }
+
+    /// The root's metadata and every part of the tree the last apply changed, as on disk
+    /// (`None`: nothing there).
+    #[expect(
+        clippy::type_complexity,
+        reason = "a list of paths with what was found there"
+    )]
+    fn read_parts(&self, model: &Tree) -> Result<(Meta, Vec<(RelPath, Option<Entry>)>), TreeError> {
+        let mut parts: Vec<(RelPath, Option<Entry>)> = Vec::new();
+        for path in &self.last.paths {
+            parts.push((path.clone(), crate::tree::read_entry(&self.root, path)?));
+        }
+        let root_meta = fs::symlink_metadata(&self.root).map_err(io_err("read", &self.root))?;
         for dir in &self.last.dirs {
             let full = self.full(dir);
-            if dir.is_empty() {
-                let meta = fs::symlink_metadata(&full).map_err(io_err("read", &full))?;
-                tree.root = meta_of(&meta);
-            } else {
-                put(&mut tree, dir)?;
-            }
-            let Ok(meta) = fs::symlink_metadata(&full) else {
-                continue;
-            };
-            if !meta.is_dir() {
-                continue;
+            if !dir.is_empty() {
+                let found = crate::tree::read_entry(&self.root, dir)?;
+                let listable = matches!(
+                    &found,
+                    Some(Entry {
+                        node: Node::Dir,
+                        ..
+                    })
+                );
+                parts.push((dir.clone(), found));
+                if !listable {
+                    continue;
+                }
             }
             let mut on_disk: BTreeSet<RelPath> = BTreeSet::new();
             for item in fs::read_dir(&full).map_err(io_err("list", &full))? {
@@ -734,32 +765,28 @@ impl Workspace {
                     on_disk.insert(Arc::from(rel.as_str()));
                 }
             }
-            let listed: Vec<RelPath> = if dir.is_empty() {
-                model
-                    .entries
-                    .keys()
-                    .filter(|p| !p.contains('/'))
-                    .cloned()
-                    .collect()
+            let listed: Vec<&RelPath> = if dir.is_empty() {
+                model.entries.keys().filter(|p| !p.contains('/')).collect()
             } else {
                 model
                     .descendants(dir)
                     .filter(|(p, _)| parent_of(p) == &**dir)
-                    .map(|(p, _)| p.clone())
+                    .map(|(p, _)| p)
                     .collect()
             };
-            for path in &listed {
+            for path in listed {
                 if !on_disk.contains(path) {
-                    tree.remove_subtree(path);
+                    parts.push((path.clone(), None));
                 }
             }
-            for path in &on_disk {
-                if !model.entries.contains_key(path) {
-                    put(&mut tree, path)?;
+            for path in on_disk {
+                if !model.entries.contains_key(&path) {
+                    let found = crate::tree::read_entry(&self.root, &path)?;
+                    parts.push((path, found));
                 }
             }
         }
-        Ok(tree)
+        Ok((meta_of(&root_meta), parts))
     }
 }
 

@@ -14,7 +14,9 @@
 //!    committed;
 //! 4. commits by reapplying the mutation to the clean copy and reading back from disk
 //!    everything that wrote (see [`Workspace::read_back`]): the `tree-sha256-v2`
-//!    fingerprint of the model with those parts as read must equal the one the oracle saw.
+//!    fingerprint of the candidate tree with those parts as read must equal the one the
+//!    oracle saw (when every part read equals the candidate's, field by field, it is the
+//!    candidate's own fingerprint and is not hashed again).
 //!    The clean copy is never a command's working directory, so the entries a commit did
 //!    not write are the ones an earlier commit wrote and read back; the whole copy is
 //!    scanned and checked once, when the session starts.
@@ -740,12 +742,16 @@ impl Session {
         family: (Option<u64>, f64),
     ) -> Result<(), ReduceError> {
         self.clean.apply(&tree)?;
-        let on_disk = self.clean.read_back(&tree)?.fingerprint();
-        if on_disk != fp {
-            return Err(ReduceError::Unfaithful {
-                expected: fp.to_string(),
-                found: on_disk.to_string(),
-            });
+        // `tree` is what the oracle saw (its fingerprint is `fp`): the disk must hold the
+        // same in every part this commit wrote.
+        if let Some(found) = self.clean.verify(&tree)? {
+            let on_disk = found.fingerprint();
+            if on_disk != fp {
+                return Err(ReduceError::Unfaithful {
+                    expected: fp.to_string(),
+                    found: on_disk.to_string(),
+                });
+            }
         }
         let before = self.current.size();
         let after = tree.size();

@@ -212,7 +212,17 @@ fn strays_in_nested_directories_and_in_place_rewrites_never_reach_the_next_probe
         log = log.display()
     );
     let o = run(
-        &["reduce", "proj", "out", "--", "sh", "-c", &script],
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--exit-code",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
