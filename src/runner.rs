@@ -27,6 +27,13 @@ pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
 /// How long a group gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
+/// The longest a run waits between two looks at the command (output, exit, timeout and
+/// interrupt).
+const POLL: Duration = Duration::from_millis(20);
+
+/// The first wait for the leader's exit after its output pipe has closed.
+const SETTLE_FIRST: Duration = Duration::from_micros(50);
+
 /// An error that prevented a command from running at all.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -121,10 +128,10 @@ struct Capture {
 }
 
 impl Capture {
-    /// Reads what is available, waiting at most `wait` for the first byte.
+    /// Reads what is available, waiting at most `wait` for the first byte. Returns at once
+    /// when the pipe has reached end-of-file or the output is over the cap.
     fn pump(&mut self, wait: Duration) {
         if self.eof || self.overflow {
-            std::thread::sleep(wait);
             return;
         }
         let millis = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
@@ -171,7 +178,7 @@ fn end_group(pgid: Pid, child: &mut Child, capture: &mut Capture, grace: Duratio
         if capture.eof || !group_alive(pgid) {
             break;
         }
-        capture.pump(Duration::from_millis(20));
+        capture.pump(POLL);
     }
     signal_group(pgid, Signal::SIGKILL);
     let _ = child.wait();
@@ -264,8 +271,17 @@ pub fn run(
         eof: false,
     };
     let deadline = start + timeout;
+    // Once the pipe is closed, the leader is usually a few microseconds from exiting: look
+    // for its exit after a short wait that doubles up to the usual polling period.
+    let mut settle = SETTLE_FIRST;
     let termination = loop {
-        capture.pump(Duration::from_millis(20));
+        if capture.eof {
+            let left = deadline.saturating_duration_since(Instant::now());
+            std::thread::sleep(settle.min(left));
+            settle = (settle * 2).min(POLL);
+        } else {
+            capture.pump(POLL);
+        }
         if capture.overflow {
             end_group(pgid, &mut child, &mut capture, Duration::ZERO);
             break Termination::OutputOverflow;
@@ -339,17 +355,36 @@ impl RunDirs {
         }
     }
 
-    /// Empties and recreates the temporary directory.
+    /// Empties the temporary directory (creating it when it is not a directory) and gives
+    /// it mode 0700.
     ///
     /// # Errors
     /// I/O failures.
     pub fn fresh_tmp(&self) -> Result<(), crate::tree::TreeError> {
-        crate::workspace::remove_any(&self.tmp)?;
-        std::fs::create_dir_all(&self.tmp).map_err(|source| crate::tree::TreeError::Io {
-            action: "create directory",
-            path: self.tmp.clone(),
-            source,
-        })
+        use crate::tree::TreeError;
+        use std::os::unix::fs::PermissionsExt;
+        let io = |action: &'static str| {
+            move |source| TreeError::Io {
+                action,
+                path: self.tmp.clone(),
+                source,
+            }
+        };
+        if std::fs::symlink_metadata(&self.tmp).is_ok_and(|m| m.is_dir()) {
+            // Emptied in place: a new directory on every run costs an inode allocation.
+            std::fs::set_permissions(&self.tmp, std::fs::Permissions::from_mode(0o700))
+                .map_err(io("set permissions of"))?;
+            for item in std::fs::read_dir(&self.tmp).map_err(io("list"))? {
+                let item = item.map_err(io("list"))?;
+                crate::workspace::remove_any(&item.path())?;
+            }
+        } else {
+            crate::workspace::remove_any(&self.tmp)?;
+            std::fs::create_dir_all(&self.tmp).map_err(io("create directory"))?;
+            std::fs::set_permissions(&self.tmp, std::fs::Permissions::from_mode(0o700))
+                .map_err(io("set permissions of"))?;
+        }
+        Ok(())
     }
 }
 
@@ -379,6 +414,17 @@ mod tests {
         assert_eq!(out.termination, Termination::Signaled(11));
         let out = go("printf %s \"$REPROMIN_TEST_VAR\"", Duration::from_secs(10));
         assert_eq!(out.output, b"v");
+    }
+
+    #[test]
+    fn a_run_ends_soon_after_the_command_exits() {
+        // No fixed wait after the output pipe closes: a trivial command takes far less than
+        // the 20 ms polling period, however the exit and the end-of-file race.
+        let mut durations: Vec<Duration> = (0..15)
+            .map(|_| go("exit 0", Duration::from_secs(10)).duration)
+            .collect();
+        durations.sort();
+        assert!(durations[7] < Duration::from_millis(12), "{durations:?}");
     }
 
     #[test]

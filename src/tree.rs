@@ -782,44 +782,72 @@ fn scan_dir_with(
                 },
             );
             scan_dir_with(root, &rel, matcher, tree, report, apply_rules)?;
-        } else if ft.is_file() {
-            if meta.nlink() != 1 {
-                return Err(TreeError::Hardlink {
-                    path,
-                    links: meta.nlink(),
-                });
-            }
-            let data = fs::read(&path).map_err(io_err("read", &path))?;
-            tree.entries.insert(
-                rel_arc,
-                Entry {
-                    node: Node::file(Arc::from(data)),
-                    meta: meta_of(&meta),
-                },
-            );
-        } else if ft.is_symlink() {
-            let target = fs::read_link(&path).map_err(io_err("read link", &path))?;
-            let Some(target) = target.to_str().map(str::to_string) else {
-                return Err(TreeError::NonUtf8Name { path });
-            };
-            if !symlink_stays_inside(&rel, &target) {
-                return Err(TreeError::EscapingSymlink { path, target });
-            }
-            tree.entries.insert(
-                rel_arc,
-                Entry {
-                    node: Node::Symlink { target },
-                    meta: meta_of(&meta),
-                },
-            );
         } else {
-            return Err(TreeError::Special {
-                path,
-                kind: special_kind(&ft),
-            });
+            tree.entries.insert(rel_arc, leaf_entry(path, &rel, &meta)?);
         }
     }
     Ok(())
+}
+
+/// Reads a regular file or a symlink whose metadata is `meta`, refusing hardlinked files,
+/// escaping links and every other kind of entry.
+fn leaf_entry(path: PathBuf, rel: &str, meta: &fs::Metadata) -> Result<Entry, TreeError> {
+    let ft = meta.file_type();
+    let node = if ft.is_file() {
+        if meta.nlink() != 1 {
+            return Err(TreeError::Hardlink {
+                path,
+                links: meta.nlink(),
+            });
+        }
+        let data = fs::read(&path).map_err(io_err("read", &path))?;
+        Node::file(Arc::from(data))
+    } else if ft.is_symlink() {
+        let target = fs::read_link(&path).map_err(io_err("read link", &path))?;
+        let Some(target) = target.to_str().map(str::to_string) else {
+            return Err(TreeError::NonUtf8Name { path });
+        };
+        if !symlink_stays_inside(rel, &target) {
+            return Err(TreeError::EscapingSymlink { path, target });
+        }
+        Node::Symlink { target }
+    } else {
+        return Err(TreeError::Special {
+            path,
+            kind: special_kind(&ft),
+        });
+    };
+    Ok(Entry {
+        node,
+        meta: meta_of(meta),
+    })
+}
+
+/// Reads the one entry at `rel` below `root` as [`scan_exact`] reads it (a directory without
+/// its children); `None` when nothing is there.
+///
+/// # Errors
+/// As [`scan`].
+pub fn read_entry(root: &Path, rel: &str) -> Result<Option<Entry>, TreeError> {
+    let path = root.join(rel);
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(TreeError::Io {
+                action: "read",
+                path,
+                source,
+            });
+        }
+    };
+    if meta.is_dir() {
+        return Ok(Some(Entry {
+            node: Node::Dir,
+            meta: meta_of(&meta),
+        }));
+    }
+    leaf_entry(path, rel, &meta).map(Some)
 }
 
 #[cfg(test)]

@@ -12,8 +12,14 @@
 //!    passes; a failed union is bisected (the first half of the passing candidates, then
 //!    the first quarter, down to two), and when nothing merges the lowest passing index is
 //!    committed;
-//! 4. commits by reapplying the mutation to the clean copy, scanning it from disk and
-//!    requiring its `tree-sha256-v2` fingerprint to equal the one the oracle saw.
+//! 4. commits by reapplying the mutation to the clean copy and reading back from disk
+//!    everything that wrote (see [`Workspace::read_back`]): the `tree-sha256-v2`
+//!    fingerprint of the candidate tree with those parts as read must equal the one the
+//!    oracle saw (when every part read equals the candidate's, field by field, it is the
+//!    candidate's own fingerprint and is not hashed again).
+//!    The clean copy is never a command's working directory, so the entries a commit did
+//!    not write are the ones an earlier commit wrote and read back; the whole copy is
+//!    scanned and checked once, when the session starts.
 //!
 //! Every candidate is counted exactly once as no-op, rejected, accepted, superseded or
 //! aborted, per phase.
@@ -311,7 +317,7 @@ impl Session {
                 })
                 .collect()
         };
-        let mut clean = Workspace::new(scratch.join("accepted").join(basename));
+        let mut clean = Workspace::private(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
         let mut name_counts = HashMap::new();
@@ -323,6 +329,13 @@ impl Session {
             }
         }
         let current_fp = current.fingerprint();
+        let on_disk = scan_exact(clean.root())?.fingerprint();
+        if on_disk != current_fp {
+            return Err(ReduceError::Unfaithful {
+                expected: current_fp.to_string(),
+                found: on_disk.to_string(),
+            });
+        }
         Ok(Session {
             original,
             edits: EditSet::default(),
@@ -866,12 +879,16 @@ impl Session {
         family: (Option<u64>, f64),
     ) -> Result<(), ReduceError> {
         self.clean.apply(&tree)?;
-        let on_disk = scan_exact(self.clean.root())?.fingerprint();
-        if on_disk != fp {
-            return Err(ReduceError::Unfaithful {
-                expected: fp.to_string(),
-                found: on_disk.to_string(),
-            });
+        // `tree` is what the oracle saw (its fingerprint is `fp`): the disk must hold the
+        // same in every part this commit wrote.
+        if let Some(found) = self.clean.verify(&tree)? {
+            let on_disk = found.fingerprint();
+            if on_disk != fp {
+                return Err(ReduceError::Unfaithful {
+                    expected: fp.to_string(),
+                    found: on_disk.to_string(),
+                });
+            }
         }
         let index = self.events.len() as u64 + 1;
         let mut paths = Vec::new();

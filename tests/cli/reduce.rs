@@ -188,6 +188,58 @@ fn nothing_a_probe_creates_leaks_into_the_next_and_no_process_survives() {
 }
 
 #[test]
+fn strays_in_nested_directories_and_in_place_rewrites_never_reach_the_next_probe() {
+    let area = Area::new();
+    let lines: String = (0..20).map(|i| format!("filler {i}\n")).collect();
+    area.write(
+        "proj",
+        &[
+            ("src/main.txt", &format!("needle\n{lines}")),
+            ("lib/deep/data.txt", "aaaa\n"),
+            ("lib/deep/more.txt", &lines),
+            ("lib/other.txt", &lines),
+        ],
+    );
+    let log = area.path("leaks.log");
+    // Each probe looks for what an earlier one left, then rewrites a file in place with
+    // bytes of the same length and creates entries inside existing directories.
+    let script = format!(
+        "if [ -e lib/deep/stray ] || [ -e lib/deep/newdir ] || [ -e lib/stray ] \
+           || grep -q bbbb lib/deep/data.txt 2>/dev/null; then echo leak >> {log}; fi; \
+         if [ \"$(cat lib/deep/data.txt 2>/dev/null)\" = aaaa ]; then printf 'bbbb\\n' 1<> lib/deep/data.txt; fi; \
+         mkdir -p lib/deep/newdir && touch lib/deep/stray lib/deep/newdir/f lib/stray; \
+         grep -q needle src/main.txt",
+        log = log.display()
+    );
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--exit-code",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !log.exists(),
+        "a probe saw another probe's changes: {}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    let kept = files(&area.path("out"));
+    assert_eq!(
+        kept.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["src/main.txt"],
+        "{kept:#?}"
+    );
+}
+
+#[test]
 fn output_over_64_mib_is_a_resource_failure_that_never_passes() {
     let area = Area::new();
     area.fixture("python-parse-error", "proj");
