@@ -307,11 +307,13 @@ impl EditSet {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tree::Meta;
 
-    fn tree(files: &[(&str, &str)]) -> Tree {
+    /// A tree of `(path, content)` pairs; an empty content without a dot in the path makes
+    /// a directory.
+    pub(crate) fn tree(files: &[(&str, &str)]) -> Tree {
         let meta = Meta {
             mode: 0o644,
             mtime_ns: 0,

@@ -1152,25 +1152,8 @@ fn probe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::{Entry, Meta, Node};
-
-    fn tree(files: &[(&str, &str)]) -> Tree {
-        let meta = Meta {
-            mode: 0o644,
-            mtime_ns: 0,
-        };
-        let mut tree = Tree::empty(meta);
-        for (path, text) in files {
-            tree.entries.insert(
-                Arc::from(*path),
-                Entry {
-                    node: Node::file(Arc::from(text.as_bytes())),
-                    meta,
-                },
-            );
-        }
-        tree
-    }
+    use crate::reduce::edits::tests::tree;
+    use crate::tree::Node;
 
     #[test]
     fn identifiers_are_words_not_numbers() {
