@@ -47,6 +47,9 @@ pub struct Execution {
     pub timeout_ms: u64,
     /// Whether the timeout was given (`false`: derived from the baseline).
     pub timeout_given: bool,
+    /// The per-candidate timeout in force when the passes ended, in milliseconds: a
+    /// derived timeout follows the accepted candidates' run times, never above `timeout_ms`.
+    pub final_timeout_ms: u64,
     /// Baseline runs.
     pub baseline_runs: usize,
     /// Passes enabled.
@@ -275,6 +278,8 @@ pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
             jobs: options.jobs,
             timeout_ms: u64::try_from(reduction.preflight.timeout.as_millis()).unwrap_or(u64::MAX),
             timeout_given: options.timeout.is_some(),
+            final_timeout_ms: u64::try_from(reduction.final_timeout.as_millis())
+                .unwrap_or(u64::MAX),
             baseline_runs: options.baseline_runs,
             passes: options.passes.clone(),
             minimiser: options.minimiser,

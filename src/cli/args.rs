@@ -184,10 +184,14 @@ pub enum PassArg {
     /// Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, Go,
     /// C, C++).
     Syntax,
+    /// Delete each top-level declaration together with the uses of its name.
+    Declarations,
     /// Delete blocks by indentation and brackets, level by level.
     Blocks,
     /// Delete lines, to 1-minimality.
     Lines,
+    /// Unwrap blocks: drop a header and its closing lines, dedent the body.
+    Unwrap,
     /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
     Tokens,
     /// Delete single characters, to 1-minimality.
@@ -197,7 +201,7 @@ pub enum PassArg {
 /// `--level` values.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum LevelArg {
-    /// Files, manifest entries, syntax nodes, blocks and whole lines.
+    /// Files, manifest entries, syntax nodes, blocks, whole lines and unwrapped blocks.
     Lines,
     /// Also tokens inside lines.
     Tokens,
@@ -222,8 +226,10 @@ impl From<PassArg> for PassName {
             PassArg::Files => PassName::Files,
             PassArg::Manifests => PassName::Manifests,
             PassArg::Syntax => PassName::Syntax,
+            PassArg::Declarations => PassName::Declarations,
             PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
+            PassArg::Unwrap => PassName::Unwrap,
             PassArg::Tokens => PassName::Tokens,
             PassArg::Chars => PassName::Chars,
         }

@@ -156,9 +156,9 @@ fn one(lines: &[Line<'_>], i: usize, end: usize) -> (Block, usize) {
     )
 }
 
-/// The sibling groups at `depth`: the top-level blocks at depth 0, otherwise the children of
-/// each block at `depth - 1`, in file order.
-fn groups(forest: &[Block], depth: usize) -> Vec<Vec<Range<usize>>> {
+/// The sibling lists at `depth`: the top-level blocks at depth 0, otherwise the children
+/// of each block at `depth - 1`, in file order.
+fn siblings_at(forest: &[Block], depth: usize) -> Vec<&[Block]> {
     let mut level: Vec<&[Block]> = vec![forest];
     for _ in 0..depth {
         level = level
@@ -166,9 +166,14 @@ fn groups(forest: &[Block], depth: usize) -> Vec<Vec<Range<usize>>> {
             .flat_map(|siblings| siblings.iter().map(|b| b.children.as_slice()))
             .collect();
     }
+    level.retain(|s| !s.is_empty());
     level
+}
+
+/// The sibling groups at `depth`, as line ranges.
+fn groups(forest: &[Block], depth: usize) -> Vec<Vec<Range<usize>>> {
+    siblings_at(forest, depth)
         .into_iter()
-        .filter(|s| !s.is_empty())
         .map(|s| s.iter().map(|b| b.lines.clone()).collect())
         .collect()
 }
@@ -220,8 +225,84 @@ impl Pass for Blocks {
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
-        per_file(session, ctx, |session, path| {
+        per_file(session, ctx, false, |session, path| {
             Blocks::file(session, name, ctx.minimiser, ctx.syntax_guard, path)
+        })
+    }
+}
+
+/// The cuts that unwrap block `b` of content whose lines are `ranges` (classified as
+/// `lines`): its header lines (decorators included) and closing lines go, and its body loses
+/// the indentation it has beyond the header's. `None` for a block without a body.
+fn unwrap_cuts(
+    lines: &[Line<'_>],
+    ranges: &[Range<usize>],
+    b: &Block,
+) -> Option<Vec<Range<usize>>> {
+    let first_child = b.children.first()?;
+    let in_body = |i: usize| b.children.iter().any(|c| c.lines.contains(&i));
+    let body: Vec<usize> = b
+        .lines
+        .clone()
+        .filter(|&i| in_body(i) && !lines[i].blank)
+        .collect();
+    let header_indent = lines[b.lines.start].indent;
+    let extra = body
+        .iter()
+        .map(|&i| lines[i].indent)
+        .min()?
+        .saturating_sub(header_indent);
+    let mut cut = Vec::new();
+    for i in b.lines.clone() {
+        if i < first_child.lines.start || !in_body(i) {
+            cut.push(ranges[i].clone());
+        } else if extra > 0 && !lines[i].blank {
+            cut.push(ranges[i].start..ranges[i].start + extra);
+        }
+    }
+    Some(cut)
+}
+
+/// Unwraps blocks level by level: drops a block's header and closing lines and dedents its
+/// body, so that what the body holds survives without what wraps it (`if`, a loop, a
+/// function or class around the code the failure needs).
+#[derive(Debug, Default)]
+pub struct Unwrap;
+
+impl Pass for Unwrap {
+    fn name(&self) -> &'static str {
+        "unwrap"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let name = self.name();
+        per_file(session, ctx, false, |session, path| {
+            by_levels(
+                session,
+                name,
+                ctx.minimiser,
+                ctx.syntax_guard,
+                path,
+                "unwrap",
+                true,
+                |data, depth| {
+                    let ranges = line_ranges(data);
+                    let lines = classify(data, &ranges);
+                    let forest = blocks(data);
+                    let level = siblings_at(&forest, depth);
+                    (!level.is_empty()).then(|| {
+                        level
+                            .iter()
+                            .map(|siblings| {
+                                siblings
+                                    .iter()
+                                    .filter_map(|b| unwrap_cuts(&lines, &ranges, b))
+                                    .collect()
+                            })
+                            .collect()
+                    })
+                },
+            )
         })
     }
 }
@@ -289,5 +370,53 @@ mod tests {
             }
             assert_eq!(next, line_ranges(text.as_bytes()).len(), "{text:?}");
         }
+    }
+
+    /// The text left after unwrapping the top-level block that starts at line `line`.
+    fn unwrapped(text: &str, line: usize) -> Option<String> {
+        let data = text.as_bytes();
+        let ranges = line_ranges(data);
+        let lines = classify(data, &ranges);
+        let forest = blocks(data);
+        let b = forest.iter().find(|b| b.lines.start == line)?;
+        let cut = unwrap_cuts(&lines, &ranges, b)?;
+        let kept: Vec<u8> = crate::reduce::passes::complement(data.len(), &cut)
+            .into_iter()
+            .flat_map(|r| data[r].to_vec())
+            .collect();
+        Some(String::from_utf8(kept).expect("utf-8"))
+    }
+
+    #[test]
+    fn unwrap_drops_the_header_and_dedents_the_body() {
+        let py = "x = 1\nif x:\n    y = 2\n    if y:\n        z = 3\n\n    print(y)\nw = 4\n";
+        assert_eq!(
+            unwrapped(py, 1).as_deref(),
+            Some("x = 1\ny = 2\nif y:\n    z = 3\n\nprint(y)\nw = 4\n")
+        );
+        // Decorators go with the header.
+        let deco = "@cache\ndef f():\n    return 1\n";
+        assert_eq!(unwrapped(deco, 0).as_deref(), Some("return 1\n"));
+        // A line without a body has nothing to unwrap.
+        assert_eq!(unwrapped(py, 0), None);
+    }
+
+    #[test]
+    fn unwrap_takes_closing_lines_and_else_chains() {
+        let c = "int f(int x) {\n    if (x) {\n        return 1;\n    } else {\n        return 2;\n    }\n}\n";
+        assert_eq!(
+            unwrapped(c, 0).as_deref(),
+            Some("if (x) {\n    return 1;\n} else {\n    return 2;\n}\n")
+        );
+        assert_eq!(
+            unwrapped("if (x) {\n    return 1;\n} else {\n    return 2;\n}\n", 0).as_deref(),
+            Some("return 1;\nreturn 2;\n")
+        );
+        // A body not indented deeper than its header makes no block: nothing unwraps.
+        assert_eq!(unwrapped("void g() {\nint a;\n}\n", 0), None);
+        assert_eq!(
+            unwrapped("fn t() {\n\tx();\n}\n", 0).as_deref(),
+            Some("x();\n")
+        );
     }
 }

@@ -4,11 +4,27 @@
 //! C's `#include "x.h"`, Python's `import pkg.x`, JavaScript's `import ... from './x'`. The
 //! files pass therefore deletes a file or directory together with the single-line
 //! statements of the remaining files that reference it.
+//!
+//! Deleting a declaration fails for the same reason when its name is still used. The
+//! [`Declarations`] pass deletes each top-level declaration together with the references
+//! it would leave dangling: in every file, the smallest syntax element (or, in a file
+//! without a grammar, the line) around each whole-word use of its name.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::reduce::passes::line_ranges;
+use crate::reduce::ReduceError;
+use crate::reduce::edits::Mutation;
+use crate::reduce::passes::{
+    Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, line_ranges, per_file,
+};
+use crate::reduce::session::{Candidate, Session, identifier_spans};
+use crate::reduce::syntax;
 use crate::tree::{Node, RelPath, Tree};
+
+/// Cuts in several files: per file, the digest of the content they were computed from and
+/// the byte ranges to cut.
+pub type FileCuts = Vec<(RelPath, [u8; 32], Vec<Range<usize>>)>;
 
 /// Extensions of the files whose lines can reference another file.
 const SOURCE_EXTS: &[&str] = &[
@@ -247,7 +263,7 @@ fn js_specifier(t: &str) -> Option<&str> {
 
 /// For each remaining file that references one of `gone`, the byte ranges of its lines that
 /// do (with the attribute lines right above a Rust `mod`).
-pub fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<(RelPath, [u8; 32], Vec<Range<usize>>)> {
+pub fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
     let relevant = gone.iter().any(|g| {
         matches!(tree.entries.get(&**g).map(|e| &e.node), Some(Node::Dir)) || is_source(g)
     });
@@ -289,6 +305,134 @@ pub fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<(RelPath, [u8; 32], V
         }
     }
     out
+}
+
+/// Uses of one name beyond which a declaration is not offered with them: a name used that
+/// often is rarely removable, and the cut would be most of the tree.
+const MAX_USES: usize = 64;
+
+/// The cuts that delete the declaration at `range` of `path`, named `name`, with every use
+/// of the name: per file, its digest and the ranges to cut. `None` when the name is used
+/// nowhere else (the syntax pass already tries the declaration alone) or too often.
+fn with_uses(tree: &Tree, path: &RelPath, range: &Range<usize>, name: &str) -> Option<FileCuts> {
+    let mut out = Vec::new();
+    let mut uses = 0;
+    for (file, entry) in &tree.entries {
+        let Node::File { data, digest } = &entry.node else {
+            continue;
+        };
+        let own = file == path;
+        let spans: Vec<Range<usize>> = identifier_spans(data)
+            .into_iter()
+            .filter(|r| &data[r.clone()] == name.as_bytes())
+            .filter(|r| !(own && range.start <= r.start && r.end <= range.end))
+            .collect();
+        uses += spans.len();
+        if uses > MAX_USES {
+            return None;
+        }
+        if spans.is_empty() && !own {
+            continue;
+        }
+        let levels =
+            syntax::lang_for_path(file).and_then(|l| syntax::deletion_levels(l, data).ok());
+        let lines = line_ranges(data);
+        let mut cut: Vec<Range<usize>> = spans
+            .iter()
+            .filter_map(|r| {
+                levels
+                    .as_ref()
+                    .and_then(|levels| syntax::smallest_enclosing(levels, r))
+                    .or_else(|| {
+                        lines
+                            .iter()
+                            .find(|l| l.start <= r.start && r.end <= l.end)
+                            .cloned()
+                    })
+            })
+            .collect();
+        if own {
+            cut.push(range.clone());
+        }
+        out.push((file.clone(), *digest, cut));
+    }
+    (uses > 0).then_some(out)
+}
+
+/// Deletes each top-level declaration together with the uses of its name.
+#[derive(Debug, Default)]
+pub struct Declarations;
+
+impl Declarations {
+    /// The declarations of one file, in windows, until each name was tried once; `None`
+    /// when the session stopped.
+    fn file(
+        session: &mut Session,
+        phase: &str,
+        path: &RelPath,
+    ) -> Result<Option<u64>, ReduceError> {
+        let Some(lang) = syntax::lang_for_path(path) else {
+            return Ok(Some(0));
+        };
+        let mut tried: HashSet<String> = HashSet::new();
+        let mut accepted = 0;
+        loop {
+            let Some((data, _)) = file_state(session, path) else {
+                return Ok(Some(accepted));
+            };
+            let Ok(declared) = syntax::declarations(lang, &data) else {
+                return Ok(Some(accepted));
+            };
+            let mut candidates = Vec::new();
+            for (range, name) in declared {
+                if candidates.len() == UNION_WINDOW || !tried.insert(name.clone()) {
+                    continue;
+                }
+                let Some(cuts) = with_uses(&session.current, path, &range, &name) else {
+                    continue;
+                };
+                let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
+                let mut parts = Vec::new();
+                for (file, digest, cut) in cuts {
+                    let Some((now, _)) = file_state(session, &file) else {
+                        continue;
+                    };
+                    parts.push(Mutation::Keep {
+                        path: file,
+                        expect: digest,
+                        keep: complement(now.len(), &cut),
+                    });
+                }
+                candidates.push(Candidate {
+                    mutation: Mutation::Union(parts),
+                    label: format!(
+                        "declaration {name} of {path} with {uses} use{}",
+                        if uses == 1 { "" } else { "s" }
+                    ),
+                });
+            }
+            if candidates.is_empty() {
+                return Ok(Some(accepted));
+            }
+            let Some(done) = session.try_window(phase, candidates)? else {
+                return Ok(None);
+            };
+            accepted += done.iter().filter(|c| **c).count() as u64;
+        }
+    }
+}
+
+impl Pass for Declarations {
+    fn name(&self) -> &'static str {
+        "declarations"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let name = self.name();
+        per_file(session, ctx, false, |session, path| {
+            Declarations::file(session, name, path)
+        })
+    }
 }
 
 #[cfg(test)]

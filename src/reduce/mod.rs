@@ -104,10 +104,14 @@ pub enum PassName {
     Manifests,
     /// Delete syntax nodes (tree-sitter grammars).
     Syntax,
+    /// Delete a top-level declaration with the uses of its name.
+    Declarations,
     /// Delete blocks by indentation and brackets.
     Blocks,
     /// Delete lines.
     Lines,
+    /// Unwrap blocks (drop a header and its closing lines, dedent the body).
+    Unwrap,
     /// Delete tokens inside lines (`--level tokens`).
     Tokens,
     /// Delete single characters (`--level chars`).
@@ -116,13 +120,15 @@ pub enum PassName {
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 8] = [
+    pub const ALL: [PassName; 10] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
         PassName::Syntax,
+        PassName::Declarations,
         PassName::Blocks,
         PassName::Lines,
+        PassName::Unwrap,
         PassName::Tokens,
         PassName::Chars,
     ];
@@ -146,8 +152,10 @@ impl PassName {
             PassName::Files => Box::new(passes::Files),
             PassName::Manifests => Box::new(passes::Manifests),
             PassName::Syntax => Box::new(passes::Syntax),
+            PassName::Declarations => Box::new(coupled::Declarations),
             PassName::Blocks => Box::new(blocks::Blocks),
             PassName::Lines => Box::new(passes::Lines),
+            PassName::Unwrap => Box::new(blocks::Unwrap),
             PassName::Tokens => Box::new(tokens::Tokens),
             PassName::Chars => Box::new(tokens::Chars),
         }
@@ -393,6 +401,8 @@ pub struct Reduction {
     pub final_run: Option<BaselineRun>,
     /// Wall time of the reduction passes.
     pub reduce_ms: u64,
+    /// The per-candidate timeout in force at the end (see [`Session::timeout`]).
+    pub final_timeout: Duration,
     /// The oracle summary.
     pub oracle: OracleSummary,
     /// The holdout on the final tree, when one was planned.
@@ -799,6 +809,7 @@ pub fn run_reduction(
         command: options.command.clone(),
         oracle: preflight.oracle.clone(),
         timeout: preflight.timeout,
+        adaptive_timeout: options.timeout.is_none(),
         jobs: adopted.as_ref().map_or(options.jobs, Vec::len),
         max_attempts: options.max_attempts,
         deadline: options.max_duration.map(|d| {
@@ -900,6 +911,7 @@ pub fn run_reduction(
         stopped,
         final_run,
         reduce_ms,
+        final_timeout: session.timeout(),
         oracle: preflight.oracle.summary(),
         preflight,
     };

@@ -92,19 +92,28 @@ pub trait Pass {
 /// round takes only the files that may have become reducible: those holding an identifier
 /// of which a later commit removed an occurrence (see [`Session::touched_since`]). When such
 /// a narrowed round commits nothing, one more round takes every file again; the pass ends
-/// only after a round over every file that commits nothing (local stability).
+/// only after a round over every file that commits nothing (local stability). In any round,
+/// a file is skipped when it is settled and nothing at all was committed since: the same
+/// search on the same tree finds nothing new. A search that committed nothing settles its
+/// file; with `settles`, so does every search (`file` runs each file to its own fixed
+/// point).
 pub(crate) fn per_file(
     session: &mut Session,
     ctx: &PassContext,
+    settles: bool,
     mut file: impl FnMut(&mut Session, &RelPath) -> Result<Option<u64>, ReduceError>,
 ) -> Result<PassResult, ReduceError> {
     let mut result = PassResult::default();
     let mut full = true;
-    // The commit count when `file` last took each file.
+    // The commit count when `file` last took each file, and when it was last settled.
     let mut left_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
+    let mut settled_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
     loop {
         let mut round = 0;
         for path in ctx.file_order(session) {
+            if settled_at.get(&path) == Some(&session.commits()) {
+                continue;
+            }
             if !full
                 && let Some(&at) = left_at.get(&path)
                 && !session.touched_since(&path, at)
@@ -117,6 +126,9 @@ pub(crate) fn per_file(
                 result.accepted += round;
                 return Ok(result);
             };
+            if settles || n == 0 {
+                settled_at.insert(path, session.commits());
+            }
             round += n;
         }
         result.accepted += round;
@@ -354,15 +366,18 @@ impl Pass for Files {
     }
 }
 
-/// Disjoint byte ranges of one file's content, as a list to minimise: blocks or lines.
+/// Disjoint byte ranges of one file's content, as a list to minimise: blocks, lines, or
+/// cuts of several ranges each (an unwrapped block: its header, closing lines and the
+/// indentation of its body).
 pub(crate) struct Ranges {
     path: RelPath,
-    /// The ranges, sorted, in the content of length `len`.
-    ranges: Vec<Range<usize>>,
+    /// The elements, each a sorted set of ranges, in the content of length `len`; the
+    /// ranges of different elements are disjoint.
+    sets: Vec<Vec<Range<usize>>>,
     len: usize,
-    /// What one range is called in labels.
+    /// What one element is called in labels.
     noun: &'static str,
-    /// Whether a range of one line is tried on its own.
+    /// Whether an element of one line is tried on its own.
     single_lines: bool,
     /// The grammar of a file whose content parses cleanly: cuts that break its parse are
     /// skipped (the syntax guard).
@@ -371,19 +386,43 @@ pub(crate) struct Ranges {
     unparsable: std::cell::Cell<u64>,
 }
 
+/// What one element of a [`Ranges`] list cuts: one range, or a set of ranges.
+pub(crate) trait Cut {
+    /// The ranges, sorted.
+    fn into_set(self) -> Vec<Range<usize>>;
+}
+
+impl Cut for Range<usize> {
+    fn into_set(self) -> Vec<Range<usize>> {
+        vec![self]
+    }
+}
+
+impl Cut for Vec<Range<usize>> {
+    fn into_set(mut self) -> Vec<Range<usize>> {
+        self.sort_by_key(|r| r.start);
+        self
+    }
+}
+
 impl Ranges {
-    /// The ranges `ranges` of `path`'s current content.
-    pub(crate) fn new(
+    /// The elements `cuts` of `path`'s current content.
+    pub(crate) fn new<C: Cut>(
         session: &Session,
         path: &RelPath,
-        ranges: Vec<Range<usize>>,
+        cuts: Vec<C>,
         noun: &'static str,
         single_lines: bool,
     ) -> Option<Ranges> {
         let (data, _) = file_state(session, path)?;
+        let sets: Vec<Vec<Range<usize>>> = cuts
+            .into_iter()
+            .map(Cut::into_set)
+            .filter(|s| !s.is_empty())
+            .collect();
         Some(Ranges {
             path: path.clone(),
-            ranges,
+            sets,
             len: data.len(),
             noun,
             single_lines,
@@ -415,11 +454,16 @@ impl Ranges {
         self.unparsable.get()
     }
 
-    /// Range `r` in the content left after the ranges `gone` were cut.
+    /// The bytes element `i` cuts.
+    fn size(&self, i: usize) -> usize {
+        self.sets[i].iter().map(Range::len).sum()
+    }
+
+    /// Range `r` in the content left after the elements `gone` were cut.
     fn shifted(&self, gone: &[usize], r: &Range<usize>) -> Range<usize> {
         let before: usize = gone
             .iter()
-            .map(|&i| &self.ranges[i])
+            .flat_map(|&i| &self.sets[i])
             .filter(|g| g.end <= r.start)
             .map(Range::len)
             .sum();
@@ -449,11 +493,11 @@ pub(crate) fn complement(len: usize, cut: &[Range<usize>]) -> Vec<Range<usize>> 
 
 impl Elements for Ranges {
     fn len(&self) -> usize {
-        self.ranges.len()
+        self.sets.len()
     }
 
     fn weight(&self, _: &Session, i: usize) -> u64 {
-        self.ranges[i].len() as u64
+        self.size(i) as u64
     }
 
     fn alone(&self, session: &Session, i: usize) -> bool {
@@ -463,29 +507,36 @@ impl Elements for Ranges {
         let Some((data, _)) = file_state(session, &self.path) else {
             return false;
         };
-        let r = &self.ranges[i];
-        data.len() == self.len && data[r.start..r.end.saturating_sub(1)].contains(&b'\n')
+        let (Some(first), Some(last)) = (self.sets[i].first(), self.sets[i].last()) else {
+            return false;
+        };
+        data.len() == self.len
+            && data[first.start..last.end.saturating_sub(1).max(first.start)].contains(&b'\n')
     }
 
     fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
         let (now, digest) = file_state(session, &self.path)?;
-        let cut_before: usize = gone.iter().map(|&i| self.ranges[i].len()).sum();
+        let cut_before: usize = gone.iter().map(|&i| self.size(i)).sum();
         if now.len() + cut_before != self.len {
             // Something else changed the file: these ranges are stale.
             return None;
         }
-        let cut: Vec<Range<usize>> = chunk
+        let mut cut: Vec<Range<usize>> = chunk
             .iter()
-            .map(|&i| self.shifted(gone, &self.ranges[i]))
+            .flat_map(|&i| &self.sets[i])
+            .map(|r| self.shifted(gone, r))
             .collect();
-        let line_of = |at: usize| now[..at].iter().filter(|b| **b == b'\n').count() + 1;
-        let first = line_of(cut[0].start);
-        let last = line_of(
-            cut[cut.len() - 1]
-                .end
-                .saturating_sub(1)
-                .max(cut[cut.len() - 1].start),
-        );
+        cut.sort_by_key(|r| r.start);
+        let (first_cut, last_cut) = (cut.first()?, cut.last()?);
+        let line_of = |at: usize| {
+            now[..at.min(now.len())]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1
+        };
+        let first = line_of(first_cut.start);
+        let last = line_of(last_cut.end.saturating_sub(1).max(last_cut.start));
         let keep = complement(now.len(), &cut);
         if let Some(lang) = self.guard {
             let mut text = Vec::with_capacity(now.len());
@@ -514,12 +565,12 @@ impl Elements for Ranges {
     }
 
     fn remove(&mut self, _: &Session, gone: &[usize]) {
-        let cut: usize = gone.iter().map(|&i| self.ranges[i].len()).sum();
-        let survivors: Vec<Range<usize>> = (0..self.ranges.len())
+        let cut: usize = gone.iter().map(|&i| self.size(i)).sum();
+        let survivors: Vec<Vec<Range<usize>>> = (0..self.sets.len())
             .filter(|i| gone.binary_search(i).is_err())
-            .map(|i| self.shifted(gone, &self.ranges[i]))
+            .map(|i| self.sets[i].iter().map(|r| self.shifted(gone, r)).collect())
             .collect();
-        self.ranges = survivors;
+        self.sets = survivors;
         self.len = self.len.saturating_sub(cut);
     }
 }
@@ -590,6 +641,7 @@ impl Pass for Manifests {
         per_file(
             session,
             ctx,
+            false,
             |session, path| match crate::reduce::manifest::manifest_kind(path) {
                 Some(kind) => Manifests::file(session, name, path, kind),
                 None => Ok(Some(0)),
@@ -638,7 +690,7 @@ impl Syntax {
     clippy::too_many_arguments,
     reason = "a level walk needs the pass's name, settings and the level function"
 )]
-pub(crate) fn by_levels(
+pub(crate) fn by_levels<C: Cut>(
     session: &mut Session,
     name: &str,
     minimiser: Minimiser,
@@ -646,7 +698,7 @@ pub(crate) fn by_levels(
     path: &RelPath,
     noun: &'static str,
     single_lines: bool,
-    level: impl Fn(&[u8], usize) -> Option<Vec<Vec<Range<usize>>>>,
+    level: impl Fn(&[u8], usize) -> Option<Vec<Vec<C>>>,
 ) -> Result<Option<u64>, ReduceError> {
     let mut accepted = 0;
     let mut depth = 0;
@@ -657,8 +709,17 @@ pub(crate) fn by_levels(
         let Some(mut groups) = level(&data, depth) else {
             return Ok(Some(accepted));
         };
-        groups.retain(|g| !g.is_empty());
-        groups.sort_by_key(|g| g[0].start);
+        let mut groups: Vec<Vec<Vec<Range<usize>>>> = groups
+            .drain(..)
+            .map(|g| {
+                g.into_iter()
+                    .map(Cut::into_set)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|g| !g.is_empty())
+            .collect();
+        groups.sort_by_key(|g| g[0][0].start);
         for group in groups.into_iter().rev() {
             let Some(list) = Ranges::new(session, path, group, noun, single_lines) else {
                 return Ok(Some(accepted));
@@ -685,6 +746,7 @@ impl Pass for Syntax {
         per_file(
             session,
             ctx,
+            false,
             |session, path| match crate::reduce::syntax::lang_for_path(path) {
                 Some(lang) => Syntax::file(session, name, ctx.minimiser, path, lang),
                 None => Ok(Some(0)),
@@ -704,7 +766,7 @@ impl Pass for Lines {
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
-        per_file(session, ctx, |session, path| {
+        per_file(session, ctx, false, |session, path| {
             let Some((data, _)) = file_state(session, path) else {
                 return Ok(Some(0));
             };

@@ -127,8 +127,10 @@ pub struct Setup {
     pub command: CommandSpec,
     /// The oracle.
     pub oracle: Oracle,
-    /// Per-candidate timeout.
+    /// Per-candidate timeout (the ceiling, when it adapts).
     pub timeout: Duration,
+    /// Whether the timeout follows the observed run times: it was derived, not given.
+    pub adaptive_timeout: bool,
     /// Parallel jobs.
     pub jobs: usize,
     /// Candidate budget.
@@ -284,7 +286,16 @@ pub struct Session {
     needed: HashMap<String, crate::reduce::minimise::NeededShare>,
     /// Where `REPROMIN_TRACE` asks every attempt to be logged.
     trace: Option<std::fs::File>,
+    /// The per-candidate timeout in force (see [`Session::timeout`]).
+    timeout: Duration,
+    /// How long the last accepted candidates ran, one run each, newest last.
+    recent_passes: std::collections::VecDeque<Duration>,
 }
+
+/// Accepted runs the adaptive timeout looks back on.
+const ADAPT_WINDOW: usize = 16;
+/// Accepted runs seen before the timeout adapts at all.
+const ADAPT_AFTER: usize = 4;
 
 impl Session {
     /// A session starting at `original`, with one worker per job under `scratch`.
@@ -341,6 +352,8 @@ impl Session {
             edits: EditSet::default(),
             current,
             current_fp,
+            timeout: setup.timeout,
+            recent_passes: std::collections::VecDeque::new(),
             setup,
             workers,
             clean,
@@ -362,6 +375,36 @@ impl Session {
                     .ok()
             }),
         })
+    }
+
+    /// The per-candidate timeout in force. When it was derived rather than given, it
+    /// follows the accepted candidates: [`crate::reduce::TIMEOUT_FACTOR`] times the slowest
+    /// of the last accepted runs, never below [`crate::reduce::TIMEOUT_FLOOR`] and never above
+    /// the timeout derived from the baseline. A tree that got faster to run then stops
+    /// waiting as long for a candidate that hangs.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Learns from a window's answers (see [`Session::timeout`]).
+    fn adapt_timeout(&mut self, answers: &[Answer]) {
+        if !self.setup.adaptive_timeout {
+            return;
+        }
+        for a in answers.iter().filter(|a| a.pass && a.samples > 0) {
+            let per_run = a.duration / u32::try_from(a.samples).unwrap_or(u32::MAX);
+            self.recent_passes.push_back(per_run);
+            if self.recent_passes.len() > ADAPT_WINDOW {
+                self.recent_passes.pop_front();
+            }
+        }
+        if self.recent_passes.len() < ADAPT_AFTER {
+            return;
+        }
+        let slowest = self.recent_passes.iter().max().copied().unwrap_or_default();
+        self.timeout = (slowest * crate::reduce::TIMEOUT_FACTOR)
+            .max(crate::reduce::TIMEOUT_FLOOR)
+            .min(self.setup.timeout);
     }
 
     /// Runs the command on the accepted tree with the first worker (final validation and
@@ -562,6 +605,7 @@ impl Session {
         let slots: Vec<Mutex<Option<Result<Answer, ReduceError>>>> =
             trees.iter().map(|_| Mutex::new(None)).collect();
         let setup = &self.setup;
+        let timeout = self.timeout;
         let active = self.workers.len().min(trees.len());
         std::thread::scope(|scope| {
             for worker in self.workers.iter_mut().take(active) {
@@ -573,7 +617,7 @@ impl Session {
                         if i >= trees.len() {
                             break;
                         }
-                        let result = probe(worker, setup, trees[i].0, trees[i].1);
+                        let result = probe(worker, setup, timeout, trees[i].0, trees[i].1);
                         if let Ok(mut slot) = slots[i].lock() {
                             *slot = Some(result);
                         }
@@ -589,6 +633,7 @@ impl Session {
                 None => return Err(ReduceError::Internal("a worker produced no answer")),
             }
         }
+        self.adapt_timeout(&answers);
         Ok(answers)
     }
 
@@ -935,9 +980,9 @@ impl Session {
     }
 }
 
-/// The identifiers (`[A-Za-z_][A-Za-z0-9_]*` runs) of `data`, with their counts.
-fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
-    let mut out = HashMap::new();
+/// The byte ranges of the identifiers (`[A-Za-z_][A-Za-z0-9_]*` runs) of `data`, in order.
+pub(crate) fn identifier_spans(data: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
     let mut i = 0;
     while i < data.len() {
         let b = data[i];
@@ -946,9 +991,7 @@ fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
             while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
                 i += 1;
             }
-            if let Ok(name) = std::str::from_utf8(&data[start..i]) {
-                *out.entry(name).or_insert(0) += 1;
-            }
+            out.push(start..i);
         } else if b.is_ascii_digit() {
             // A number's letters (`0x1f`, `10u8`) are no identifier.
             while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
@@ -956,6 +999,17 @@ fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
             }
         } else {
             i += 1;
+        }
+    }
+    out
+}
+
+/// The identifiers of `data` (see [`identifier_spans`]), with their counts.
+fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
+    let mut out = HashMap::new();
+    for r in identifier_spans(data) {
+        if let Ok(name) = std::str::from_utf8(&data[r]) {
+            *out.entry(name).or_insert(0) += 1;
         }
     }
     out
@@ -1058,6 +1112,7 @@ fn dropped_identifiers(
 fn probe(
     worker: &mut Worker,
     setup: &Setup,
+    timeout: Duration,
     tree: &Tree,
     confidence: f64,
 ) -> Result<Answer, ReduceError> {
@@ -1073,7 +1128,7 @@ fn probe(
             &setup.command,
             &worker.dirs.tree,
             &worker.dirs.tmp,
-            setup.timeout,
+            timeout,
             &setup.interrupt,
         )?;
         duration += outcome.duration;
@@ -1201,5 +1256,151 @@ mod tests {
         );
         assert_eq!(counts["fn"], 4);
         assert_eq!(counts.get("only_here"), Some(&0));
+    }
+
+    /// A session on `files` whose command is `sh -c script` and whose oracle wants exit 0.
+    fn session_on(
+        files: &[(&str, &str)],
+        script: &str,
+        jobs: usize,
+        scratch: &std::path::Path,
+    ) -> Session {
+        let command = CommandSpec {
+            argv: ["sh", "-c", script].map(String::from).to_vec(),
+            env: Vec::new(),
+        };
+        // Learn the oracle from a real run of the command on the tree.
+        let learn = scratch.join("learn");
+        let tmp = scratch.join("learn-tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        for (path, data) in files {
+            let at = learn.join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, data).unwrap();
+        }
+        let never = AtomicBool::new(false);
+        let outcome = runner::run(&command, &learn, &tmp, Duration::from_secs(30), &never).unwrap();
+        let oracle = crate::oracle::OracleSpec {
+            exit_code: Some(0),
+            ..Default::default()
+        }
+        .learn(&[(outcome, Normalizer::new(&[]))])
+        .unwrap();
+        let setup = Setup {
+            command,
+            oracle,
+            timeout: Duration::from_secs(30),
+            adaptive_timeout: false,
+            jobs,
+            max_attempts: None,
+            deadline: None,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            cache_capacity: 1000,
+            sampling: Sampling::default(),
+        };
+        Session::new(
+            Arc::new(tree(files)),
+            setup,
+            &scratch.join("s"),
+            "t",
+            None,
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_failed_union_is_bisected_by_candidate_index_whatever_the_jobs() {
+        let names: Vec<String> = (0..8).map(|i| format!("f{i}.txt")).collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x\n")).collect();
+        // The failure needs four files of the eight: each deletion alone passes, the union
+        // of all eight does not, the union of the first four does.
+        let script = "[ \"$(ls | wc -l)\" -ge 4 ]";
+        for jobs in [1, 2] {
+            let scratch = tempfile::tempdir().unwrap();
+            let mut session = session_on(&files, script, jobs, scratch.path());
+            let candidates = names
+                .iter()
+                .map(|n| Candidate {
+                    mutation: Mutation::Remove(vec![Arc::from(n.as_str())]),
+                    label: format!("delete {n}"),
+                })
+                .collect();
+            let done = session.try_window("test", candidates).unwrap().unwrap();
+            assert_eq!(
+                done,
+                [true, true, true, true, false, false, false, false],
+                "-j{jobs}"
+            );
+            let left: Vec<&str> = session.current.entries.keys().map(|k| &**k).collect();
+            assert_eq!(left, ["f4.txt", "f5.txt", "f6.txt", "f7.txt"], "-j{jobs}");
+            let events = session.events();
+            assert_eq!(events.len(), 1);
+            assert!(events[0].union, "{:?}", events[0].change);
+            assert_eq!(events[0].change, "union of 4 changes");
+            // Eight single runs, the failed union of eight, the union of four.
+            assert_eq!(session.attempts(), 10, "-j{jobs}");
+        }
+    }
+
+    #[test]
+    fn when_no_union_passes_the_lowest_passing_index_commits() {
+        let files = [("a.txt", "x\n"), ("b.txt", "x\n"), ("c.txt", "x\n")];
+        // Any two files reproduce; so each single deletion passes, but no union of two does.
+        let script = "[ \"$(ls | wc -l)\" -ge 2 ]";
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, script, 2, scratch.path());
+        let candidates = ["c.txt", "b.txt"]
+            .into_iter()
+            .map(|n| Candidate {
+                mutation: Mutation::Remove(vec![Arc::from(n)]),
+                label: format!("delete {n}"),
+            })
+            .collect();
+        let done = session.try_window("test", candidates).unwrap().unwrap();
+        assert_eq!(done, [true, false]);
+        let left: Vec<&str> = session.current.entries.keys().map(|k| &**k).collect();
+        assert_eq!(left, ["a.txt", "b.txt"]);
+        assert!(!session.events()[0].union);
+    }
+
+    #[test]
+    fn the_adaptive_timeout_follows_accepted_runs_between_floor_and_ceiling() {
+        let files = [("a.txt", "x\n")];
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, "true", 1, scratch.path());
+        session.setup.timeout = Duration::from_secs(100);
+        session.timeout = session.setup.timeout;
+        let pass = |ms: u64| Answer {
+            pass: true,
+            termination: Termination::Exited(0),
+            duration: Duration::from_millis(ms),
+            samples: 1,
+            saved: 0,
+            early_accept: false,
+            early_reject: false,
+        };
+        // Not adaptive: the given timeout stays.
+        session.adapt_timeout(&[pass(1000); 8]);
+        assert_eq!(session.timeout(), Duration::from_secs(100));
+        session.setup.adaptive_timeout = true;
+        // Too few accepted runs to go by.
+        session.adapt_timeout(&[pass(1000); 3]);
+        assert_eq!(session.timeout(), Duration::from_secs(100));
+        // Factor times the slowest recent run, but never under the floor.
+        session.adapt_timeout(&[pass(1000)]);
+        assert_eq!(session.timeout(), crate::reduce::TIMEOUT_FLOOR);
+        session.adapt_timeout(&[pass(20_000)]);
+        assert_eq!(session.timeout(), Duration::from_secs(60));
+        // Rejected runs teach nothing; a slow accepted run cannot lift it past the ceiling.
+        let mut slow = pass(90_000);
+        slow.pass = false;
+        session.adapt_timeout(&[slow]);
+        assert_eq!(session.timeout(), Duration::from_secs(60));
+        session.adapt_timeout(&[pass(90_000)]);
+        assert_eq!(session.timeout(), Duration::from_secs(100));
+        // The slow run leaves the window after enough faster ones.
+        session.adapt_timeout(&[pass(5_000); ADAPT_WINDOW]);
+        assert_eq!(session.timeout(), Duration::from_secs(15));
     }
 }

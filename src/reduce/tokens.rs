@@ -9,13 +9,14 @@
 //! `--jobs` changes only how many of them run at once, never the result. Every candidate
 //! is a deletion of byte ranges of the current content ([`Mutation::Keep`]).
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::bytes::{DeletionSearch, RestartPolicy};
 use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
-use crate::reduce::passes::{Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state};
+use crate::reduce::passes::{
+    Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, per_file,
+};
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::RelPath;
 
@@ -280,44 +281,6 @@ fn sweep(
     }
 }
 
-/// Runs `lex`'s deletion search on every current file, named files and then the largest
-/// first, in rounds. A file is searched again only when it or another file changed since
-/// its last search ended; the pass ends after a round that commits nothing.
-fn per_file_sweep(
-    session: &mut Session,
-    ctx: &PassContext,
-    name: &str,
-    lex: Lexer,
-    noun: &str,
-) -> Result<PassResult, ReduceError> {
-    let mut result = PassResult::default();
-    // Per file: its digest when its last search ended, and the pass's commits by then.
-    let mut settled: BTreeMap<RelPath, ([u8; 32], u64)> = BTreeMap::new();
-    loop {
-        let mut round = 0;
-        for path in ctx.file_order(session) {
-            let Some((_, digest)) = file_state(session, &path) else {
-                continue;
-            };
-            if settled.get(&path) == Some(&(digest, result.accepted + round)) {
-                continue;
-            }
-            let Some(n) = sweep(session, name, &path, lex, noun)? else {
-                result.accepted += round;
-                return Ok(result);
-            };
-            round += n;
-            if let Some((_, digest)) = file_state(session, &path) {
-                settled.insert(path, (digest, result.accepted + round));
-            }
-        }
-        result.accepted += round;
-        if round == 0 {
-            return Ok(result);
-        }
-    }
-}
-
 /// Token deletion inside lines, to 1-minimality over the tokens of each file.
 #[derive(Debug, Default)]
 pub struct Tokens;
@@ -328,7 +291,10 @@ impl Pass for Tokens {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        per_file_sweep(session, ctx, self.name(), token_ranges, "token")
+        let name = self.name();
+        per_file(session, ctx, true, |session, path| {
+            sweep(session, name, path, token_ranges, "token")
+        })
     }
 }
 
@@ -342,7 +308,10 @@ impl Pass for Chars {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        per_file_sweep(session, ctx, self.name(), char_ranges, "character")
+        let name = self.name();
+        per_file(session, ctx, true, |session, path| {
+            sweep(session, name, path, char_ranges, "character")
+        })
     }
 }
 

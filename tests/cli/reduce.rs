@@ -60,7 +60,7 @@ fn accounting_identities_hold_in_every_phase() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = report(&area.path("out"));
     let phases = r["phase_statistics"].as_array().unwrap();
-    assert_eq!(phases.len(), 6);
+    assert_eq!(phases.len(), 8);
     let mut accepted = 0;
     for p in phases {
         let n = |k: &str| p[k].as_u64().unwrap();
@@ -828,4 +828,145 @@ fn level_and_passes_cannot_be_combined() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--level"), "{}", stderr(&o));
+}
+
+#[test]
+fn unwrap_leaves_a_body_without_what_wraps_it() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[(
+            "conf.txt",
+            "section a {\n    key = 1\n    nested {\n        needle\n    }\n}\n",
+        )],
+    );
+    // The oracle takes `needle` at any indentation.
+    let reduce = |out: &str, passes: &str| {
+        let o = run(
+            &[
+                "reduce",
+                "proj",
+                out,
+                "--passes",
+                passes,
+                "--exit-code",
+                "0",
+                "--",
+                "grep",
+                "-q",
+                "^ *needle$",
+                "conf.txt",
+            ],
+            area.dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        files(&area.path(out))["conf.txt"].clone()
+    };
+    // Deleting lines cannot dedent; unwrapping takes both braces and the indentation.
+    assert_eq!(reduce("by-lines", "lines"), "        needle\n");
+    assert_eq!(reduce("unwrapped", "unwrap"), "key = 1\nneedle\n");
+    let r = report(&area.path("unwrapped"));
+    let changes: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["change"].as_str().unwrap())
+        .collect();
+    assert!(
+        changes.iter().any(|c| c.starts_with("unwrap at")),
+        "{changes:#?}"
+    );
+}
+
+#[test]
+fn a_declaration_goes_together_with_the_uses_of_its_name() {
+    let area = Area::new();
+    // With -Werror, the helper cannot go while its call stays (implicit declaration) and
+    // the call cannot go first (an unused static function): only both at once.
+    area.write(
+        "proj",
+        &[(
+            "a.c",
+            "static int helper(int x) { return x + 1; }\nint MARK;\nvoid api(int v) {\n    helper(v);\n    MARK = v;\n}\n",
+        )],
+    );
+    // No chunk of lines or of sibling nodes holds both without `int MARK;` or `MARK = v;`.
+    let oracle = "gcc -Wall -Werror -c a.c -o \"$TMPDIR/a.o\" && grep -q 'MARK = v' a.c";
+    let reduce = |out: &str, passes: &str| {
+        let o = run(
+            &[
+                "reduce",
+                "proj",
+                out,
+                "--passes",
+                passes,
+                "--exit-code",
+                "0",
+                "--",
+                "sh",
+                "-c",
+                oracle,
+            ],
+            area.dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        files(&area.path(out))["a.c"].clone()
+    };
+    let alone = reduce("alone", "syntax,lines");
+    assert!(alone.contains("helper"), "{alone}");
+    let coupled = reduce("coupled", "syntax,declarations,lines");
+    assert_eq!(coupled, "int MARK;\nvoid api(int v) {\n    MARK = v;\n}\n");
+    let r = report(&area.path("coupled"));
+    let changes: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["change"].as_str().unwrap())
+        .collect();
+    assert!(
+        changes.contains(&"declaration helper of a.c with 1 use"),
+        "{changes:#?}"
+    );
+}
+
+#[test]
+fn cdd_and_halving_reach_the_same_1_minimal_result_and_cdd_probes_less_on_sparse_input() {
+    let area = Area::new();
+    let text: String = (0..120).map(|i| format!("line {i}\n")).collect();
+    area.write("proj", &[("a.txt", &text)]);
+    // Three lines of 120 are needed.
+    let oracle = "grep -qx 'line 7' a.txt && grep -qx 'line 64' a.txt && grep -qx 'line 111' a.txt";
+    let reduce = |out: &str, minimiser: &str| {
+        let o = run(
+            &[
+                "reduce",
+                "proj",
+                out,
+                "--passes",
+                "lines",
+                "--minimiser",
+                minimiser,
+                "--exit-code",
+                "0",
+                "--",
+                "sh",
+                "-c",
+                oracle,
+            ],
+            area.dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        (
+            files(&area.path(out))["a.txt"].clone(),
+            report(&area.path(out))["attempts"].as_u64().unwrap(),
+        )
+    };
+    let (cdd, cdd_attempts) = reduce("cdd", "cdd");
+    let (halving, halving_attempts) = reduce("halving", "halving");
+    assert_eq!(cdd, "line 7\nline 64\nline 111\n");
+    assert_eq!(halving, cdd);
+    assert!(
+        cdd_attempts < halving_attempts,
+        "cdd {cdd_attempts} attempts, halving {halving_attempts}"
+    );
 }
