@@ -311,52 +311,75 @@ pub fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
 /// often is rarely removable, and the cut would be most of the tree.
 const MAX_USES: usize = 64;
 
-/// The cuts that delete the declaration at `range` of `path`, named `name`, with every use
-/// of the name: per file, its digest and the ranges to cut. `None` when the name is used
-/// nowhere else (the syntax pass already tries the declaration alone) or too often.
-fn with_uses(tree: &Tree, path: &RelPath, range: &Range<usize>, name: &str) -> Option<FileCuts> {
-    let mut out = Vec::new();
-    let mut uses = 0;
-    for (file, entry) in &tree.entries {
-        let Node::File { data, digest } = &entry.node else {
-            continue;
-        };
-        let own = file == path;
-        let spans: Vec<Range<usize>> = identifier_spans(data)
-            .into_iter()
-            .filter(|r| &data[r.clone()] == name.as_bytes())
-            .filter(|r| !(own && range.start <= r.start && r.end <= range.end))
+/// Where each identifier occurs in one state of the tree, and the syntax levels of the files
+/// that hold a use, parsed once per state.
+struct Uses<'t> {
+    tree: &'t Tree,
+    at: std::collections::HashMap<&'t [u8], Vec<(&'t RelPath, Range<usize>)>>,
+    levels: std::collections::HashMap<&'t RelPath, Option<syntax::Levels>>,
+}
+
+impl<'t> Uses<'t> {
+    fn new(tree: &'t Tree) -> Uses<'t> {
+        let mut at: std::collections::HashMap<&[u8], Vec<(&RelPath, Range<usize>)>> =
+            std::collections::HashMap::new();
+        for (file, entry) in &tree.entries {
+            if let Node::File { data, .. } = &entry.node {
+                for r in identifier_spans(data) {
+                    at.entry(&data[r.clone()]).or_default().push((file, r));
+                }
+            }
+        }
+        Uses {
+            tree,
+            at,
+            levels: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The cuts that delete the declaration at `range` of `path`, named `name`, with every
+    /// use of the name: per file, its digest and the ranges to cut (the smallest syntax node
+    /// around each use, or its line). `None` when the name is used nowhere else (the syntax
+    /// pass already tries the declaration alone) or more than [`MAX_USES`] times.
+    fn cuts(&mut self, path: &RelPath, range: &Range<usize>, name: &str) -> Option<FileCuts> {
+        let uses: Vec<(&RelPath, Range<usize>)> = self
+            .at
+            .get(name.as_bytes())?
+            .iter()
+            .filter(|(file, r)| !(*file == path && range.start <= r.start && r.end <= range.end))
+            .cloned()
             .collect();
-        uses += spans.len();
-        if uses > MAX_USES {
+        if uses.is_empty() || uses.len() > MAX_USES {
             return None;
         }
-        if spans.is_empty() && !own {
-            continue;
+        let mut by_file: std::collections::BTreeMap<&RelPath, Vec<Range<usize>>> =
+            std::collections::BTreeMap::new();
+        by_file.entry(path).or_default().push(range.clone());
+        for (file, r) in uses {
+            let Some(Node::File { data, .. }) = self.tree.entries.get(file).map(|e| &e.node) else {
+                continue;
+            };
+            let levels = self.levels.entry(file).or_insert_with(|| {
+                syntax::lang_for_path(file).and_then(|l| syntax::deletion_levels(l, data).ok())
+            });
+            let cut = levels
+                .as_ref()
+                .and_then(|levels| syntax::smallest_enclosing(levels, &r))
+                .or_else(|| {
+                    line_ranges(data)
+                        .into_iter()
+                        .find(|l| l.start <= r.start && r.end <= l.end)
+                })?;
+            by_file.entry(file).or_default().push(cut);
         }
-        let levels =
-            syntax::lang_for_path(file).and_then(|l| syntax::deletion_levels(l, data).ok());
-        let lines = line_ranges(data);
-        let mut cut: Vec<Range<usize>> = spans
-            .iter()
-            .filter_map(|r| {
-                levels
-                    .as_ref()
-                    .and_then(|levels| syntax::smallest_enclosing(levels, r))
-                    .or_else(|| {
-                        lines
-                            .iter()
-                            .find(|l| l.start <= r.start && r.end <= l.end)
-                            .cloned()
-                    })
-            })
-            .collect();
-        if own {
-            cut.push(range.clone());
+        let mut out = Vec::new();
+        for (file, cut) in by_file {
+            if let Some(Node::File { digest, .. }) = self.tree.entries.get(file).map(|e| &e.node) {
+                out.push((file.clone(), *digest, cut));
+            }
         }
-        out.push((file.clone(), *digest, cut));
+        Some(out)
     }
-    (uses > 0).then_some(out)
 }
 
 /// Deletes each top-level declaration together with the uses of its name.
@@ -384,11 +407,12 @@ impl Declarations {
                 return Ok(Some(accepted));
             };
             let mut candidates = Vec::new();
+            let mut uses_of = Uses::new(&session.current);
             for (range, name) in declared {
                 if candidates.len() == UNION_WINDOW || !tried.insert(name.clone()) {
                     continue;
                 }
-                let Some(cuts) = with_uses(&session.current, path, &range, &name) else {
+                let Some(cuts) = uses_of.cuts(path, &range, &name) else {
                     continue;
                 };
                 let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
