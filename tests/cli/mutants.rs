@@ -1,0 +1,253 @@
+//! Mutation specs end to end: pull requests of tests alone on a small Python repository,
+//! real git and real pytest.
+
+use crate::gate::{GitRepo, PYTEST_CONFIG};
+use crate::util::{run, stderr, stdout};
+
+const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n";
+
+/// Tests of `add` and of `clamp`'s lower bound only.
+const TESTS: &str = "from calc import add, clamp\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_clamp_low():\n    assert clamp(-1, 0, 10) == 0\n";
+
+fn repo() -> (GitRepo, String) {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", PYTEST_CONFIG),
+            ("calc.py", CALC),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+        ],
+        "base",
+    );
+    (repo, base)
+}
+
+fn mutation(name: &str, find: &str, replace: &str, kills: &[&str]) -> serde_json::Value {
+    serde_json::json!({"name": name, "file": "calc.py", "find": find, "replace": replace, "kills": kills})
+}
+
+fn spec(mutations: &[serde_json::Value]) -> String {
+    serde_json::json!({"v": 1, "mutations": mutations}).to_string()
+}
+
+fn line_of(out: &str) -> serde_json::Value {
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line: {out}");
+    let json = lines[0]
+        .strip_prefix("repromin/v1 ")
+        .unwrap_or_else(|| panic!("{out}"));
+    serde_json::from_str(json).unwrap()
+}
+
+/// `repromin run` (without the reduce side); the line and the table.
+fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
+    let path = repo.path().display().to_string();
+    let args = [
+        "run",
+        "--no-reduce",
+        "--base",
+        base,
+        "--head",
+        head,
+        "--repo",
+        &path,
+    ];
+    let o = run(&args, repo.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    (line_of(&stdout(&o)), stderr(&o))
+}
+
+#[test]
+fn a_test_only_pull_request_whose_tests_catch_the_mutant_is_killed() {
+    let (repo, base) = repo();
+    let head = repo.commit(
+        &[
+            ("tests/test_calc.py", TESTS),
+            (
+                "tests/test_calc.mutations.json",
+                &spec(&[mutation(
+                    "add-minus",
+                    "return a + b",
+                    "return a - b",
+                    &["test_add"],
+                )]),
+            ),
+        ],
+        "characterization tests with a spec",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    // Base against head proves nothing for tests alone; the mutants carry the evidence.
+    assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
+    let results = serde_json::json!([{"spec": "tests/test_calc.mutations.json", "name": "add-minus", "outcome": "killed"}]);
+    assert_eq!(line["mutants"]["verdict"], "killed", "{line}\n{table}");
+    assert_eq!(line["mutants"]["results"], results);
+    assert!(line["mutants"].get("error").is_none());
+    assert!(table.contains("mutant killed"), "{table}");
+
+    // The same evidence from the separate jobs: exec --side mutants, then judge.
+    let out = tempfile::tempdir().unwrap();
+    let (out_path, repo_path) = (
+        out.path().display().to_string(),
+        repo.path().display().to_string(),
+    );
+    for side in ["base", "head", "mutants"] {
+        let args = [
+            "exec", "--side", side, "--out", &out_path, "--base", &base, "--head", &head, "--repo",
+            &repo_path,
+        ];
+        let o = run(&args, repo.path());
+        assert!(
+            o.status.success() && stdout(&o).is_empty(),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let report = |n: &str| out.path().join(format!("{n}.report")).display().to_string();
+    let text = std::fs::read_to_string(report("mutants")).unwrap();
+    assert!(!text.contains(char::is_whitespace) && !text.contains("repromin/v1"));
+    let (b, r, h, m) = (
+        report("base"),
+        report("base-rerun"),
+        report("head"),
+        report("mutants"),
+    );
+    let judge = |mutants: Option<&str>| {
+        let mut args = vec![
+            "judge",
+            "--base-report",
+            &b,
+            "--base-rerun-report",
+            &r,
+            "--head-report",
+            &h,
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+        ];
+        if let Some(m) = mutants {
+            args.extend(["--mutants-report", m]);
+        }
+        line_of(&stdout(&run(&args, repo.path())))
+    };
+    assert_eq!(judge(Some(&m)), line);
+    // Without the report the field stays, as an error; the main verdict does not move.
+    let missing = judge(None);
+    assert_eq!(missing["verdict"], "vacuous");
+    assert_eq!(missing["mutants"]["verdict"], "error");
+    assert_eq!(missing["mutants"]["error"], "no mutants report was given");
+    // A damaged report is refused.
+    std::fs::write(&m, "not a report").unwrap();
+    let broken = judge(Some(&m));
+    assert_eq!(broken["mutants"]["verdict"], "error");
+    assert!(
+        broken["mutants"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("mutants report is malformed")
+    );
+}
+
+#[test]
+fn mutants_the_tests_miss_survive_and_other_failures_are_not_kills() {
+    let (repo, base) = repo();
+    let head = repo.commit(
+        &[
+            ("tests/test_calc.py", TESTS),
+            (
+                "tests/test_calc.mutations.json",
+                &spec(&[
+                    // Only the lower bound is tested: the upper one can change unseen.
+                    mutation(
+                        "clamp-high",
+                        "if x > hi:",
+                        "if x > hi + 1:",
+                        &["test_clamp_low"],
+                    ),
+                    // A TypeError is a crash, not a test catching the mutant.
+                    mutation("add-none", "return a + b", "return a + None", &["test_add"]),
+                    // Breaking the lower bound fails its test, and (through `add`) no other.
+                    mutation("clamp-low", "return lo", "return hi", &["test_clamp_low"]),
+                    // One edit across both functions, listing one test: the other failing
+                    // test makes it overkill.
+                    mutation(
+                        "both",
+                        "a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo",
+                        "a - b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return hi",
+                        &["test_clamp_low"],
+                    ),
+                ]),
+            ),
+        ],
+        "tests with a spec the tests only partly satisfy",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
+    let m = &line["mutants"];
+    assert_eq!(m["verdict"], "not-killed", "{line}\n{table}");
+    let outcome = |i: usize| {
+        (
+            m["results"][i]["name"].clone(),
+            m["results"][i]["outcome"].clone(),
+        )
+    };
+    assert_eq!(
+        outcome(0),
+        ("clamp-high".into(), "survived".into()),
+        "{table}"
+    );
+    assert_eq!(m["results"][0]["failed"], serde_json::json!([]));
+    assert_eq!(outcome(1), ("add-none".into(), "error".into()), "{table}");
+    assert_eq!(outcome(2), ("clamp-low".into(), "killed".into()), "{table}");
+    assert_eq!(outcome(3), ("both".into(), "overkill".into()), "{table}");
+    assert_eq!(
+        m["results"][3]["failed"],
+        serde_json::json!(["test_add", "test_clamp_low"])
+    );
+}
+
+#[test]
+fn a_bad_spec_is_an_error_and_a_source_change_has_no_mutants_field() {
+    let (repo, base) = repo();
+    let head = repo.commit(
+        &[
+            ("tests/test_calc.py", TESTS),
+            (
+                "tests/test_calc.mutations.json",
+                &spec(&[mutation(
+                    "absent",
+                    "return a * b",
+                    "return a",
+                    &["test_add"],
+                )]),
+            ),
+        ],
+        "a spec whose find is not in the file",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "vacuous", "{line}");
+    assert_eq!(line["mutants"]["verdict"], "error", "{line}");
+    let error = line["mutants"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("tests/test_calc.mutations.json") && error.contains("occurs 0 times"),
+        "{error}\n{table}"
+    );
+    assert_eq!(line["mutants"]["results"], serde_json::json!([]));
+
+    // A fix with its test and a spec is not tests alone: no field at all.
+    let fixed = repo.commit(
+        &[("calc.py", &CALC.replace("return x\n", "return int(x)\n"))],
+        "source",
+    );
+    let (line, _) = gate_run(&repo, &base, &fixed);
+    assert!(line.get("mutants").is_none(), "{line}");
+    // Nor has a change of tests alone without a spec.
+    let only_tests = repo.commit(&[("tests/test_calc.mutations.json", "")], "drop the spec");
+    let (line, _) = gate_run(&repo, &fixed, &only_tests);
+    assert!(line.get("mutants").is_none(), "{line}");
+}
