@@ -920,6 +920,42 @@ mod tests {
     }
 
     #[test]
+    fn mutations_are_written_over_regular_files_only_never_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/calc.py"), "old text, longer than the new").unwrap();
+        overwrite_regular(&root, "src/calc.py", b"new").unwrap();
+        assert_eq!(std::fs::read(root.join("src/calc.py")).unwrap(), b"new");
+        // A symlinked file, a symlinked directory, a FIFO and a missing file are refused,
+        // and nothing outside the tree changes.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("calc.py"), "outside").unwrap();
+        std::os::unix::fs::symlink(outside.join("calc.py"), root.join("src/link.py")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("lib")).unwrap();
+        nix::unistd::mkfifo(&root.join("src/fifo.py"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::create_dir_all(root.join("src/dir.py")).unwrap();
+        for rel in [
+            "src/link.py",
+            "lib/calc.py",
+            "src/fifo.py",
+            "src/dir.py",
+            "src/gone.py",
+            "../outside/calc.py",
+        ] {
+            let err = overwrite_regular(&root, rel, b"x").unwrap_err();
+            assert!(
+                err.0.contains(&format!("cannot write `{rel}`")),
+                "{}",
+                err.0
+            );
+        }
+        assert_eq!(std::fs::read(outside.join("calc.py")).unwrap(), b"outside");
+        assert!(!root.join("src/gone.py").exists());
+    }
+
+    #[test]
     fn root_and_the_runner_itself_are_refused_as_sandbox_users() {
         assert!(sandbox_user("root").unwrap_err().contains("root"));
         assert!(sandbox_user("no-such-user-xyz").is_err());

@@ -251,3 +251,69 @@ fn a_bad_spec_is_an_error_and_a_source_change_has_no_mutants_field() {
     let (line, _) = gate_run(&repo, &fixed, &only_tests);
     assert!(line.get("mutants").is_none(), "{line}");
 }
+
+#[test]
+fn a_failed_build_under_a_mutant_is_unbuilt_and_after_the_restore_an_error() {
+    // The build compiles calc.py; it also fails once the tree has been mutated to
+    // `a * b` and restored, to show that the restore is rebuilt and checked.
+    let build = "python3 -m py_compile calc.py && if grep -q 'a [*] b' calc.py; then touch .was-times; elif [ -f .was-times ]; then echo stale >&2; exit 4; fi";
+    let config = PYTEST_CONFIG.replace(
+        "\"command\"",
+        &format!(
+            "\"build\": {},\n  \"command\"",
+            serde_json::to_string(build).unwrap()
+        ),
+    );
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", &config),
+            ("calc.py", CALC),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+        ],
+        "base",
+    );
+    let unbuilt = repo.commit(
+        &[
+            ("tests/test_calc.py", TESTS),
+            (
+                "tests/test_calc.mutations.json",
+                &spec(&[
+                    mutation("syntax", "return a + b", "return a +", &["test_add"]),
+                    mutation("minus", "return a + b", "return a - b", &["test_add"]),
+                ]),
+            ),
+        ],
+        "a mutant that does not compile",
+    );
+    let (line, table) = gate_run(&repo, &base, &unbuilt);
+    let m = &line["mutants"];
+    assert_eq!(m["verdict"], "not-killed", "{line}\n{table}");
+    assert_eq!(m["results"][0]["outcome"], "unbuilt", "{table}");
+    // The restore was rebuilt, so the next mutant ran on a sound tree.
+    assert_eq!(m["results"][1]["outcome"], "killed", "{table}");
+
+    let stale = repo.commit(
+        &[(
+            "tests/test_calc.mutations.json",
+            &spec(&[mutation(
+                "times",
+                "return a + b",
+                "return a * b",
+                &["test_add"],
+            )]),
+        )],
+        "a mutant whose restore does not build",
+    );
+    let (line, table) = gate_run(&repo, &base, &stale);
+    let m = &line["mutants"];
+    assert_eq!(m["verdict"], "error", "{line}\n{table}");
+    let error = m["error"].as_str().unwrap();
+    assert!(
+        error.contains("the rebuild after restoring `calc.py` failed") && error.contains("stale"),
+        "{error}"
+    );
+}
