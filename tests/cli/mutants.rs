@@ -1,7 +1,9 @@
 //! Mutation specs end to end: pull requests of tests alone on a small Python repository,
 //! real git and real pytest.
 
-use crate::gate::{GitRepo, PYTEST_CONFIG};
+use repromin::gate::mutants::{MutantsOutcome, MutantsReport};
+
+use crate::gate::{GitRepo, PYTEST_CONFIG, sandbox_available};
 use crate::util::{run, stderr, stdout};
 
 const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n";
@@ -58,6 +60,28 @@ fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, Strin
     let o = run(&args, repo.path());
     assert!(o.status.success(), "{}", stderr(&o));
     (line_of(&stdout(&o)), stderr(&o))
+}
+
+/// `repromin exec --side mutants` alone; its decoded report.
+fn exec_mutants(repo: &GitRepo, base: &str, head: &str, extra: &[&str]) -> MutantsReport {
+    let out = tempfile::tempdir().unwrap();
+    let (out_path, repo_path) = (
+        out.path().display().to_string(),
+        repo.path().display().to_string(),
+    );
+    let mut args = vec![
+        "exec", "--side", "mutants", "--out", &out_path, "--base", base, "--head", head, "--repo",
+        &repo_path,
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args, repo.path());
+    assert!(
+        o.status.success() && stdout(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(out.path().join("mutants.report")).unwrap();
+    repromin::gate::mutants::decode(&text).unwrap()
 }
 
 #[test]
@@ -239,13 +263,24 @@ fn a_bad_spec_is_an_error_and_a_source_change_has_no_mutants_field() {
     );
     assert_eq!(line["mutants"]["results"], serde_json::json!([]));
 
-    // A fix with its test and a spec is not tests alone: no field at all.
+    // The worker refuses the spec too, with an error marker.
+    assert!(matches!(
+        exec_mutants(&repo, &base, &head, &[]).outcome,
+        MutantsOutcome::Error { message } if message.contains("occurs 0 times")
+    ));
+
+    // A fix with its test and a spec is not tests alone: no field at all, and the worker
+    // runs nothing.
     let fixed = repo.commit(
         &[("calc.py", &CALC.replace("return x\n", "return int(x)\n"))],
         "source",
     );
     let (line, _) = gate_run(&repo, &base, &fixed);
     assert!(line.get("mutants").is_none(), "{line}");
+    assert!(matches!(
+        exec_mutants(&repo, &base, &fixed, &[]).outcome,
+        MutantsOutcome::Skipped { reason } if reason.contains("more than tests")
+    ));
     // Nor has a change of tests alone without a spec.
     let only_tests = repo.commit(&[("tests/test_calc.mutations.json", "")], "drop the spec");
     let (line, _) = gate_run(&repo, &fixed, &only_tests);
@@ -316,4 +351,81 @@ fn a_failed_build_under_a_mutant_is_unbuilt_and_after_the_restore_an_error() {
         error.contains("the rebuild after restoring `calc.py` failed") && error.contains("stale"),
         "{error}"
     );
+}
+
+/// A shell test runner that writes JUnit, a failure typed as an assertion.
+const SH_RUNNER: &str = r#"report=$1; shift
+out="<testsuites>"
+for t in "$@"; do
+  if sh "$t"; then
+    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"/></testsuite>"
+  else
+    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"><failure message=\"failed\" type=\"AssertionError\"/></testcase></testsuite>"
+  fi
+done
+printf '%s</testsuites>\n' "$out" > "$report"
+"#;
+
+#[test]
+fn the_mutants_side_runs_its_tests_and_builds_in_the_sandbox() {
+    if let Err(reason) = sandbox_available() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    // Once the head's tests are in the tree, a build as root fails: after the baseline,
+    // every build must run in the sandbox.
+    let config = serde_json::json!({
+        "version": 1,
+        "tests": ["tests/t_*.sh"],
+        "build": "if [ \"$(id -u)\" = 0 ] && [ -f tests/t_add.sh ]; then echo built as root >&2; exit 7; fi",
+        "command": "sh run_tests.sh {report} {tests}",
+        "report": "junit"
+    });
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", &config.to_string()),
+            ("run_tests.sh", SH_RUNNER),
+            ("calc.sh", "add() { echo $(($1 + $2)); }\n"),
+        ],
+        "base",
+    );
+    let mutation = serde_json::json!({"name": "minus", "file": "calc.sh", "find": "$1 + $2", "replace": "$1 - $2", "kills": ["check"]});
+    let head = repo.commit(
+        &[
+            // The test passes only when it does not run as root.
+            (
+                "tests/t_add.sh",
+                ". ./calc.sh\n[ \"$(id -u)\" != 0 ] && [ \"$(add 2 3)\" = 5 ]\n",
+            ),
+            ("tests/t_add.mutations.json", &spec(&[mutation])),
+        ],
+        "a test with a spec",
+    );
+    let plain = exec_mutants(&repo, &base, &head, &[]);
+    assert!(
+        matches!(&plain.outcome, MutantsOutcome::Error { message } if message.contains("the rebuild after restoring `calc.sh` failed") && message.contains("built as root")),
+        "{plain:?}"
+    );
+    let sandboxed = exec_mutants(&repo, &base, &head, &["--sandbox-user", "repromin-sbx"]);
+    let MutantsOutcome::Ran { baseline, runs } = &sandboxed.outcome else {
+        panic!("{sandboxed:?}");
+    };
+    let shown = format!("{baseline:?}");
+    assert!(
+        shown.starts_with("Report") && !shown.contains("Failed"),
+        "{shown}"
+    );
+    assert_eq!(runs.len(), 1);
+    let shown = format!("{:?}", runs[0].result);
+    assert!(
+        shown.starts_with("Tested") && shown.contains("AssertionError"),
+        "{shown}"
+    );
+    // Root is refused as the sandbox user: an error marker, never an unsandboxed run.
+    let refused = exec_mutants(&repo, &base, &head, &["--sandbox-user", "root"]);
+    assert!(matches!(
+        refused.outcome,
+        MutantsOutcome::Error { message } if message.contains("is root")
+    ));
 }
