@@ -3,7 +3,7 @@
 
 use repromin::gate::mutants::{MutantsOutcome, MutantsReport};
 
-use crate::gate::{GitRepo, PYTEST_CONFIG, sandbox_available};
+use crate::gate::{GitRepo, PYTEST_CONFIG, node_repo, sandbox_available, vitest_modules};
 use crate::util::{run, stderr, stdout};
 
 const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n";
@@ -428,4 +428,33 @@ fn the_mutants_side_runs_its_tests_and_builds_in_the_sandbox() {
         refused.outcome,
         MutantsOutcome::Error { message } if message.contains("is root")
     ));
+}
+
+#[test]
+fn vitest_matchers_kill_mutants_and_a_thrown_type_error_does_not() {
+    let Some(modules) = vitest_modules() else {
+        eprintln!("skipped: vitest is not installed under target/test-node (.ci/run installs it)");
+        return;
+    };
+    // Both of vitest's reports: JUnit types the failure, JSON names it in the message.
+    for (reporter, format) in [("junit", "junit"), ("json", "vitest-json")] {
+        let (repo, base) = node_repo(&modules, reporter, format);
+        let tests = "import { describe, it, expect } from 'vitest';\nimport { add } from '../src/calc.js';\n\ndescribe('add', () => {\n  it('subtracts today', () => {\n    expect(add(5, 3)).toBe(2);\n  });\n});\n";
+        let mutation = |name: &str, replace: &str| serde_json::json!({"name": name, "file": "src/calc.js", "find": "a - b", "replace": replace, "kills": ["add > subtracts today"]});
+        let head = repo.commit(
+            &[
+                ("test/calc.test.js", tests),
+                (
+                    "test/calc.test.mutations.json",
+                    &spec(&[mutation("plus", "a + b"), mutation("crash", "a.x.y - b")]),
+                ),
+            ],
+            "a characterization test with a spec",
+        );
+        let (line, table) = gate_run(&repo, &base, &head);
+        let m = &line["mutants"];
+        assert_eq!(m["verdict"], "not-killed", "{reporter}: {line}\n{table}");
+        assert_eq!(m["results"][0]["outcome"], "killed", "{reporter}: {table}");
+        assert_eq!(m["results"][1]["outcome"], "error", "{reporter}: {table}");
+    }
 }
