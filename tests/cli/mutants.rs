@@ -458,3 +458,45 @@ fn vitest_matchers_kill_mutants_and_a_thrown_type_error_does_not() {
         assert_eq!(m["results"][1]["outcome"], "error", "{reporter}: {table}");
     }
 }
+
+#[test]
+fn rust_assertion_panics_kill_mutants_and_other_panics_do_not() {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"dbl\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+            ),
+            ("src/lib.rs", "pub fn double(x: i32) -> i32 {\n    x + x\n}\n"),
+            (".gitignore", "/target\n"),
+        ],
+        "base",
+    );
+    let mutation = |name: &str, replace: &str| serde_json::json!({"name": name, "file": "src/lib.rs", "find": "x + x", "replace": replace, "kills": ["doubles"]});
+    let head = repo.commit(
+        &[
+            (
+                "tests/double.rs",
+                "#[test]\nfn doubles() {\n    assert_eq!(dbl::double(2), 4);\n}\n",
+            ),
+            (
+                "tests/double.mutations.json",
+                &spec(&[
+                    mutation("triple", "x + x + x"),
+                    mutation("panic", "panic!(\"boom {x}\")"),
+                    mutation("syntax", "x +"),
+                ]),
+            ),
+        ],
+        "a characterization test with a spec (detected defaults)",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    let m = &line["mutants"];
+    assert_eq!(m["verdict"], "not-killed", "{line}\n{table}");
+    let outcomes: Vec<&str> = (0..3)
+        .map(|i| m["results"][i]["outcome"].as_str().unwrap())
+        .collect();
+    // A compile error of the test target is a load error, as on the base side.
+    assert_eq!(outcomes, ["killed", "error", "load-error"], "{table}");
+}
