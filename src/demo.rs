@@ -431,6 +431,7 @@ fn gate_demo(
             local_config: None,
             sandbox_user: None,
             budget: std::time::Duration::from_secs(600),
+            mutants_budget: std::time::Duration::from_secs(600),
             reduce: true,
             holdout_runs: crate::gate::certificate::HOLDOUT_RUNS,
             reports: None,

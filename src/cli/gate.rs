@@ -40,6 +40,9 @@ pub enum SideArg {
     Base,
     /// The head.
     Head,
+    /// For a pull request that changes tests alone and adds or changes a mutation spec: the
+    /// merge base with the head's tests laid over it, mutated by each spec in turn.
+    Mutants,
     /// Reduce the base-plus-overlay tree for the first test that fails on base, then run a
     /// holdout on the result (needs --base-report).
     Reduce,
@@ -52,8 +55,8 @@ pub struct ExecArgs {
     #[arg(long, value_enum)]
     pub side: SideArg,
 
-    /// Where to write the encoded reports (`base.report` and `base-rerun.report`, or
-    /// `head.report`).
+    /// Where to write the encoded reports (`base.report` and `base-rerun.report`,
+    /// `head.report`, or `mutants.report`).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
@@ -62,11 +65,12 @@ pub struct ExecArgs {
     pub commits: Commits,
 
     /// Run the base side's tests (head code) as this user, in new PID and mount
-    /// namespaces, with no new privileges and a cleared environment.
+    /// namespaces, with no new privileges and a cleared environment (on the mutants side,
+    /// also every build from the baseline on).
     #[arg(long, value_name = "NAME")]
     pub sandbox_user: Option<String>,
 
-    /// The side's deadline in milliseconds [default: 18 minutes].
+    /// The side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes].
     #[arg(long, value_name = "N")]
     pub budget_ms: Option<u64>,
 
@@ -122,6 +126,11 @@ pub struct JudgeArgs {
     #[arg(long, value_name = "FILE")]
     pub reduce_report: Option<PathBuf>,
 
+    /// The mutants side's report. Read only when the pull request changes tests alone and
+    /// adds or changes a mutation spec; the line then gets a mutants field.
+    #[arg(long, value_name = "FILE")]
+    pub mutants_report: Option<PathBuf>,
+
     #[command(flatten)]
     /// Commits and repository.
     pub commits: Commits,
@@ -142,7 +151,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub sandbox_user: Option<String>,
 
-    /// Each side's deadline in milliseconds [default: 18 minutes].
+    /// Each side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes].
     #[arg(long, value_name = "N")]
     pub budget_ms: Option<u64>,
 
@@ -203,8 +212,8 @@ fn local_config(commits: &Commits) -> Result<Option<(RepoConfig, String)>, Strin
     Ok(Some((config, origin)))
 }
 
-fn budget(ms: Option<u64>) -> Duration {
-    ms.map_or(exec::DEFAULT_BUDGET, Duration::from_millis)
+fn budget(ms: Option<u64>, side: exec::Side) -> Duration {
+    ms.map_or(side.default_budget(), Duration::from_millis)
 }
 
 /// `exec`: prints nothing on success, exits 0 always.
@@ -213,6 +222,7 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
     let side = match args.side {
         SideArg::Base => exec::Side::Base,
         SideArg::Head => exec::Side::Head,
+        SideArg::Mutants => exec::Side::Mutants,
         SideArg::Reduce => {
             let local = local_config(&args.commits).ok().flatten();
             let options = exec::ExecOptions {
@@ -222,7 +232,7 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
                 out: args.out.clone(),
                 side: exec::Side::Base,
                 sandbox_user: None,
-                budget: budget(args.budget_ms),
+                budget: budget(args.budget_ms, exec::Side::Base),
                 local_config: local,
             };
             let base_report = args.base_report.clone().unwrap_or_default();
@@ -241,16 +251,8 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
         Ok(local) => local,
         Err(message) => {
             // The marker carries the problem to the judge.
-            let commit = match side {
-                exec::Side::Base => &args.commits.base,
-                exec::Side::Head => &args.commits.head,
-            };
-            let _ = std::fs::create_dir_all(&args.out);
-            for name in side.reports() {
-                let marker = gate::encode::SideReport::error(name, commit, message.clone());
-                let text = gate::encode::encode(&marker, gate::encode::TEST_REPORT_CAP);
-                let _ = std::fs::write(args.out.join(format!("{name}.report")), text);
-            }
+            let commit = side.commit(&args.commits.base, &args.commits.head);
+            exec::write_error_markers(&args.out, side, commit, &message);
             console.err(&format!("error: {message}"));
             return Exit::Ok;
         }
@@ -262,7 +264,7 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
         out: args.out.clone(),
         side,
         sandbox_user: args.sandbox_user.clone(),
-        budget: budget(args.budget_ms),
+        budget: budget(args.budget_ms, side),
         local_config: local,
     };
     exec::exec(&options, interrupt);
@@ -295,6 +297,7 @@ pub fn judge_command(args: &JudgeArgs) -> Exit {
         rerun_report: args.base_rerun_report.clone(),
         head_report: Some(args.head_report.clone()),
         reduce_report: args.reduce_report.clone(),
+        mutants_report: args.mutants_report.clone(),
         local_config: local,
     });
     finish(&console, &judgement, args.require)
@@ -324,7 +327,8 @@ pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Ex
             head: args.commits.head.clone(),
             local_config: local,
             sandbox_user: args.sandbox_user.clone(),
-            budget: budget(args.budget_ms),
+            budget: budget(args.budget_ms, exec::Side::Base),
+            mutants_budget: budget(args.budget_ms, exec::Side::Mutants),
             reduce: !args.no_reduce,
             holdout_runs: args.holdout_runs,
             reports: args.reports.clone(),

@@ -73,12 +73,16 @@ pub enum Command {
     ///
     /// Plans the diff, adds a detached worktree at the side's commit, installs and builds
     /// there before any head file lands, lays the head's tests over the base (base side),
-    /// runs the tests (twice on base) and writes the reports. Prints nothing on success and
+    /// runs the tests (twice on base) and writes the reports. The mutants side, for a pull
+    /// request that changes tests alone with a mutation spec, runs the specs' tests on the
+    /// merge base once, then under each mutation in turn. Prints nothing on success and
     /// always exits 0: failures become error markers that the judge reports.
     Exec(gate::ExecArgs),
     /// Read the side reports plus git and print one `repromin/v1` line.
     ///
-    /// Runs no code of either commit. Exits 0 unless --require is given.
+    /// Runs no code of either commit. With --mutants-report, a pull request that changes
+    /// tests alone and adds or changes a mutation spec gets a mutants field. Exits 0 unless
+    /// --require is given.
     Judge(gate::JudgeArgs),
     /// Run every side and the judge locally: the line on stdout, a table on stderr.
     Run(gate::RunArgs),

@@ -367,6 +367,7 @@ mod tests {
                     } else {
                         vec![(*m).into()]
                     },
+                    error_type: None,
                 })
                 .collect(),
         }

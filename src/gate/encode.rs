@@ -228,6 +228,7 @@ mod tests {
                                 name: format!("test_{i}_{:x}", i * 7919),
                                 status: Status::Failed,
                                 messages: vec![format!("AssertionError: {i}")],
+                                error_type: None,
                             })
                             .collect(),
                     }],

@@ -11,6 +11,12 @@
 //! new PID and mount namespaces as that user, with no new privileges and a cleared
 //! environment; everything it starts dies with the namespace, and its report is read as a
 //! regular file of bounded size, never through a symlink.
+//!
+//! The mutants side prepares the tree like the base side, runs the specs' test files once
+//! as a baseline, then applies each mutation in turn: it writes the mutated text (never
+//! through a symlink), rebuilds, runs the spec's test file, writes the merge base's text
+//! back and rebuilds again. With a sandbox user, every build and test run from the
+//! baseline on runs in the sandbox, since head test code has run in the tree by then.
 
 use std::io::Read as _;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -21,6 +27,7 @@ use std::time::{Duration, Instant};
 use crate::gate::config::{RepoConfig, ReportFormat};
 use crate::gate::encode::{Outcome, SideReport, TEST_REPORT_CAP, encode};
 use crate::gate::git::Repo;
+use crate::gate::mutants::{self, MutantResult, MutantRun, MutantsOutcome, MutantsReport};
 use crate::gate::plan::{Plan, Planned};
 use crate::gate::readers::{self, Format, ReadContext};
 use crate::gate::test_report::TestReport;
@@ -28,6 +35,8 @@ use crate::runner::{self, CommandSpec, Termination};
 
 /// The default deadline of a side.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
+/// The default deadline of the mutants side.
+pub const MUTANTS_BUDGET: Duration = Duration::from_secs(13 * 60);
 /// The largest report file read from a test run.
 pub const REPORT_FILE_CAP: u64 = 16 * 1024 * 1024;
 
@@ -38,6 +47,9 @@ pub enum Side {
     Base,
     /// The head, tested once.
     Head,
+    /// The merge base with the head's tests laid over it, mutated by the pull request's
+    /// specs one mutation at a time.
+    Mutants,
 }
 
 impl Side {
@@ -46,6 +58,23 @@ impl Side {
         match self {
             Side::Base => &["base", "base-rerun"],
             Side::Head => &["head"],
+            Side::Mutants => &[crate::gate::mutants::SIDE],
+        }
+    }
+
+    /// The commit the side checks out.
+    pub fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
+        match self {
+            Side::Base | Side::Mutants => base,
+            Side::Head => head,
+        }
+    }
+
+    /// The side's default deadline.
+    pub fn default_budget(self) -> Duration {
+        match self {
+            Side::Base | Side::Head => DEFAULT_BUDGET,
+            Side::Mutants => MUTANTS_BUDGET,
         }
     }
 }
@@ -82,12 +111,21 @@ impl<E: std::fmt::Display> From<E> for Failure {
 }
 
 /// Runs a side and writes its reports into `options.out`. Never fails: every failure
-/// becomes an error marker. Returns the reports written, by name.
+/// becomes an error marker. Returns the test reports written, by name (none for the
+/// mutants side, whose one report is `mutants.report`).
 pub fn exec(options: &ExecOptions, interrupt: &AtomicBool) -> Vec<(String, SideReport)> {
-    let commit = match options.side {
-        Side::Base => options.base.clone(),
-        Side::Head => options.head.clone(),
-    };
+    let commit = options
+        .side
+        .commit(&options.base, &options.head)
+        .to_string();
+    if options.side == Side::Mutants {
+        let report = match run_mutants(options, interrupt) {
+            Ok(report) => report,
+            Err(Failure(message)) => MutantsReport::error(&commit, message),
+        };
+        write_report(&options.out, mutants::SIDE, &mutants::encode(&report));
+        return Vec::new();
+    }
     let reports = match run_side(options, &commit, interrupt) {
         Ok(reports) => reports,
         Err(Failure(message)) => options
@@ -102,14 +140,31 @@ pub fn exec(options: &ExecOptions, interrupt: &AtomicBool) -> Vec<(String, SideR
             })
             .collect(),
     };
-    let _ = std::fs::create_dir_all(&options.out);
     for (name, report) in &reports {
-        let text = encode(report, TEST_REPORT_CAP);
-        let path = options.out.join(format!("{name}.report"));
-        let _ = crate::workspace::remove_any(&path);
-        let _ = std::fs::write(&path, text);
+        write_report(&options.out, name, &encode(report, TEST_REPORT_CAP));
     }
     reports
+}
+
+/// Writes an error marker in place of every report `side` owes, into `out`.
+pub fn write_error_markers(out: &Path, side: Side, commit: &str, message: &str) {
+    if side == Side::Mutants {
+        let marker = MutantsReport::error(commit, message);
+        write_report(out, mutants::SIDE, &mutants::encode(&marker));
+        return;
+    }
+    for name in side.reports() {
+        let marker = SideReport::error(name, commit, message);
+        write_report(out, name, &encode(&marker, TEST_REPORT_CAP));
+    }
+}
+
+/// Writes `out/NAME.report`, replacing whatever is there.
+fn write_report(out: &Path, name: &str, text: &str) {
+    let _ = std::fs::create_dir_all(out);
+    let path = out.join(format!("{name}.report"));
+    let _ = crate::workspace::remove_any(&path);
+    let _ = std::fs::write(&path, text);
 }
 
 /// Shell-quotes one argument.
@@ -194,6 +249,10 @@ impl Deadline {
             return Err(Failure("timeout: the side's deadline passed".into()));
         }
         Ok(step.min(left))
+    }
+
+    fn check(&self) -> Result<(), Failure> {
+        self.limit(Duration::ZERO).map(|_| ())
     }
 }
 
@@ -417,27 +476,90 @@ fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<String> {
     argv
 }
 
-/// Runs the tests once and reads the report.
+/// Runs `command` in `tree` under `sh -c`, in the sandbox when there is one: `dirs` (the
+/// tree and the run's own directories) are handed to the sandbox user for the run and
+/// taken back afterwards.
+fn run_shell(
+    command: &str,
+    tree: &Path,
+    dirs: &[&Path],
+    tmp: &Path,
+    sandbox: Option<&Sandbox>,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<runner::RunOutcome, Failure> {
+    let argv = match sandbox {
+        Some(sandbox) => {
+            for dir in std::iter::once(&tree).chain(dirs) {
+                chown_dirs(dir, sandbox.uid, sandbox.gid);
+            }
+            sandboxed(sandbox, command, tree)
+        }
+        None => vec!["sh".into(), "-c".into(), command.into()],
+    };
+    let spec = CommandSpec {
+        argv,
+        env: vec![("CI".into(), "1".into())],
+    };
+    let outcome = runner::run(&spec, tree, tmp, timeout, interrupt);
+    if sandbox.is_some() {
+        let me = nix::unistd::getuid().as_raw();
+        let group = nix::unistd::getgid().as_raw();
+        for dir in std::iter::once(&tree).chain(dirs) {
+            chown_back(dir, me, group);
+        }
+    }
+    Ok(outcome?)
+}
+
+/// A fresh, empty directory `scratch/PREFIX-NAME`.
+fn fresh_dir(scratch: &Path, prefix: &str, name: &str) -> Result<PathBuf, Failure> {
+    let dir = scratch.join(format!("{prefix}-{name}"));
+    crate::workspace::remove_any(&dir)?;
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// A build step after head test code has run in the tree (the mutants side): in the
+/// sandbox when there is one.
+fn build_step(
+    name: &str,
+    build: &str,
+    tree: &Path,
+    scratch: &Path,
+    sandbox: Option<&Sandbox>,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<(), Failure> {
+    let tmp = fresh_dir(scratch, "tmp", name)?;
+    let outcome = run_shell(build, tree, &[&tmp], &tmp, sandbox, timeout, interrupt)?;
+    match outcome.termination {
+        Termination::Exited(0) => Ok(()),
+        other => Err(Failure(format!(
+            "build `{build}` failed ({}): {}",
+            other.describe(),
+            crate::oracle::tail(&outcome.output, 5)
+        ))),
+    }
+}
+
+/// Runs the test files `tests` once and reads the report.
 #[expect(
     clippy::too_many_arguments,
-    reason = "one call site, all inputs distinct"
+    reason = "one call site per side, all inputs distinct"
 )]
 fn test_run(
     name: &str,
     config: &RepoConfig,
-    plan: &Plan,
+    tests: &[String],
     tree: &Path,
     scratch: &Path,
     sandbox: Option<&Sandbox>,
     timeout: Duration,
     interrupt: &AtomicBool,
 ) -> Result<Outcome, Failure> {
-    let out_dir = scratch.join(format!("out-{name}"));
-    let tmp = scratch.join(format!("tmp-{name}"));
-    for dir in [&out_dir, &tmp] {
-        crate::workspace::remove_any(dir)?;
-        std::fs::create_dir_all(dir)?;
-    }
+    let out_dir = fresh_dir(scratch, "out", name)?;
+    let tmp = fresh_dir(scratch, "tmp", name)?;
     let report_path = out_dir.join(match config.report {
         ReportFormat::Junit => "report.xml",
         _ => "report.json",
@@ -446,29 +568,9 @@ fn test_run(
     if config.command.contains("{node_reporter}") {
         std::fs::write(&node_reporter, crate::gate::node_test::REPORTER)?;
     }
-    let command = expand(&config.command, &plan.tests, &report_path, &node_reporter);
-    let argv = match sandbox {
-        Some(sandbox) => {
-            chown_dirs(tree, sandbox.uid, sandbox.gid);
-            chown_dirs(&out_dir, sandbox.uid, sandbox.gid);
-            chown_dirs(&tmp, sandbox.uid, sandbox.gid);
-            sandboxed(sandbox, &command, tree)
-        }
-        None => vec!["sh".into(), "-c".into(), command.clone()],
-    };
-    let spec = CommandSpec {
-        argv,
-        env: vec![("CI".into(), "1".into())],
-    };
-    let outcome = runner::run(&spec, tree, &tmp, timeout, interrupt);
-    if sandbox.is_some() {
-        let me = nix::unistd::getuid().as_raw();
-        let group = nix::unistd::getgid().as_raw();
-        chown_back(tree, me, group);
-        chown_back(&out_dir, me, group);
-        chown_back(&tmp, me, group);
-    }
-    let outcome = outcome?;
+    let command = expand(&config.command, tests, &report_path, &node_reporter);
+    let dirs = [out_dir.as_path(), tmp.as_path()];
+    let outcome = run_shell(&command, tree, &dirs, &tmp, sandbox, timeout, interrupt)?;
     let exit_code = match outcome.termination {
         Termination::Exited(code) => Some(code),
         Termination::TimedOut => {
@@ -493,13 +595,63 @@ fn test_run(
     let root_text = root.display().to_string();
     let ctx = ReadContext {
         root: &root_text,
-        selected: &plan.tests,
+        selected: tests,
     };
     let mut report = read_report(config.report, &bytes, &ctx)
         .map_err(|e| Failure(format!("cannot read the {name} test report: {e}")))?;
     // Only what the judge reads: the selected files.
-    report.files.retain(|f| plan.tests.contains(&f.path));
+    report.files.retain(|f| tests.contains(&f.path));
     Ok(Outcome::Report { exit_code, report })
+}
+
+/// Adds a detached worktree of `commit` in a fresh scratch directory, runs `work` in it
+/// (tree, scratch), and removes the worktree either way.
+fn with_worktree<T>(
+    repo: &Repo,
+    commit: &str,
+    sandboxed: bool,
+    work: impl FnOnce(&Path, &Path) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-exec-")
+        .tempdir()?;
+    if sandboxed {
+        // The sandbox user must be able to reach the tree.
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
+    }
+    let tree = scratch.path().join("tree");
+    repo.add_worktree(&tree, commit)?;
+    let result = work(&tree, scratch.path());
+    repo.remove_worktree(&tree);
+    result
+}
+
+/// Installs and builds the tree, before any file of the head lands on it.
+fn install_and_build(
+    config: &RepoConfig,
+    tree: &Path,
+    scratch: &Path,
+    deadline: &Deadline,
+    interrupt: &AtomicBool,
+) -> Result<(), Failure> {
+    let tmp = fresh_dir(scratch, "tmp", "setup")?;
+    for command in &config.install {
+        let limit = deadline.limit(Duration::from_secs(config.timeouts.install))?;
+        shell_step("install", command, tree, &tmp, limit, interrupt)?;
+    }
+    if let Some(build) = &config.build {
+        let limit = deadline.limit(Duration::from_secs(config.timeouts.build))?;
+        shell_step("build", build, tree, &tmp, limit, interrupt)?;
+    }
+    Ok(())
+}
+
+/// The sandbox of a side that runs head test code on base.
+fn side_sandbox(options: &ExecOptions) -> Result<Option<Sandbox>, Failure> {
+    match (&options.sandbox_user, options.side) {
+        (Some(name), Side::Base | Side::Mutants) => Ok(Some(sandbox_user(name).map_err(Failure)?)),
+        _ => Ok(None),
+    }
 }
 
 fn run_side(
@@ -535,32 +687,11 @@ fn run_side(
             })
             .collect());
     }
-    let sandbox = match (&options.sandbox_user, options.side) {
-        (Some(name), Side::Base) => Some(sandbox_user(name).map_err(Failure)?),
-        _ => None,
-    };
-    let scratch = tempfile::Builder::new()
-        .prefix("repromin-exec-")
-        .tempdir()?;
-    if sandbox.is_some() {
-        // The sandbox user must be able to reach the tree.
-        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
-    }
-    let tree = scratch.path().join("tree");
-    repo.add_worktree(&tree, commit)?;
-    let result = (|| {
-        let tmp = scratch.path().join("tmp-setup");
-        std::fs::create_dir_all(&tmp)?;
-        for command in &config.install {
-            let limit = deadline.limit(Duration::from_secs(config.timeouts.install))?;
-            shell_step("install", command, &tree, &tmp, limit, interrupt)?;
-        }
-        if let Some(build) = &config.build {
-            let limit = deadline.limit(Duration::from_secs(config.timeouts.build))?;
-            shell_step("build", build, &tree, &tmp, limit, interrupt)?;
-        }
+    let sandbox = side_sandbox(options)?;
+    with_worktree(&repo, commit, sandbox.is_some(), |tree, scratch| {
+        install_and_build(&config, tree, scratch, &deadline, interrupt)?;
         if options.side == Side::Base {
-            overlay_tree(&repo, &options.head, &plan, &tree)?;
+            overlay_tree(&repo, &options.head, &plan, tree)?;
         }
         let mut reports = Vec::new();
         for name in options.side.reports() {
@@ -568,9 +699,9 @@ fn run_side(
             let outcome = test_run(
                 name,
                 &config,
-                &plan,
-                &tree,
-                scratch.path(),
+                &plan.tests,
+                tree,
+                scratch,
                 sandbox.as_ref(),
                 limit,
                 interrupt,
@@ -587,9 +718,164 @@ fn run_side(
             reports.push(((*name).to_string(), report));
         }
         Ok(reports)
-    })();
-    repo.remove_worktree(&tree);
-    result
+    })
+}
+
+/// Writes `text` over the regular file `rel` inside `root`, in this process and never
+/// through a symlink: each parent is opened as a directory with `O_NOFOLLOW`, the file
+/// itself with `O_NOFOLLOW` and without creating it, and it must be a regular file.
+pub(crate) fn overwrite_regular(root: &Path, rel: &str, text: &[u8]) -> Result<(), Failure> {
+    use nix::fcntl::{OFlag, open, openat};
+    use nix::sys::stat::Mode;
+    let bad = |why: &str| Failure(format!("cannot write `{rel}`: {why}"));
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((name, parents)) = parts.split_last() else {
+        return Err(bad("empty path"));
+    };
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
+        return Err(bad("not a normalised path"));
+    }
+    let dir_flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
+    let mut dir = open(root, dir_flags, Mode::empty())
+        .map_err(|e| bad(&format!("cannot open the tree ({e})")))?;
+    for part in parents {
+        dir = openat(&dir, *part, dir_flags, Mode::empty())
+            .map_err(|e| bad(&format!("`{part}` is not a directory of the tree ({e})")))?;
+    }
+    // O_NONBLOCK: opening a FIFO for writing must fail rather than wait for a reader.
+    let file_flags = OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let fd = openat(&dir, *name, file_flags, Mode::empty())
+        .map_err(|e| bad(&format!("not a regular file of the tree ({e})")))?;
+    let mut file = std::fs::File::from(fd);
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file"));
+    }
+    use std::io::Write as _;
+    file.set_len(0)?;
+    file.write_all(text)?;
+    file.sync_all()?;
+    Ok(())
+}
+
+/// The mutants side: checks the specs like the judge, prepares the merge base like the base
+/// side, runs the baseline, then each mutation in turn.
+fn run_mutants(options: &ExecOptions, interrupt: &AtomicBool) -> Result<MutantsReport, Failure> {
+    let deadline = Deadline(Instant::now() + options.budget);
+    let repo = Repo::new(&options.repo);
+    let base = options.base.as_str();
+    repo.commit(base)?;
+    repo.commit(&options.head)?;
+    let planned =
+        crate::gate::plan::plan(&repo, base, &options.head, options.local_config.clone())?;
+    let skipped = |reason: &str| {
+        let reason = reason.to_string();
+        Ok(MutantsReport::new(base, MutantsOutcome::Skipped { reason }))
+    };
+    if !planned.plan.test_only() {
+        return skipped("the pull request changes more than tests");
+    }
+    if planned.plan.mutations.is_empty() {
+        return skipped("the pull request adds or changes no mutation spec");
+    }
+    let specs = mutants::load_specs(&repo, base, &options.head, &planned).map_err(Failure)?;
+    let (plan, config) = (&planned.plan, &planned.config);
+    let mut tests: Vec<String> = specs.iter().map(|s| s.test.clone()).collect();
+    tests.sort();
+    tests.dedup();
+    let sandbox = side_sandbox(options)?;
+    let sandbox = sandbox.as_ref();
+    with_worktree(&repo, base, sandbox.is_some(), |tree, scratch| {
+        install_and_build(config, tree, scratch, &deadline, interrupt)?;
+        overlay_tree(&repo, &options.head, plan, tree)?;
+        let test_limit = || deadline.limit(Duration::from_secs(config.timeouts.test));
+        let build_limit = || deadline.limit(Duration::from_secs(config.timeouts.build));
+        let baseline = test_run(
+            "baseline",
+            config,
+            &tests,
+            tree,
+            scratch,
+            sandbox,
+            test_limit()?,
+            interrupt,
+        )
+        .unwrap_or_else(|Failure(message)| Outcome::Error { message });
+        let mut runs = Vec::new();
+        if matches!(baseline, Outcome::Report { .. }) {
+            let mut index = 0;
+            for spec in &specs {
+                for (m, base_text) in &spec.mutations {
+                    index += 1;
+                    let name = format!("mutant-{index}");
+                    let mutated = base_text.replacen(&m.find, &m.replace, 1);
+                    overwrite_regular(tree, &m.file, mutated.as_bytes())?;
+                    let built = match &config.build {
+                        Some(build) => build_step(
+                            &name,
+                            build,
+                            tree,
+                            scratch,
+                            sandbox,
+                            build_limit()?,
+                            interrupt,
+                        ),
+                        None => Ok(()),
+                    };
+                    let result = match built {
+                        Err(Failure(message)) => MutantResult::Unbuilt { message },
+                        Ok(()) => {
+                            let one = std::slice::from_ref(&spec.test);
+                            let limit = test_limit()?;
+                            match test_run(
+                                &name, config, one, tree, scratch, sandbox, limit, interrupt,
+                            ) {
+                                Ok(Outcome::Report { exit_code, report }) => {
+                                    MutantResult::Tested { exit_code, report }
+                                }
+                                Ok(_) => MutantResult::Error {
+                                    message: "no report".into(),
+                                },
+                                Err(Failure(message)) => MutantResult::Error { message },
+                            }
+                        }
+                    };
+                    overwrite_regular(tree, &m.file, base_text.as_bytes())?;
+                    if let Some(build) = &config.build {
+                        build_step(
+                            &name,
+                            build,
+                            tree,
+                            scratch,
+                            sandbox,
+                            build_limit()?,
+                            interrupt,
+                        )
+                        .map_err(|Failure(message)| {
+                            Failure(format!(
+                                "the rebuild after restoring `{}` failed: {message}",
+                                m.file
+                            ))
+                        })?;
+                    }
+                    runs.push(MutantRun {
+                        spec: spec.path.clone(),
+                        name: m.name.clone(),
+                        result,
+                    });
+                }
+            }
+        }
+        // A run cut short by the deadline is not a result: the side overran.
+        deadline.check()?;
+        Ok(MutantsReport::new(
+            base,
+            MutantsOutcome::Ran { baseline, runs },
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -631,6 +917,42 @@ mod tests {
         );
         assert!(!outside.join("test_x.py").exists());
         assert!(write_inside(&root, "../escape", b"x", "100644").is_err());
+    }
+
+    #[test]
+    fn mutations_are_written_over_regular_files_only_never_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/calc.py"), "old text, longer than the new").unwrap();
+        overwrite_regular(&root, "src/calc.py", b"new").unwrap();
+        assert_eq!(std::fs::read(root.join("src/calc.py")).unwrap(), b"new");
+        // A symlinked file, a symlinked directory, a FIFO and a missing file are refused,
+        // and nothing outside the tree changes.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("calc.py"), "outside").unwrap();
+        std::os::unix::fs::symlink(outside.join("calc.py"), root.join("src/link.py")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("lib")).unwrap();
+        nix::unistd::mkfifo(&root.join("src/fifo.py"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::create_dir_all(root.join("src/dir.py")).unwrap();
+        for rel in [
+            "src/link.py",
+            "lib/calc.py",
+            "src/fifo.py",
+            "src/dir.py",
+            "src/gone.py",
+            "../outside/calc.py",
+        ] {
+            let err = overwrite_regular(&root, rel, b"x").unwrap_err();
+            assert!(
+                err.0.contains(&format!("cannot write `{rel}`")),
+                "{}",
+                err.0
+            );
+        }
+        assert_eq!(std::fs::read(outside.join("calc.py")).unwrap(), b"outside");
+        assert!(!root.join("src/gone.py").exists());
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! run prints, `repromin/v1 ` and then a compact JSON object, at most
 //! [`MAX_LINE_BYTES`] bytes in all. Every object has a fixed key set in a
 //! fixed order, and the line must agree with itself: the verdict with the
-//! counts, the listed tests with the counts, `error` with the verdict, and
-//! the reduce side's [`Certificate`] with itself.
+//! counts, the listed tests with the counts, `error` with the verdict, the
+//! reduce side's [`Certificate`] with itself, and the mutation check's
+//! [`Mutants`] verdict with its results.
 //! [`parse_line`] refuses any line that breaks a rule, [`format_line`]
 //! refuses to write one and drops list entries, in a fixed order, when a
 //! result would not fit. `docs/line-schema.md` is the schema.
@@ -123,6 +124,70 @@ named_enum! {
 /// The message of a `certified` certificate that lost its test to fit the
 /// line (its verdict becomes `error`, see [`format_line`]).
 pub const CERT_DID_NOT_FIT: &str = "certificate did not fit the line";
+
+named_enum! {
+    /// What the mutation check concluded about a pull request of tests alone.
+    MutantsVerdict[3] {
+        /// Every mutant was killed.
+        Killed = "killed",
+        /// Some mutant was not killed; `results` says how each came out.
+        NotKilled = "not-killed",
+        /// The check itself could not be made; `error` says why.
+        Error = "error",
+    }
+}
+
+named_enum! {
+    /// How one mutant came out.
+    MutantOutcome[7] {
+        /// It built, and exactly its `kills` tests failed, each on an assertion.
+        Killed = "killed",
+        /// Every `kills` test failed, and so did another test.
+        Overkill = "overkill",
+        /// Some `kills` test still passed.
+        Survived = "survived",
+        /// The rebuild under the mutation failed.
+        Unbuilt = "unbuilt",
+        /// The test file failed to load, or a test failed naming a missing symbol.
+        LoadError = "load-error",
+        /// A `kills` test did not pass exactly once on the unmutated tree.
+        Baseline = "baseline",
+        /// The run is missing, or a test failed on something other than an assertion.
+        Error = "error",
+    }
+}
+
+impl MutantOutcome {
+    /// Whether an entry of this outcome lists its failing tests (`failed`).
+    pub fn lists_failed(self) -> bool {
+        matches!(self, MutantOutcome::Overkill | MutantOutcome::Survived)
+    }
+}
+
+/// One entry of `mutants.results`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MutantLine {
+    /// The spec's path, e.g. `tests/test_parse.mutations.json`.
+    pub spec: String,
+    /// The mutation's name in its spec.
+    pub name: String,
+    /// How it came out.
+    pub outcome: MutantOutcome,
+    /// The tests that failed under it; present exactly for `overkill` and `survived`.
+    pub failed: Option<Vec<String>>,
+}
+
+/// The mutation check of a pull request that changes tests alone and adds or
+/// changes a spec. It never changes the line's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mutants {
+    /// The check's verdict.
+    pub verdict: MutantsVerdict,
+    /// One entry per mutation; only some of them when the line is `truncated`.
+    pub results: Vec<MutantLine>,
+    /// Why the check failed; present exactly when its verdict is `error`.
+    pub error: Option<String>,
+}
 
 /// The test that a certificate is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -283,6 +348,9 @@ pub struct ResultLine {
     pub truncated: bool,
     /// The reduce side's certificate; `None` when no reduce side ran.
     pub certificate: Option<Certificate>,
+    /// The mutation check; `None` (no key on the line) unless the change is
+    /// test material alone and adds or changes a mutation spec.
+    pub mutants: Option<Mutants>,
 }
 
 /// Why a line or a result was refused. Object paths are empty for the top
@@ -390,6 +458,34 @@ pub enum LineError {
          reaches `certificate.holdout.requiredPasses` ({1})"
     )]
     EnoughPasses(u64, u64),
+    /// Mutants verdict `error` without a message.
+    #[error("`mutants.error` must be present when `mutants.verdict` is `error`")]
+    MutantsErrorMissing,
+    /// A mutants message with another verdict (that verdict).
+    #[error("`mutants.error` must be absent when `mutants.verdict` is `{0}`")]
+    MutantsErrorUnexpected(MutantsVerdict),
+    /// A mutants message over [`MAX_ERROR_CHARS`] (its length).
+    #[error("`mutants.error` is {0} characters, over the {MAX_ERROR_CHARS}-character limit")]
+    MutantsErrorTooLong(usize),
+    /// Results listed with verdict `error` (how many).
+    #[error("`mutants.results` must be empty when `mutants.verdict` is `error`, found {0} entries")]
+    MutantsErrorWithResults(usize),
+    /// `failed` on an entry whose outcome does not list it (entry path, outcome).
+    #[error("`{0}.failed` must be absent when `{0}.outcome` is `{1}`")]
+    FailedUnexpected(String, MutantOutcome),
+    /// No `failed` on an `overkill` or `survived` entry (entry path, outcome).
+    #[error("`{0}.failed` must be present when `{0}.outcome` is `{1}`")]
+    FailedMissing(String, MutantOutcome),
+    /// One mutation listed twice (spec, name).
+    #[error("`mutants.results` lists the mutation `{1}` of `{0}` twice")]
+    DuplicateMutant(String, String),
+    /// A `killed` verdict over an entry that was not killed (entry index, outcome).
+    #[error("`mutants.verdict` is `killed` but `mutants.results[{0}].outcome` is `{1}`")]
+    KilledOverNotKilled(usize, MutantOutcome),
+    /// Untruncated, a verdict that the listed results do not call for
+    /// (verdict, called for).
+    #[error("`mutants.verdict` is `{0}` but `mutants.results` calls for `{1}`")]
+    MutantsVerdictMismatch(MutantsVerdict, MutantsVerdict),
 }
 
 fn in_object(object: &str) -> String {
@@ -432,9 +528,69 @@ impl ResultLine {
             let (listed, total) = (self.tests.len(), self.counts.total());
             return Err(LineError::NotAllListed(listed, total));
         }
-        self.certificate
+        if let Some(c) = &self.certificate {
+            c.validate()?;
+        }
+        self.mutants
             .as_ref()
-            .map_or(Ok(()), Certificate::validate)
+            .map_or(Ok(()), |m| m.validate(self.truncated))
+    }
+}
+
+impl Mutants {
+    /// The verdict that `results` call for when none was dropped: `killed`
+    /// when there is at least one and every one is killed, else `not-killed`.
+    pub fn implied_verdict(results: &[MutantLine]) -> MutantsVerdict {
+        let killed = |r: &MutantLine| r.outcome == MutantOutcome::Killed;
+        if !results.is_empty() && results.iter().all(killed) {
+            MutantsVerdict::Killed
+        } else {
+            MutantsVerdict::NotKilled
+        }
+    }
+
+    /// Checks the field's own rules; [`ResultLine::validate`] applies it
+    /// last. `truncated` is the line's: a truncated line may have dropped
+    /// results, so the verdict is then checked only against those listed.
+    pub fn validate(&self, truncated: bool) -> Result<(), LineError> {
+        use MutantsVerdict as V;
+        match (self.verdict, &self.error) {
+            (V::Error, None) => return Err(LineError::MutantsErrorMissing),
+            (V::Error, Some(msg)) if msg.chars().count() > MAX_ERROR_CHARS => {
+                return Err(LineError::MutantsErrorTooLong(msg.chars().count()));
+            }
+            (V::Error, Some(_)) if !self.results.is_empty() => {
+                return Err(LineError::MutantsErrorWithResults(self.results.len()));
+            }
+            (V::Error, Some(_)) | (_, None) => {}
+            (verdict, Some(_)) => return Err(LineError::MutantsErrorUnexpected(verdict)),
+        }
+        let mut seen = HashSet::new();
+        for (i, r) in self.results.iter().enumerate() {
+            let path = format!("mutants.results[{i}]");
+            match (r.outcome.lists_failed(), r.failed.is_some()) {
+                (true, false) => return Err(LineError::FailedMissing(path, r.outcome)),
+                (false, true) => return Err(LineError::FailedUnexpected(path, r.outcome)),
+                _ => {}
+            }
+            if !seen.insert((r.spec.as_str(), r.name.as_str())) {
+                return Err(LineError::DuplicateMutant(r.spec.clone(), r.name.clone()));
+            }
+        }
+        if self.verdict == V::Killed
+            && let Some((i, r)) = self
+                .results
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.outcome != MutantOutcome::Killed)
+        {
+            return Err(LineError::KilledOverNotKilled(i, r.outcome));
+        }
+        let implied = Mutants::implied_verdict(&self.results);
+        if self.verdict != V::Error && !truncated && self.verdict != implied {
+            return Err(LineError::MutantsVerdictMismatch(self.verdict, implied));
+        }
+        Ok(())
     }
 }
 
@@ -719,6 +875,17 @@ fn fields<'j, const N: usize>(
     path: &str,
     keys: [&'static str; N],
 ) -> Result<[&'j Json; N], LineError> {
+    fields_opt(v, path, keys, []).map(|(values, [])| values)
+}
+
+/// Like [`fields`], with optional keys that may follow the required ones,
+/// each at most once and in the order given.
+fn fields_opt<'j, const N: usize, const M: usize>(
+    v: &'j Json,
+    path: &str,
+    keys: [&'static str; N],
+    optional: [&'static str; M],
+) -> Result<([&'j Json; N], [Option<&'j Json>; M]), LineError> {
     let Json::Obj(m) = v else {
         return Err(wrong(v, path, "an object"));
     };
@@ -726,14 +893,18 @@ fn fields<'j, const N: usize>(
     if let Some((k, _)) = m.iter().find(|(k, _)| !seen.insert(k.as_str())) {
         return Err(LineError::DuplicateKey(k.clone(), path.to_owned()));
     }
-    if let Some((k, _)) = m.iter().find(|(k, _)| !keys.contains(&k.as_str())) {
+    let known = |k: &str| keys.contains(&k) || optional.contains(&k);
+    if let Some((k, _)) = m.iter().find(|(k, _)| !known(k)) {
         return Err(LineError::UnknownKey(k.clone(), path.to_owned()));
     }
     if let Some(k) = keys.iter().find(|k| !seen.contains(**k)) {
         return Err(LineError::MissingKey(k, path.to_owned()));
     }
+    let present = optional.iter().copied().filter(|k| seen.contains(k));
+    let expected = keys.iter().copied().chain(present);
     let mut out = [&NULL; N];
-    for ((slot, (key, value)), expected) in out.iter_mut().zip(m).zip(keys) {
+    let mut extra = [None; M];
+    for ((key, value), expected) in m.iter().zip(expected) {
         if key != expected {
             return Err(LineError::OutOfOrder(
                 key.clone(),
@@ -741,9 +912,13 @@ fn fields<'j, const N: usize>(
                 path.to_owned(),
             ));
         }
-        *slot = value;
+        if let Some(i) = keys.iter().position(|k| *k == key.as_str()) {
+            out[i] = value;
+        } else if let Some(i) = optional.iter().position(|k| *k == key.as_str()) {
+            extra[i] = Some(value);
+        }
     }
-    Ok(out)
+    Ok((out, extra))
 }
 
 fn wrong(v: &Json, field: &str, expected: &'static str) -> LineError {
@@ -895,20 +1070,47 @@ fn certificate(v: &Json) -> Result<Option<Certificate>, LineError> {
     })
 }
 
+fn mutant_line(v: &Json, path: &str) -> Result<MutantLine, LineError> {
+    let ([spec, name, outcome], [failed]) =
+        fields_opt(v, path, ["spec", "name", "outcome"], ["failed"])?;
+    let field = |key: &str| format!("{path}.{key}");
+    Ok(MutantLine {
+        spec: string(spec, &field("spec"))?,
+        name: string(name, &field("name"))?,
+        outcome: named(outcome, &field("outcome"))?,
+        failed: failed.map(|f| strings(f, &field("failed"))).transpose()?,
+    })
+}
+
+fn mutants(v: &Json) -> Result<Mutants, LineError> {
+    const P: &str = "mutants";
+    let ([verdict, results], [error]) = fields_opt(v, P, ["verdict", "results"], ["error"])?;
+    let results = array(results, "mutants.results")?.iter().enumerate();
+    let results = results.map(|(i, r)| mutant_line(r, &format!("mutants.results[{i}]")));
+    Ok(Mutants {
+        verdict: named(verdict, "mutants.verdict")?,
+        results: results.collect::<Result<_, _>>()?,
+        error: error.map(|e| string(e, "mutants.error")).transpose()?,
+    })
+}
+
 fn decode(json: &Json) -> Result<ResultLine, LineError> {
-    let [
-        head,
-        base,
-        verdict,
-        error,
-        edited,
-        c,
-        t,
-        dt,
-        nc,
-        truncated,
-        cert,
-    ] = fields(json, "", TOP_KEYS)?;
+    let (
+        [
+            head,
+            base,
+            verdict,
+            error,
+            edited,
+            c,
+            t,
+            dt,
+            nc,
+            truncated,
+            cert,
+        ],
+        [muts],
+    ) = fields_opt(json, "", TOP_KEYS, ["mutants"])?;
     let error = match error {
         Json::Null => None,
         Json::Str(s) => Some(s.clone()),
@@ -933,6 +1135,7 @@ fn decode(json: &Json) -> Result<ResultLine, LineError> {
         not_collected: strings(nc, "notCollected")?,
         truncated: boolean(truncated, "truncated")?,
         certificate: certificate(cert)?,
+        mutants: muts.map(mutants).transpose()?,
     };
     result.validate()?;
     Ok(result)
@@ -1026,6 +1229,32 @@ fn cert_json(c: &Certificate) -> String {
     )
 }
 
+fn mutant_json(r: &MutantLine) -> String {
+    let failed = r.failed.as_ref().map_or_else(String::new, |f| {
+        let names: Vec<String> = f.iter().map(|n| json_str(n)).collect();
+        format!(",\"failed\":[{}]", names.join(","))
+    });
+    format!(
+        "{{\"spec\":{},\"name\":{},\"outcome\":\"{}\"{failed}}}",
+        json_str(&r.spec),
+        json_str(&r.name),
+        r.outcome
+    )
+}
+
+fn mutants_json(m: &Mutants) -> String {
+    let results: Vec<String> = m.results.iter().map(mutant_json).collect();
+    let error = m
+        .error
+        .as_ref()
+        .map_or_else(String::new, |e| format!(",\"error\":{}", json_str(e)));
+    format!(
+        "{{\"verdict\":\"{}\",\"results\":[{}]{error}}}",
+        m.verdict,
+        results.join(",")
+    )
+}
+
 /// Writes the line as it stands, without checks or truncation.
 fn render(r: &ResultLine) -> String {
     let strings = |l: &[String]| l.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
@@ -1034,7 +1263,7 @@ fn render(r: &ResultLine) -> String {
     format!(
         "{PREFIX}{{\"head\":{},\"mergeBase\":{},\"verdict\":\"{}\",\"error\":{},\
          \"configEdited\":{},\"counts\":{{{}}},\"tests\":[{}],\"deletedTests\":[{}],\
-         \"notCollected\":[{}],\"truncated\":{},\"certificate\":{}}}",
+         \"notCollected\":[{}],\"truncated\":{},\"certificate\":{}{}}}",
         json_str(&r.head),
         json_str(&r.merge_base),
         r.verdict,
@@ -1046,7 +1275,33 @@ fn render(r: &ResultLine) -> String {
         strings(&r.not_collected),
         r.truncated,
         or_null_json(r.certificate.as_ref().map(cert_json)),
+        r.mutants
+            .as_ref()
+            .map_or_else(String::new, |m| format!(",\"mutants\":{}", mutants_json(m))),
     )
+}
+
+/// Drops entries of `items` that `pick` chooses, last first, while nothing
+/// was dropped yet or the line is still `len` bytes, over the limit; `json`
+/// writes one entry. Keeps `len` and `dropped` up to date.
+fn drop_last<T>(
+    items: &mut Vec<T>,
+    pick: impl Fn(&T) -> bool,
+    json: impl Fn(&T) -> String,
+    len: &mut usize,
+    dropped: &mut bool,
+) {
+    let mut keep = vec![true; items.len()];
+    let mut kept = items.len();
+    for i in (0..items.len()).rev().filter(|i| pick(&items[*i])) {
+        if *dropped && *len <= MAX_LINE_BYTES {
+            break;
+        }
+        *len -= json(&items[i]).len() + usize::from(kept > 1);
+        (kept, keep[i], *dropped) = (kept - 1, false, true);
+    }
+    let mut flags = keep.iter();
+    items.retain(|_| flags.next() == Some(&true));
 }
 
 /// Checks `result` and drops entries until its line fits; returns the
@@ -1063,29 +1318,30 @@ fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
     let mut dropped = false;
     let mut out = result.clone();
     out.truncated = true;
-    let repro = |i: &usize| result.tests[*i].class == TestClass::Reproduces;
-    let n = result.tests.len();
-    let order = (0..n)
-        .rev()
-        .filter(|i| !repro(i))
-        .chain((0..n).rev().filter(repro));
-    let mut keep = vec![true; n];
-    let mut kept = n;
-    for i in order {
-        if dropped && len <= MAX_LINE_BYTES {
-            break;
-        }
-        len -= test_json(&result.tests[i]).len() + usize::from(kept > 1);
-        (kept, keep[i], dropped) = (kept - 1, false, true);
+    let killed = |r: &MutantLine| r.outcome == MutantOutcome::Killed;
+    if let Some(m) = out.mutants.as_mut() {
+        drop_last(&mut m.results, killed, mutant_json, &mut len, &mut dropped);
     }
-    let mut flags = keep.iter();
-    out.tests.retain(|_| flags.next() == Some(&true));
+    let repro = |t: &TestLine| t.class == TestClass::Reproduces;
+    drop_last(
+        &mut out.tests,
+        |t| !repro(t),
+        test_json,
+        &mut len,
+        &mut dropped,
+    );
+    drop_last(&mut out.tests, repro, test_json, &mut len, &mut dropped);
     for list in [&mut out.deleted_tests, &mut out.not_collected] {
-        while !dropped || len > MAX_LINE_BYTES {
-            let Some(s) = list.pop() else { break };
-            len -= json_str(&s).len() + usize::from(!list.is_empty());
-            dropped = true;
-        }
+        drop_last(list, |_| true, |s| json_str(s), &mut len, &mut dropped);
+    }
+    if let Some(m) = out.mutants.as_mut() {
+        drop_last(
+            &mut m.results,
+            |_| true,
+            mutant_json,
+            &mut len,
+            &mut dropped,
+        );
     }
     let line = render(&out);
     let line = fit_certificate(&mut out, line, dropped)?;
@@ -1095,8 +1351,9 @@ fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
 /// The last resorts of [`fit`], once the lists are empty: cut the end of
 /// the certificate's test name, then drop its test (a `certified`
 /// certificate then becomes an `error` one), then cut the end of its
-/// error message. Like the lists, it cuts something even when `truncated`
-/// alone would make the line fit.
+/// error message, then the end of the mutation check's message. Like the
+/// lists, it cuts something even when `truncated` alone would make the
+/// line fit.
 fn fit_certificate(
     out: &mut ResultLine,
     mut line: String,
@@ -1105,7 +1362,13 @@ fn fit_certificate(
     while !dropped || line.len() > MAX_LINE_BYTES {
         let over = line.len().saturating_sub(MAX_LINE_BYTES).max(1);
         let Some(c) = out.certificate.as_mut() else {
-            break;
+            match mutants_error(out) {
+                Some(msg) => cut_json(msg, over),
+                None => break,
+            }
+            dropped = true;
+            line = render(out);
+            continue;
         };
         if let Some(t) = c.test.as_mut().filter(|t| !t.name.is_empty()) {
             cut_json(&mut t.name, over);
@@ -1115,6 +1378,8 @@ fn fit_certificate(
                 c.error = Some(CERT_DID_NOT_FIT.to_owned());
             }
         } else if let Some(msg) = c.error.as_mut().filter(|m| !m.is_empty()) {
+            cut_json(msg, over);
+        } else if let Some(msg) = mutants_error(out) {
             cut_json(msg, over);
         } else {
             break;
@@ -1126,6 +1391,12 @@ fn fit_certificate(
         return Err(LineError::TooLong(line.len()));
     }
     Ok(line)
+}
+
+/// The mutation check's message, if it has one left to cut.
+fn mutants_error(out: &mut ResultLine) -> Option<&mut String> {
+    let m = out.mutants.as_mut()?;
+    m.error.as_mut().filter(|e| !e.is_empty())
 }
 
 /// Cuts characters from the end of `s` until its JSON string is at least
@@ -1146,13 +1417,15 @@ pub fn truncate_to_fit(result: &ResultLine) -> Result<ResultLine, LineError> {
 
 /// Writes the compact line for `result`, without a newline, refusing any
 /// result that [`parse_line`] would refuse. A line that would be over
-/// [`MAX_LINE_BYTES`] loses entries one at a time, last first: `tests`
-/// entries of other classes than `reproduces`, then `reproduces` entries,
-/// then `deletedTests`, then `notCollected`, until it fits; `truncated`
-/// becomes true and the counts stay as they are. The certificate is never
-/// dropped: if the line still does not fit, the end of its test name is cut,
-/// then its test is dropped (a `certified` certificate becomes `error`
-/// with [`CERT_DID_NOT_FIT`]), then the end of its error message is cut.
+/// [`MAX_LINE_BYTES`] loses entries one at a time, last first: `killed`
+/// entries of `mutants.results`, then `tests` entries of other classes
+/// than `reproduces`, then `reproduces` entries, then `deletedTests`, then
+/// `notCollected`, then the other `mutants.results` entries, until it
+/// fits; `truncated` becomes true and the counts and both verdicts stay as
+/// they are. The certificate is never dropped: if the line still does not
+/// fit, the end of its test name is cut, then its test is dropped (a
+/// `certified` certificate becomes `error` with [`CERT_DID_NOT_FIT`]), then
+/// the end of its error message is cut, then the end of `mutants.error`.
 pub fn format_line(result: &ResultLine) -> Result<String, LineError> {
     fit(result).map(|(_, line)| line)
 }
@@ -1171,8 +1444,9 @@ fn printable(s: &str) -> String {
 }
 
 /// A rendering of a result for people, over several lines: verdict, SHAs,
-/// counts, a table of the listed tests, the two path lists and the
-/// certificate. Control characters in names and messages are shown escaped.
+/// counts, a table of the listed tests, the two path lists, the
+/// certificate and the mutation check. Control characters in names and
+/// messages are shown escaped.
 pub fn pretty(result: &ResultLine) -> String {
     let r = result;
     let mut out = format!("verdict:        {}\n", r.verdict);
@@ -1251,6 +1525,20 @@ pub fn pretty(result: &ResultLine) -> String {
                     decimal(h.lower_bound)
                 ),
             );
+        }
+    }
+    if let Some(m) = &r.mutants {
+        out += &format!("mutants:        {}\n", m.verdict);
+        if let Some(msg) = &m.error {
+            let _ = writeln!(out, "  error:        {}", printable(msg));
+        }
+        for x in &m.results {
+            let failed = x.failed.as_ref().map_or_else(String::new, |f| {
+                let names: Vec<String> = f.iter().map(|n| printable(n)).collect();
+                format!(" (failed: {})", names.join(", "))
+            });
+            let mutation = printable(&format!("{}::{}", x.spec, x.name));
+            let _ = writeln!(out, "  {:<14}  {mutation}{failed}", x.outcome.as_str());
         }
     }
     out
@@ -1536,6 +1824,7 @@ f00a08" ⟹ f00a08a" ⟹ `certificate.contentSha256` must be 64 lowercase hex di
             not_collected: vec![],
             truncated: false,
             certificate: None,
+            mutants: None,
         }
     }
 
@@ -1809,7 +2098,45 @@ f00a08" ⟹ f00a08a" ⟹ `certificate.contentSha256` must be 64 lowercase hex di
             if self.below(4) > 0 {
                 r.certificate = Some(self.certificate());
             }
+            if self.below(3) == 0 {
+                r.mutants = Some(self.mutants(big, width));
+            }
             r
+        }
+
+        fn mutants(&mut self, big: bool, width: u64) -> Mutants {
+            if self.below(6) == 0 {
+                return Mutants {
+                    verdict: MutantsVerdict::Error,
+                    results: vec![],
+                    error: Some(clip_error(&self.text(400))),
+                };
+            }
+            let n = 1 + self.below(if big { 40 } else { 5 });
+            let all_killed = self.below(2) == 0;
+            let results: Vec<MutantLine> = (0..n)
+                .map(|i| {
+                    let outcome = if all_killed {
+                        MutantOutcome::Killed
+                    } else {
+                        MutantOutcome::ALL[self.below(7) as usize]
+                    };
+                    let failed = outcome
+                        .lists_failed()
+                        .then(|| (0..self.below(4)).map(|_| self.text(width)).collect());
+                    MutantLine {
+                        spec: format!("tests/{}.mutations.json", self.text(width / 4)),
+                        name: format!("{i}{}", self.text(width)),
+                        outcome,
+                        failed,
+                    }
+                })
+                .collect();
+            Mutants {
+                verdict: Mutants::implied_verdict(&results),
+                results,
+                error: None,
+            }
         }
 
         /// A fraction that is already rounded, in (0, 1) or, if `closed`, [0, 1].
@@ -1902,15 +2229,41 @@ f00a08" ⟹ f00a08a" ⟹ `certificate.contentSha256` must be 64 lowercase hex di
             }
             cut += 1;
             let repro = |t: &TestLine| t.class == TestClass::Reproduces;
-            let size =
+            let lists =
                 |r: &ResultLine| r.tests.len() + r.deleted_tests.len() + r.not_collected.len();
+            let results = |r: &ResultLine| r.mutants.as_ref().map_or(0, |m| m.results.len());
+            let size = |r: &ResultLine| lists(r) + results(r);
             assert!(
-                back.truncated && (size(&back) < size(&x) || back.certificate != x.certificate)
+                back.truncated
+                    && (size(&back) < size(&x)
+                        || back.certificate != x.certificate
+                        || back.mutants != x.mutants)
             );
             if back.certificate != x.certificate {
                 assert_eq!(size(&back), 0, "the certificate is cut after the lists");
                 cut_certificate(x.certificate.as_ref(), back.certificate.as_ref());
                 certs_cut += 1;
+            }
+            match (&x.mutants, &back.mutants) {
+                (Some(a), Some(b)) => {
+                    let killed = |r: &MutantLine| r.outcome == MutantOutcome::Killed;
+                    assert_eq!(a.verdict, b.verdict, "the verdict stays");
+                    assert!(keeps_prefix(&a.results, &b.results, killed));
+                    assert!(keeps_prefix(&a.results, &b.results, |r| !killed(r)));
+                    if lists(&back) < lists(&x) {
+                        assert!(!b.results.iter().any(killed), "killed results go first");
+                    }
+                    let others = |m: &Mutants| m.results.iter().filter(|r| !killed(r)).count();
+                    if others(b) < others(a) {
+                        assert_eq!(lists(&back), 0, "other results go after the lists");
+                    }
+                    if b.error != a.error {
+                        assert_eq!(size(&back), 0);
+                        let (a, b) = (a.error.as_deref(), b.error.as_deref());
+                        assert!(a.unwrap_or("").starts_with(b.unwrap_or("")));
+                    }
+                }
+                (a, b) => assert_eq!(a, b),
             }
             assert!(keeps_prefix(&x.tests, &back.tests, repro));
             assert!(keeps_prefix(&x.tests, &back.tests, |t| !repro(t)));
@@ -2200,6 +2553,257 @@ f00a08" ⟹ f00a08a" ⟹ `certificate.contentSha256` must be 64 lowercase hex di
         );
     }
 
+    /// The first mutants example of the schema doc: a pull request of tests
+    /// alone whose spec's second mutant survived.
+    const MUT_VALID: &str = r#"repromin/v1 {"head":"4b825dc642cb6eb9a060e54bf8d69288fbee4904","mergeBase":"1f0e3d9c8b7a69584736251403f2e1d0c9b8a796","verdict":"vacuous","error":null,"configEdited":false,"counts":{"reproduces":0,"passes-on-base":1,"new-api":0,"fails-on-head":0,"not-run":0},"tests":[{"file":"tests/test_parse.py","name":"TestParse::test_quotes","class":"passes-on-base","base":"passed","rerun":"passed","head":"passed"}],"deletedTests":[],"notCollected":[],"truncated":false,"certificate":null,"mutants":{"verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}]}}"#;
+
+    /// Refusals made from [`MUT_VALID`]: what is changed, then `FROM ⟹ TO`.
+    const MUT_REFUSALS: &str = r#"
+unknown key beside it ⟹ ,"mutants":{"verdict":"not-killed" ⟹ ,"mutants":null,"x":{"verdict":"not-killed"
+null value ⟹ "mutants":{"verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}]} ⟹ "mutants":null
+before the certificate ⟹ "certificate":null,"mutants":{"verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}]} ⟹ "mutants":{"verdict":"not-killed","results":[]},"certificate":null
+twice ⟹ "certificate":null, ⟹ "certificate":null,"mutants":{"verdict":"error","results":[],"error":"x"},
+unknown key ⟹ {"verdict":"not-killed" ⟹ {"kind":"x","verdict":"not-killed"
+missing results ⟹ "not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}] ⟹ "not-killed"
+reordered ⟹ "verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}] ⟹ "results":[],"verdict":"not-killed"
+error before results ⟹ "verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}] ⟹ "verdict":"error","error":"x","results":[]
+unknown verdict ⟹ "verdict":"not-killed" ⟹ "verdict":"survived"
+unknown outcome ⟹ "outcome":"killed" ⟹ "outcome":"dead"
+entry key unknown ⟹ "outcome":"killed"} ⟹ "outcome":"killed","line":3}
+entry key reordered ⟹ {"spec":"tests/test_parse.mutations.json","name":"drop-quote" ⟹ {"name":"drop-quote","spec":"tests/test_parse.mutations.json"
+failed not an array ⟹ "failed":["TestParse::test_ascii"] ⟹ "failed":"TestParse::test_ascii"
+failed on killed ⟹ "outcome":"killed"} ⟹ "outcome":"killed","failed":[]}
+no failed on survived ⟹ ,"failed":["TestParse::test_ascii"] ⟹ 
+killed over survived ⟹ "verdict":"not-killed" ⟹ "verdict":"killed"
+not-killed over all killed ⟹ "outcome":"survived","failed":["TestParse::test_ascii"] ⟹ "outcome":"killed"
+twice the same mutant ⟹ "name":"off-by-one" ⟹ "name":"drop-quote"
+error without message ⟹ "verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}] ⟹ "verdict":"error","results":[]
+error with results ⟹ "mutants":{"verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}]} ⟹ "mutants":{"verdict":"error","results":[{"spec":"a","name":"b","outcome":"killed"}],"error":"boom"}
+message without error ⟹ "failed":["TestParse::test_ascii"]}]} ⟹ "failed":["TestParse::test_ascii"]}],"error":"boom"}
+message not a string ⟹ "verdict":"not-killed","results":[{"spec":"tests/test_parse.mutations.json","name":"drop-quote","outcome":"killed"},{"spec":"tests/test_parse.mutations.json","name":"off-by-one","outcome":"survived","failed":["TestParse::test_ascii"]}] ⟹ "verdict":"error","results":[],"error":null
+"#;
+
+    fn mutants_of(r: &mut ResultLine) -> &mut Mutants {
+        r.mutants.as_mut().expect("a mutants field")
+    }
+
+    #[test]
+    fn mutants_refusals_name_their_rule() {
+        let mut out = String::new();
+        for case in MUT_REFUSALS.lines().filter(|l| !l.is_empty()) {
+            let parts: Vec<&str> = case.splitn(3, " ⟹ ").collect();
+            assert_eq!(parts.len(), 3, "bad case: {case}");
+            let line = sub_in(MUT_VALID, parts[1], parts[2]);
+            let err = parse_line(&line).expect_err(parts[0]);
+            out.push_str(&format!("{}: {err}\n", parts[0]));
+        }
+        let long = format!(
+            "\"verdict\":\"error\",\"results\":[],\"error\":\"{}\"",
+            "é".repeat(301)
+        );
+        let from = &MUT_VALID[MUT_VALID
+            .find("\"verdict\":\"not-killed\"")
+            .expect("verdict")..];
+        let from = &from[..from.len() - 2];
+        let err = parse_line(&sub_in(MUT_VALID, from, &long)).expect_err("too long");
+        out.push_str(&format!("301-character message: {err}\n"));
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn formatter_refuses_bad_mutants() {
+        let good = parse_line(MUT_VALID).expect("valid");
+        type Mutation = fn(&mut ResultLine);
+        let bad: [(Mutation, &str); 6] = [
+            (
+                |r| mutants_of(r).verdict = MutantsVerdict::Killed,
+                "is `killed` but `mutants.results[1].outcome` is `survived`",
+            ),
+            (
+                |r| mutants_of(r).results[0].failed = Some(vec![]),
+                "`mutants.results[0].failed` must be absent",
+            ),
+            (
+                |r| mutants_of(r).results[1].failed = None,
+                "`mutants.results[1].failed` must be present",
+            ),
+            (
+                |r| mutants_of(r).error = Some("x".into()),
+                "`mutants.error` must be absent when `mutants.verdict` is `not-killed`",
+            ),
+            (
+                |r| mutants_of(r).verdict = MutantsVerdict::Error,
+                "`mutants.error` must be present",
+            ),
+            (
+                |r| mutants_of(r).results[1].name = "drop-quote".into(),
+                "lists the mutation `drop-quote` of `tests/test_parse.mutations.json` twice",
+            ),
+        ];
+        for (mutate, want) in bad {
+            let mut r = good.clone();
+            mutate(&mut r);
+            let e = format_line(&r).expect_err(want);
+            assert!(e.to_string().contains(want), "wanted {want}, got {e}");
+            assert_eq!(parse_line(&render(&r)).map(|_| ()), Err(e));
+        }
+        // A truncated line may list only killed results under `not-killed`,
+        // or none under `killed`.
+        let mut r = good.clone();
+        r.truncated = true;
+        mutants_of(&mut r).results.truncate(1);
+        assert_eq!(
+            parse_line(&format_line(&r).expect("formats")),
+            Ok(r.clone())
+        );
+        r.truncated = false;
+        let e = format_line(&r).expect_err("all listed are killed");
+        assert!(e.to_string().contains("calls for `killed`"), "{e}");
+        mutants_of(&mut r).verdict = MutantsVerdict::Killed;
+        assert_eq!(
+            parse_line(&format_line(&r).expect("formats")),
+            Ok(r.clone())
+        );
+        mutants_of(&mut r).results.clear();
+        assert!(
+            format_line(&r).is_err(),
+            "killed needs a result unless truncated"
+        );
+        r.truncated = true;
+        assert_eq!(parse_line(&format_line(&r).expect("formats")), Ok(r));
+    }
+
+    #[test]
+    fn mutants_lines_round_trip() {
+        let r = parse_line(MUT_VALID).expect("valid");
+        assert_eq!(format_line(&r).as_deref(), Ok(MUT_VALID));
+        let m = r.mutants.as_ref().expect("a mutants field");
+        assert_eq!(m.verdict, MutantsVerdict::NotKilled);
+        assert_eq!(
+            m.results[1].failed.as_deref(),
+            Some(&["TestParse::test_ascii".to_string()][..])
+        );
+        // Every outcome and verdict round-trips, `failed` only where it belongs.
+        let mut all = r.clone();
+        mutants_of(&mut all).results = MutantOutcome::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, o)| MutantLine {
+                spec: "tests/test_parse.mutations.json".into(),
+                name: format!("m{i}"),
+                outcome: *o,
+                failed: o
+                    .lists_failed()
+                    .then(|| vec!["A::\"b\"".into(), "c\u{1}".into()]),
+            })
+            .collect();
+        let error = Mutants {
+            verdict: MutantsVerdict::Error,
+            results: vec![],
+            error: Some("`tests/test_parse.mutations.json` has no test file beside it".into()),
+        };
+        let mut errored = r.clone();
+        errored.mutants = Some(error);
+        let mut killed = r.clone();
+        mutants_of(&mut killed).results.truncate(1);
+        mutants_of(&mut killed).verdict = MutantsVerdict::Killed;
+        let mut shown = String::new();
+        for x in [&r, &all, &errored, &killed] {
+            let line = format_line(x).expect("formats");
+            assert_eq!(parse_line(&line).as_ref(), Ok(x));
+            shown.push_str(&line);
+            shown.push('\n');
+            shown.push_str(&pretty(x));
+            shown.push('\n');
+        }
+        // No field at all is a line without the check.
+        let mut none = r.clone();
+        none.mutants = None;
+        let line = format_line(&none).expect("formats");
+        assert!(line.ends_with("\"certificate\":null}") && !line.contains("mutants"));
+        insta::assert_snapshot!(shown);
+        assert_eq!(MutantOutcome::NAMES, MutantOutcome::ALL.map(|o| o.as_str()));
+    }
+
+    #[test]
+    fn mutants_results_are_dropped_killed_first_and_the_verdict_stays() {
+        let mut x = result(vec![test("t", TestClass::PassesOnBase)]);
+        let results: Vec<MutantLine> = (0..40)
+            .map(|i| MutantLine {
+                spec: "tests/test_parse.mutations.json".into(),
+                name: format!("{i:02}{}", "n".repeat(70)),
+                outcome: if i % 10 == 3 {
+                    MutantOutcome::Survived
+                } else {
+                    MutantOutcome::Killed
+                },
+                failed: (i % 10 == 3).then(|| vec!["TestParse::test_ascii".into()]),
+            })
+            .collect();
+        x.mutants = Some(Mutants {
+            verdict: MutantsVerdict::NotKilled,
+            results,
+            error: None,
+        });
+        let back = parse_line(&format_line(&x).expect("formats")).expect("parses");
+        assert!(back.truncated);
+        assert_eq!(back.tests, x.tests, "killed results go before tests");
+        let m = back.mutants.as_ref().expect("kept");
+        assert_eq!(m.verdict, MutantsVerdict::NotKilled);
+        assert_eq!(
+            m.results
+                .iter()
+                .filter(|r| r.outcome == MutantOutcome::Survived)
+                .count(),
+            4
+        );
+        // Other results go after the lists, and a `killed` verdict stays even
+        // when no result is left.
+        let mut y = result(vec![test(&"t".repeat(3000), TestClass::PassesOnBase)]);
+        y.mutants = Some(Mutants {
+            verdict: MutantsVerdict::Killed,
+            results: (0..5)
+                .map(|i| MutantLine {
+                    spec: "s".repeat(300),
+                    name: format!("{i}"),
+                    outcome: MutantOutcome::Killed,
+                    failed: None,
+                })
+                .collect(),
+            error: None,
+        });
+        let back = parse_line(&format_line(&y).expect("formats")).expect("parses");
+        let m = back.mutants.as_ref().expect("kept");
+        assert!(back.truncated && back.tests.len() == 1 && m.results.len() < 5);
+        assert_eq!(m.verdict, MutantsVerdict::Killed);
+        // The largest fixed part, both messages at their longest: the
+        // certificate's message is cut first, then the check's.
+        let mut z = result(vec![]);
+        (z.verdict, z.error) = (Verdict::Error, Some("\u{1}".repeat(MAX_ERROR_CHARS)));
+        z.counts = Counts::from_fn(|_| u64::MAX);
+        z.truncated = true;
+        let mut cert = certified("");
+        (cert.verdict, cert.test) = (CertificateVerdict::Error, None);
+        cert.error = Some("\u{1}".repeat(MAX_ERROR_CHARS));
+        z.certificate = Some(cert);
+        z.mutants = Some(Mutants {
+            verdict: MutantsVerdict::Error,
+            results: vec![],
+            error: Some("\u{2}".repeat(MAX_ERROR_CHARS)),
+        });
+        let line = format_line(&z).expect("formats");
+        let back = parse_line(&line).expect("parses");
+        let c = back.certificate.as_ref().expect("never dropped");
+        assert!(c.error.as_deref() == Some(""), "{:?}", c.error);
+        let kept = back
+            .mutants
+            .as_ref()
+            .and_then(|m| m.error.as_deref())
+            .map_or(0, |e| e.chars().count());
+        assert!((1..MAX_ERROR_CHARS).contains(&kept), "{kept}");
+        assert_eq!(back.error, z.error, "the line's own message stays whole");
+    }
+
     /// Blocks of `docs/line-schema.md` tagged `text valid` must parse and
     /// format back unchanged; blocks tagged `text invalid: MSG` must be
     /// refused with an error that contains MSG once backquotes are removed.
@@ -2236,5 +2840,6 @@ f00a08" ⟹ f00a08a" ⟹ `certificate.contentSha256` must be 64 lowercase hex di
         );
         assert!(doc.contains(VALID), "VALID is the doc's first example");
         assert!(doc.contains(CERT_VALID), "CERT_VALID is a doc example");
+        assert!(doc.contains(MUT_VALID), "MUT_VALID is a doc example");
     }
 }

@@ -10,6 +10,7 @@
 //! - [`plan`]: the diff into tests, carried files, removals and source;
 //! - [`exec`]: one side; [`readers`]: test reports into [`test_report::TestReport`];
 //! - [`encode`]: side reports as job outputs; [`classify`]: classes and the verdict;
+//! - [`mutants`]: mutation specs of pull requests that change tests alone;
 //! - [`line`]: the `repromin/v1` line, formatter and strict parser.
 
 pub mod certificate;
@@ -20,6 +21,7 @@ pub mod encode;
 pub mod exec;
 pub mod git;
 pub mod line;
+pub mod mutants;
 pub mod node_test;
 pub mod plan;
 pub mod readers;
@@ -52,6 +54,8 @@ pub struct JudgeInput {
     pub head_report: Option<PathBuf>,
     /// `reduce.report`, for the certificate.
     pub reduce_report: Option<PathBuf>,
+    /// `mutants.report`, for a pull request of tests alone that adds or changes a spec.
+    pub mutants_report: Option<PathBuf>,
     /// A trusted local configuration.
     pub local_config: Option<(RepoConfig, String)>,
 }
@@ -166,6 +170,7 @@ fn error_line(head: &str, base: &str, message: &str, config_edited: bool) -> lin
         not_collected: Vec::new(),
         truncated: false,
         certificate: None,
+        mutants: None,
     }
 }
 
@@ -251,6 +256,10 @@ pub fn judge(input: &JudgeInput) -> Judgement {
         let text = read_bounded(path, certificate_cap(), "reduce");
         certificate::verify(&repo, &input.base, &input.head, &planned, &classified, text)
     });
+    let mutants = planned
+        .plan
+        .checks_mutants()
+        .then(|| judge_mutants(&repo, input, &planned));
     let result = line::ResultLine {
         head: input.head.clone(),
         merge_base: input.base.clone(),
@@ -263,11 +272,27 @@ pub fn judge(input: &JudgeInput) -> Judgement {
         not_collected: classified.not_collected.clone(),
         truncated: false,
         certificate,
+        mutants,
     };
     Judgement {
         line: result,
         classified,
     }
+}
+
+/// The mutation check: the specs read at head and checked against the merge base, and
+/// the mutants side's report.
+fn judge_mutants(repo: &Repo, input: &JudgeInput, planned: &plan::Planned) -> line::Mutants {
+    let specs = match mutants::load_specs(repo, &input.base, &input.head, planned) {
+        Ok(specs) => specs,
+        Err(message) => return mutants::classify(&[], Err(message), &input.base),
+    };
+    let report = match input.mutants_report.as_deref() {
+        None => Err(format!("no {} report was given", mutants::SIDE)),
+        Some(path) => read_bounded(path, TEST_REPORT_CAP, mutants::SIDE)
+            .and_then(|text| mutants::decode(&text).map_err(|e| e.to_string())),
+    };
+    mutants::classify(&specs, report, &input.base)
 }
 
 /// Formats the judgement's line, falling back to an error line if it cannot be formatted.
@@ -326,6 +351,24 @@ pub fn table(judgement: &Judgement) -> String {
     if let Some(err) = &judgement.line.error {
         let _ = write!(out, " ({err})");
     }
+    if let Some(m) = &judgement.line.mutants {
+        for r in &m.results {
+            let _ = write!(
+                out,
+                "\nmutant {:<11} {}::{}",
+                r.outcome.as_str(),
+                r.spec,
+                r.name
+            );
+            if let Some(failed) = &r.failed {
+                let _ = write!(out, " (failed: {})", failed.join(", "));
+            }
+        }
+        let _ = write!(out, "\nmutants: {}", m.verdict.as_str());
+        if let Some(err) = &m.error {
+            let _ = write!(out, " ({err})");
+        }
+    }
     out
 }
 
@@ -359,6 +402,8 @@ pub struct RunInput {
     pub sandbox_user: Option<String>,
     /// Per-side deadline.
     pub budget: std::time::Duration,
+    /// The mutants side's deadline.
+    pub mutants_budget: std::time::Duration,
     /// Also run the reduce side and certify its result.
     pub reduce: bool,
     /// Holdout runs of the reduce side.
@@ -409,6 +454,23 @@ pub fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgemen
         };
         exec::exec(&options, interrupt);
     }
+    // The mutants side applies only to tests alone with a spec; the judge plans again.
+    let repo = Repo::new(&input.repo);
+    let planned = plan::plan(&repo, &input.base, &input.head, input.local_config.clone());
+    let mutants_ran = planned.is_ok_and(|p| p.plan.checks_mutants());
+    if mutants_ran {
+        let options = exec::ExecOptions {
+            repo: input.repo.clone(),
+            base: input.base.clone(),
+            head: input.head.clone(),
+            out: out.path().to_path_buf(),
+            side: exec::Side::Mutants,
+            sandbox_user: input.sandbox_user.clone(),
+            budget: input.mutants_budget,
+            local_config: input.local_config.clone(),
+        };
+        exec::exec(&options, interrupt);
+    }
     let report = |name: &str| Some(out.path().join(format!("{name}.report")));
     let judged = |reduce_report: Option<PathBuf>| {
         judge(&JudgeInput {
@@ -419,6 +481,7 @@ pub fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgemen
             rerun_report: report("base-rerun"),
             head_report: report("head"),
             reduce_report,
+            mutants_report: report(mutants::SIDE).filter(|_| mutants_ran),
             local_config: input.local_config.clone(),
         })
     };

@@ -1,5 +1,5 @@
 // A node:test reporter that writes one JSON object per test: file, full name (suite path
-// joined with " > "), status, first failure message; a file that fails to load is one
+// joined with " > "), status, first failure message and its error's type; a file that fails to load is one
 // record with status "load-error" and the file's stderr as its message.
 export default async function* reporter(source) {
   const stacks = new Map();
@@ -25,7 +25,9 @@ export default async function* reporter(source) {
         continue;
       }
       const message = err ? String((err.cause && err.cause.message) || err.message || err).slice(0, 2048) : null;
-      yield JSON.stringify({ file: d.file ?? null, name: [...s, d.name].join(' > '), status, message }) + '\n';
+      const cause = err && (err.cause || err);
+      const type = cause && typeof cause.name === 'string' ? cause.name : null;
+      yield JSON.stringify({ file: d.file ?? null, name: [...s, d.name].join(' > '), status, message, type }) + '\n';
     }
   }
 }

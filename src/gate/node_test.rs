@@ -20,6 +20,8 @@ struct Record {
     name: Option<String>,
     status: String,
     message: Option<String>,
+    #[serde(default, rename = "type")]
+    error_type: Option<String>,
 }
 
 /// Reads the reporter's output.
@@ -81,6 +83,7 @@ pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, String> {
             name: record.name.unwrap_or_default(),
             status,
             messages: message.into_iter().collect(),
+            error_type: record.error_type.filter(|_| status == Status::Failed),
         });
     }
     Ok(report)

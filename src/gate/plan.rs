@@ -5,11 +5,30 @@
 //! Renames keep their identity: an exact rename of a test (R100) selects nothing, a partial
 //! rename runs the new path and removes the old one from the overlay. Every path that is not
 //! test material (both sides of a source rename, deleted source files) is source.
+//!
+//! Mutation specs (`**/*.mutations.json`) and changesets (`.changeset/*.md`) are test
+//! material too: a spec is listed in `mutations` and never carried or run, a changeset is
+//! listed nowhere. A diff whose `source` is empty changes tests alone.
 
 use serde::Serialize;
 
 use crate::gate::config::{CONFIG_PATH, ConfigError, Origin, RepoConfig};
 use crate::gate::git::{Change, Repo};
+
+/// How the name of a mutation spec ends: `<test file minus extension>.mutations.json`.
+pub const SPEC_SUFFIX: &str = ".mutations.json";
+
+/// Whether `path` is a mutation spec (`**/*.mutations.json`).
+pub fn is_spec(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.len() > SPEC_SUFFIX.len() && name.ends_with(SPEC_SUFFIX)
+}
+
+/// Whether `path` is a changeset note (`.changeset/*.md`).
+pub fn is_changeset(path: &str) -> bool {
+    path.strip_prefix(".changeset/")
+        .is_some_and(|name| !name.contains('/') && name.len() > 3 && name.ends_with(".md"))
+}
 
 /// What the gate does for one pull request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -23,10 +42,25 @@ pub struct Plan {
     /// Paths to remove from the base overlay (old sides of partial test renames, deleted
     /// carried files).
     pub overlay_removals: Vec<String>,
+    /// Mutation specs the pull request adds or changes, sorted.
+    pub mutations: Vec<String>,
     /// Every changed path that is not test material.
     pub source: Vec<String>,
     /// The head changes the configuration (which is read from the merge base regardless).
     pub config_edited: bool,
+}
+
+impl Plan {
+    /// Whether the pull request changes test material alone (`source` is empty).
+    pub fn test_only(&self) -> bool {
+        self.source.is_empty()
+    }
+
+    /// Whether the mutation check applies: test material alone, with a spec added or
+    /// changed.
+    pub fn checks_mutants(&self) -> bool {
+        self.test_only() && !self.mutations.is_empty()
+    }
 }
 
 /// The plan plus the configuration it was made with.
@@ -51,6 +85,7 @@ pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, Con
         carry: Vec::new(),
         deleted_tests: Vec::new(),
         overlay_removals: Vec::new(),
+        mutations: Vec::new(),
         source: Vec::new(),
         config_edited: false,
     };
@@ -58,9 +93,12 @@ pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, Con
         if change.old == CONFIG_PATH || change.new == CONFIG_PATH {
             plan.config_edited = true;
         }
-        let is_test = |p: &str| globs.is_test(p);
-        let is_carry = |p: &str| !globs.is_test(p) && globs.is_carry(p);
+        // Specs and changesets are test material whatever the globs say.
+        let is_note = |p: &str| is_spec(p) || is_changeset(p);
+        let is_test = |p: &str| !is_note(p) && globs.is_test(p);
+        let is_carry = |p: &str| !is_note(p) && !globs.is_test(p) && globs.is_carry(p);
         match change.status {
+            'D' if is_note(&change.old) => {}
             'D' => {
                 if is_test(&change.old) {
                     plan.deleted_tests.push(change.old.clone());
@@ -79,7 +117,11 @@ pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, Con
             }
             'R' | 'C' | 'A' | 'M' | 'T' => {
                 let new = &change.new;
-                if is_test(new) {
+                if is_spec(new) {
+                    plan.mutations.push(new.clone());
+                } else if is_changeset(new) {
+                    // Test material that is listed nowhere.
+                } else if is_test(new) {
                     plan.tests.push(new.clone());
                 } else if is_carry(new) {
                     plan.carry.push(new.clone());
@@ -91,7 +133,9 @@ pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, Con
                 }
                 if change.status == 'R' {
                     let old = &change.old;
-                    if is_test(old) || is_carry(old) {
+                    if is_note(old) {
+                        // Nothing to remove: specs and changesets are never laid over.
+                    } else if is_test(old) || is_carry(old) {
                         plan.overlay_removals.push(old.clone());
                     } else {
                         plan.source.push(old.clone());
@@ -106,6 +150,7 @@ pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, Con
         &mut plan.carry,
         &mut plan.deleted_tests,
         &mut plan.overlay_removals,
+        &mut plan.mutations,
         &mut plan.source,
     ] {
         list.sort();
@@ -194,5 +239,71 @@ mod tests {
             ]
         );
         assert!(plan.config_edited);
+        assert!(plan.mutations.is_empty() && !plan.test_only());
+    }
+
+    #[test]
+    fn specs_and_changesets_are_test_material() {
+        let plan = plan_changes(
+            &[
+                change('M', 0, "tests/test_a.py", "tests/test_a.py"),
+                change(
+                    'A',
+                    0,
+                    "tests/test_a.mutations.json",
+                    "tests/test_a.mutations.json",
+                ),
+                change(
+                    'M',
+                    0,
+                    "tests/data/x.mutations.json",
+                    "tests/data/x.mutations.json",
+                ),
+                change(
+                    'A',
+                    0,
+                    ".changeset/quiet-cats.md",
+                    ".changeset/quiet-cats.md",
+                ),
+                change(
+                    'D',
+                    0,
+                    "tests/old.mutations.json",
+                    "tests/old.mutations.json",
+                ),
+            ],
+            &config(),
+        )
+        .unwrap();
+        assert_eq!(plan.tests, ["tests/test_a.py"]);
+        assert_eq!(
+            plan.mutations,
+            ["tests/data/x.mutations.json", "tests/test_a.mutations.json"]
+        );
+        assert!(plan.carry.is_empty() && plan.source.is_empty());
+        assert!(plan.test_only() && plan.checks_mutants());
+        // One source path and the check no longer applies.
+        let plan = plan_changes(
+            &[
+                change(
+                    'A',
+                    0,
+                    "tests/test_a.mutations.json",
+                    "tests/test_a.mutations.json",
+                ),
+                change('M', 0, "src/a.py", "src/a.py"),
+                change('A', 0, "docs/notes.md", "docs/notes.md"),
+                change('A', 0, ".changeset/a/b.md", ".changeset/a/b.md"),
+            ],
+            &config(),
+        )
+        .unwrap();
+        assert_eq!(
+            plan.source,
+            [".changeset/a/b.md", "docs/notes.md", "src/a.py"]
+        );
+        assert!(!plan.checks_mutants());
+        assert!(!is_spec(".mutations.json") && !is_spec("tests/.mutations.json"));
+        assert!(is_spec("a.test.mutations.json"));
     }
 }

@@ -187,12 +187,25 @@ impl Builder {
         &mut files[i]
     }
 
-    fn test(&mut self, path: &str, name: String, status: Status, mut messages: Vec<String>) {
+    fn test(&mut self, path: &str, name: String, status: Status, messages: Vec<String>) {
+        self.typed_test(path, name, status, messages, None);
+    }
+
+    fn typed_test(
+        &mut self,
+        path: &str,
+        name: String,
+        status: Status,
+        mut messages: Vec<String>,
+        error_type: Option<String>,
+    ) {
         messages.retain(|m| !m.trim().is_empty());
+        let error_type = error_type.filter(|_| status == Status::Failed);
         self.file(path).tests.push(TestCase {
             name,
             status,
             messages,
+            error_type,
         });
     }
 
@@ -361,8 +374,62 @@ struct RawCase {
     status: Option<Status>,
     messages: Vec<String>,
     text: String,
+    /// The type of the first `<failure>` or `<error>` (see [`TestCase::error_type`]).
+    error_type: Option<String>,
     collection: bool,
     suite_level: bool,
+}
+
+/// An open `<failure>` or `<error>`: its `message` and `type` attributes, whether it is an
+/// `<error>`, its text so far (bounded), and the end of its whole text.
+#[derive(Default)]
+struct Child {
+    message: String,
+    kind: Option<String>,
+    error: bool,
+    text: String,
+    tail: String,
+}
+
+/// How much of the end of a failure's text is kept to find pytest's crash line.
+const TAIL: usize = 512;
+
+static CRASH_LINE: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^\S.*:\d+: ([A-Za-z_][A-Za-z0-9_.]*)$"));
+
+impl Child {
+    fn push(&mut self, text: &str) {
+        if self.text.len() < 4 * MAX_MESSAGE {
+            self.text.push_str(text);
+        }
+        self.tail.push_str(text);
+        if self.tail.len() > 2 * TAIL {
+            let mut cut = self.tail.len() - TAIL;
+            while !self.tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// The `type` attribute; else, for a `<failure>`, the exception that pytest names on the
+    /// last line of a traceback (`tests/test_x.py:3: AssertionError`); else `error` for an
+    /// `<error>`.
+    fn error_type(&self) -> Option<String> {
+        if let Some(kind) = self
+            .kind
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+        {
+            return Some(kind.to_string());
+        }
+        if self.error {
+            return Some("error".into());
+        }
+        let last = self.tail.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+        CRASH_LINE.captures(last).map(|c| c[1].to_string())
+    }
 }
 
 /// A `<testsuite>`: its name and its `file` attribute (inherited from an enclosing suite).
@@ -462,7 +529,8 @@ fn read_junit(bytes: &[u8], files: &Files) -> Result<Builder, ReadError> {
             Mode::Java(Some(nested)) => format!("{nested} > {}", case.name),
             _ => case.name.clone(),
         };
-        out.test(&path, name, status, case.messages.clone());
+        let messages = case.messages.clone();
+        out.typed_test(&path, name, status, messages, case.error_type.clone());
     }
     Ok(out)
 }
@@ -519,8 +587,8 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
     let (mut suites, mut stack, mut cases) =
         (Vec::<RawSuite>::new(), Vec::<usize>::new(), Vec::new());
     let mut case: Option<RawCase> = None;
-    // The open <failure>/<error>: its message attribute and its text so far.
-    let mut child: Option<(String, String)> = None;
+    // The open <failure>/<error>.
+    let mut child: Option<Child> = None;
     let mut rooted = false;
     loop {
         let event = reader
@@ -559,7 +627,12 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
                         if empty { cases.push(c) } else { case = Some(c) }
                     }
                     "failure" | "error" if case.is_some() || !stack.is_empty() => {
-                        child = Some((get("message")?.unwrap_or_default(), String::new()));
+                        child = Some(Child {
+                            message: get("message")?.unwrap_or_default(),
+                            kind: get("type")?,
+                            error: tag == "error",
+                            ..Child::default()
+                        });
                         if empty {
                             finish_child(&mut child, &mut case, &mut cases, &stack);
                         }
@@ -591,11 +664,8 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
             Event::Eof => break,
             _ => None,
         };
-        let open = child
-            .as_mut()
-            .filter(|(_, buf)| buf.len() < 4 * MAX_MESSAGE);
-        if let (Some(t), Some((_, buf))) = (text, open) {
-            buf.push_str(&t);
+        if let (Some(t), Some(open)) = (text, child.as_mut()) {
+            open.push(&t);
         }
     }
     if !rooted {
@@ -606,14 +676,16 @@ fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
 
 /// Closes a `<failure>`/`<error>`: marks its case failed, or records a suite-level failure.
 fn finish_child(
-    child: &mut Option<(String, String)>,
+    child: &mut Option<Child>,
     case: &mut Option<RawCase>,
     cases: &mut Vec<RawCase>,
     stack: &[usize],
 ) {
-    let Some((message, text)) = child.take() else {
+    let Some(closed) = child.take() else {
         return;
     };
+    let error_type = closed.error_type();
+    let Child { message, text, .. } = closed;
     let (m, t) = (message.trim(), text.trim());
     let combined = match (m.is_empty() || t.starts_with(m), t.is_empty()) {
         (true, _) => t.to_string(),
@@ -633,6 +705,9 @@ fn finish_child(
         }
     };
     target.status = Some(Status::Failed);
+    if target.messages.is_empty() {
+        target.error_type = error_type;
+    }
     target.collection |= m.contains("collection failure");
     target.text.push_str(&text);
     target.messages.push(combined);
@@ -1013,6 +1088,22 @@ tests/test_tlru.py !! ImportError: cannot import name 'TLRUCache' from 'cachetoo
         let r = check(Format::Junit, PYTEST, &sel, want);
         let m = &r.files[0].tests[1].messages[0];
         assert!(m.starts_with("assert 1 == 2\ndef test_module_level():\n>       assert 1 =="));
+        // The crash line names the exception, even past the cut of a long traceback.
+        let types: Vec<Option<&str>> = r.files[0]
+            .tests
+            .iter()
+            .map(|t| t.error_type.as_deref())
+            .collect();
+        assert_eq!(types, [None, Some("AssertionError"), None]);
+        let long = PYTEST
+            .replace(
+                "E       assert 1 == 2\n",
+                &format!("{}E       TypeError: no\n", "E   x\n".repeat(3000)),
+            )
+            .replace(": AssertionError</failure>", ": TypeError</failure>");
+        let r = run(Format::Junit, &long, &sel).unwrap();
+        assert_eq!(r.files[0].tests[1].error_type.as_deref(), Some("TypeError"));
+        assert!(r.files[0].tests[1].messages[0].len() <= MAX_MESSAGE);
         // Without the "collection failure" marker, the module name plus ImportError suffices.
         let bare = PYTEST.replace("collection failure", "");
         let r = run(Format::Junit, &bare, &sel).unwrap();
@@ -1084,6 +1175,14 @@ test/hooks.test.ts !! beforeAll failed
         assert!(m.ends_with(
             "\nAssertionError: expected 3 to be 4 // Object.is equality\n ❯ test/base.test.ts:9:15"
         ));
+        assert_eq!(
+            r.files[0].tests[1].error_type.as_deref(),
+            Some("AssertionError")
+        );
+        assert_eq!(
+            r.files[0].tests[0].error_type, None,
+            "a passed test has no type"
+        );
         let xml = r#"<testsuites name="jest tests" tests="3" failures="0"><testsuite name="Calculator" errors="0" failures="0" skipped="0" timestamp="2025-03-02T10:11:12" time="0.4" tests="2" file="/root/repo/src/calc.test.js"><testcase classname="Calculator adds" name="Calculator adds" time="0.001"></testcase><testcase classname="Calculator divides" name="Calculator divides" time="0"><skipped/></testcase></testsuite><testsuite name="No file" tests="1"><testcase classname="No file x" name="No file x"/></testsuite></testsuites>"#;
         let want = "src/calc.test.js\n  Passed Calculator adds\n  Skipped Calculator divides\n";
         check(Format::Junit, xml, &["src/calc.test.js"], want);

@@ -29,6 +29,11 @@ pub struct TestCase {
     /// Failure messages (first line or first 2 KB of each), empty when passed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<String>,
+    /// The type of the first failure when the report names it: a JUnit `type` attribute,
+    /// or the exception at the end of a pytest traceback (`AssertionError`, `TypeError`).
+    /// A JUnit `<error>` without a type is `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
 }
 
 /// One test file.

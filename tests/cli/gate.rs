@@ -471,7 +471,7 @@ fn forging_repo(out: &Path) -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
-fn sandbox_available() -> Result<(), String> {
+pub fn sandbox_available() -> Result<(), String> {
     if !nix::unistd::getuid().is_root() {
         return Err("the sandbox test needs root to create a user and namespaces".into());
     }
@@ -582,12 +582,12 @@ fn root_is_refused_as_the_sandbox_user() {
 }
 
 /// The vitest that `.ci/run` installs under `target/test-node`, if it is there.
-fn vitest_modules() -> Option<std::path::PathBuf> {
+pub fn vitest_modules() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-node/node_modules");
     dir.join(".bin/vitest").exists().then_some(dir)
 }
 
-fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
+pub fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
     let config = format!(
         r#"{{"version":1,"tests":["test/**/*.test.js"],"install":["ln -s {} node_modules"],"command":"node_modules/.bin/vitest run --reporter={reporter} --outputFile={{report}} {{tests}}","report":"{report}"}}"#,
         modules.display()

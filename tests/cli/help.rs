@@ -23,3 +23,13 @@ fn reduce_help() {
 fn doctor_help() {
     insta::assert_snapshot!(help(&["doctor", "--help"]));
 }
+
+#[test]
+fn exec_help() {
+    insta::assert_snapshot!(help(&["exec", "--help"]));
+}
+
+#[test]
+fn judge_help() {
+    insta::assert_snapshot!(help(&["judge", "--help"]));
+}

@@ -6,6 +6,7 @@ mod errors;
 mod fixtures;
 mod gate;
 mod help;
+mod mutants;
 mod reduce;
 mod sampling;
 mod snapshots;
