@@ -258,6 +258,8 @@ struct CaseJson {
     expected_regex: BTreeMap<String, String>,
     /// Design targets checked for repromin.
     targets: Targets,
+    /// repromin's `--level` for this case, unless `--repromin-level` is given.
+    repromin_level: Option<String>,
 }
 
 #[derive(Default, serde::Deserialize, Clone)]
@@ -848,7 +850,11 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
                 "0",
                 "--no-progress",
             ]);
-            if let Some(level) = &opts.repromin_level {
+            if let Some(level) = opts
+                .repromin_level
+                .as_ref()
+                .or(case.json.repromin_level.as_ref())
+            {
                 cmd.args(["--level", level]);
             }
             cmd.args(["--jobs", &jobs_s, "--", "/bin/sh"]).arg(&wrapper);
