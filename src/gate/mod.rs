@@ -19,6 +19,7 @@ pub mod config;
 pub mod encode;
 pub mod exec;
 pub mod git;
+pub mod github;
 pub mod line;
 pub mod node_test;
 pub mod plan;
