@@ -471,7 +471,7 @@ fn forging_repo(out: &Path) -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
-fn sandbox_available() -> Result<(), String> {
+pub fn sandbox_available() -> Result<(), String> {
     if !nix::unistd::getuid().is_root() {
         return Err("the sandbox test needs root to create a user and namespaces".into());
     }
