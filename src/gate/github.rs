@@ -179,7 +179,7 @@ pub fn report_outputs(
         let file_name = format!("{name}.report");
         let path = dir.join(&file_name);
         let read_error = |source| GithubError::ReadReport {
-            path: path.clone(),
+            path: dir.join(&file_name),
             source,
         };
         let file = std::fs::OpenOptions::new()
@@ -326,8 +326,8 @@ pub fn annotations(result: &ResultLine) -> Vec<String> {
     out
 }
 
-/// Escapes text for Markdown (also inside a table cell): one line, HTML special characters
-/// as entities, Markdown punctuation behind a backslash.
+/// Escapes prose for Markdown: one line, HTML special characters as entities, inline
+/// Markdown punctuation behind a backslash.
 fn md(text: &str) -> String {
     let mut out = String::new();
     for c in one_line(text).chars() {
@@ -335,8 +335,7 @@ fn md(text: &str) -> String {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '~' | '|' | '{'
-            | '}' | '+' | '-' | '.' | '"' | '\'' | '@' | ':' | '=' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '|' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -344,6 +343,27 @@ fn md(text: &str) -> String {
         }
     }
     out
+}
+
+/// A name or path as a Markdown code span (shown literally), safe inside a table cell: one
+/// line, `|` escaped for the table, and a fence longer than any run of backticks inside.
+fn code(text: &str) -> String {
+    let flat = one_line(text).replace('|', "\\|");
+    if flat.trim().is_empty() {
+        return String::new();
+    }
+    let longest = flat
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if flat.starts_with('`') || flat.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{flat}{pad}{fence}")
 }
 
 /// Only the hex digits of a commit id or digest, safe inside a code span.
@@ -419,8 +439,8 @@ pub fn summary(result: &ResultLine) -> String {
             let _ = writeln!(
                 out,
                 "| {class} | {} | {} | {} | {} | {} |",
-                md(&test.name),
-                md(&test.file),
+                code(&test.name),
+                code(&test.file),
                 test.base.as_str(),
                 test.rerun.as_str(),
                 test.head.as_str()
@@ -445,7 +465,7 @@ pub fn summary(result: &ResultLine) -> String {
         }
         let _ = writeln!(out, "{title}:\n");
         for path in paths.iter().take(SUMMARY_MAX_TESTS) {
-            let _ = writeln!(out, "- {}", md(path));
+            let _ = writeln!(out, "- {}", code(path));
         }
         out.push('\n');
     }
@@ -465,7 +485,7 @@ fn certificate(out: &mut String, cert: &line::Certificate) {
         let _ = writeln!(out, "- error: {}", md(error));
     }
     if let Some(test) = &cert.test {
-        let _ = writeln!(out, "- test: {} in {}", md(&test.name), md(&test.file));
+        let _ = writeln!(out, "- test: {} in {}", code(&test.name), code(&test.file));
     }
     if let (Some(before), Some(after)) = (cert.before, cert.after) {
         let _ = writeln!(
@@ -767,6 +787,16 @@ mod tests {
         assert_eq!(defang("a repromin/v1 b"), "a repromin[/]v1 b");
         assert_eq!(defang("REPROMIN/V1repromin/v1"), "REPROMIN[/]V1repromin[/]v1");
         assert_eq!(defang("ünï repromin/v2"), "ünï repromin/v2");
+    }
+
+    #[test]
+    fn names_are_code_spans_that_no_backtick_or_pipe_breaks() {
+        assert_eq!(code("tests/test_a.py"), "`tests/test_a.py`");
+        assert_eq!(code("a``b"), "```a``b```");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code("a|b\nc"), "`a\\|b c`");
+        assert_eq!(code(""), "");
+        assert_eq!(md("<b>*x*</b> & y_z"), "&lt;b&gt;\\*x\\*&lt;/b&gt; &amp; y\\_z");
     }
 
     #[test]
