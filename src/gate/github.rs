@@ -65,7 +65,9 @@ pub enum GithubError {
         source: std::io::Error,
     },
     /// An output name the runner could misread.
-    #[error("`{0}` is not an output name (letters, digits, `-` and `_`, starting with a letter or `_`)")]
+    #[error(
+        "`{0}` is not an output name (letters, digits, `-` and `_`, starting with a letter or `_`)"
+    )]
     BadName(String),
     /// A value the `name=value` form cannot carry.
     #[error("the value of output `{name}` contains a line break")]
@@ -352,11 +354,7 @@ fn code(text: &str) -> String {
     if flat.trim().is_empty() {
         return String::new();
     }
-    let longest = flat
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = flat.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if flat.starts_with('`') || flat.ends_with('`') {
         " "
@@ -470,7 +468,9 @@ pub fn summary(result: &ResultLine) -> String {
         out.push('\n');
     }
     if result.truncated {
-        out.push_str("The result line dropped list entries to fit 4 KB; the counts cover every test.\n\n");
+        out.push_str(
+            "The result line dropped list entries to fit 4 KB; the counts cover every test.\n\n",
+        );
     }
     if let Some(cert) = &result.certificate {
         certificate(&mut out, cert);
@@ -682,7 +682,11 @@ mod tests {
         let outputs = report_outputs(dir.path(), &["head"], 100).unwrap();
         let file = dir.path().join("output");
         assert!(write_outputs(&file, &outputs).is_err());
-        assert!(std::fs::read_to_string(&file).unwrap_or_default().is_empty());
+        assert!(
+            std::fs::read_to_string(&file)
+                .unwrap_or_default()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -764,7 +768,10 @@ mod tests {
                 assert!(!note.contains(['\n', '\r']), "{note:?}");
                 assert!(note.starts_with("::error ") || note.starts_with("::warning "));
                 let shown = runner_unescape(&note);
-                assert!(!shown.contains(['\n', '\r', '\u{85}', '\u{2028}']), "{shown:?}");
+                assert!(
+                    !shown.contains(['\n', '\r', '\u{85}', '\u{2028}']),
+                    "{shown:?}"
+                );
                 assert!(
                     !shown.to_ascii_lowercase().contains("repromin/v1"),
                     "{shown:?}"
@@ -785,7 +792,10 @@ mod tests {
     #[test]
     fn defang_keeps_everything_but_the_slash() {
         assert_eq!(defang("a repromin/v1 b"), "a repromin[/]v1 b");
-        assert_eq!(defang("REPROMIN/V1repromin/v1"), "REPROMIN[/]V1repromin[/]v1");
+        assert_eq!(
+            defang("REPROMIN/V1repromin/v1"),
+            "REPROMIN[/]V1repromin[/]v1"
+        );
         assert_eq!(defang("ünï repromin/v2"), "ünï repromin/v2");
     }
 
@@ -796,7 +806,10 @@ mod tests {
         assert_eq!(code("`x`"), "`` `x` ``");
         assert_eq!(code("a|b\nc"), "`a\\|b c`");
         assert_eq!(code(""), "");
-        assert_eq!(md("<b>*x*</b> & y_z"), "&lt;b&gt;\\*x\\*&lt;/b&gt; &amp; y\\_z");
+        assert_eq!(
+            md("<b>*x*</b> & y_z"),
+            "&lt;b&gt;\\*x\\*&lt;/b&gt; &amp; y\\_z"
+        );
     }
 
     #[test]
@@ -807,7 +820,8 @@ mod tests {
     #[test]
     fn summary_of_an_error_verdict() {
         let mut line = result(Verdict::Error, Vec::new());
-        line.error = Some("the base report is malformed: not base64 (Invalid symbol 33, offset 0.)".into());
+        line.error =
+            Some("the base report is malformed: not base64 (Invalid symbol 33, offset 0.)".into());
         line.config_edited = true;
         insta::assert_snapshot!(summary(&line));
     }
@@ -875,7 +889,10 @@ mod tests {
             })
             .collect();
         let text = summary(&result(Verdict::Vacuous, many));
-        assert_eq!(text.matches("| passes-on-base |").count(), SUMMARY_MAX_TESTS);
+        assert_eq!(
+            text.matches("| passes-on-base |").count(),
+            SUMMARY_MAX_TESTS
+        );
         assert!(text.contains("5 more tests are not listed"), "{text}");
         assert!(text.contains(&format!("{} passes-on-base", SUMMARY_MAX_TESTS + 5)));
     }

@@ -99,7 +99,11 @@ fn the_workflows_pass_actionlint() {
     std::fs::write(&bad, broken).unwrap();
     let o = lint(&[bad]);
     assert!(!o.status.success());
-    assert!(text(&o.stdout).contains("potentially untrusted"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("potentially untrusted"),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 /// Every `run:` script in `value`, recursively.
@@ -131,7 +135,10 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
         let mut runs = Vec::new();
         scripts(&workflow, &mut runs);
         for run in &runs {
-            assert!(!run.contains("${{"), "{name}: an expression inside a script: {run}");
+            assert!(
+                !run.contains("${{"),
+                "{name}: an expression inside a script: {run}"
+            );
         }
         for (id, job) in workflow["jobs"].as_object().unwrap() {
             assert!(
@@ -174,7 +181,10 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
     // The fork-safe judge runs from the default branch on the workers' completion.
     let judge = yaml(&root().join("workflows/repromin-judge.yml"));
     let on = judge.get("on").or_else(|| judge.get("true")).unwrap();
-    assert_eq!(on["workflow_run"]["workflows"], serde_json::json!(["repromin workers"]));
+    assert_eq!(
+        on["workflow_run"]["workflows"],
+        serde_json::json!(["repromin workers"])
+    );
     let workers = yaml(&root().join("workflows/repromin-workers.yml"));
     assert_eq!(workers["name"], "repromin workers");
 }
@@ -421,7 +431,10 @@ impl Job {
         let action = yaml(&root().join("action.yml"));
         let declared = action["inputs"].as_object().unwrap();
         for name in with.keys() {
-            assert!(declared.contains_key(name), "the action has no input `{name}`");
+            assert!(
+                declared.contains_key(name),
+                "the action has no input `{name}`"
+            );
         }
         let inputs: BTreeMap<String, String> = declared
             .iter()
@@ -437,7 +450,10 @@ impl Job {
         let mut main = None;
         for step in action["runs"]["steps"].as_array().unwrap() {
             let id = step["id"].as_str().unwrap_or_default().to_string();
-            if step["uses"].as_str().is_some_and(|u| u.starts_with("actions/cache/")) {
+            if step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache/"))
+            {
                 // The cache: the binary below stands in for whatever it would restore.
                 continue;
             }
@@ -462,7 +478,11 @@ impl Job {
             };
             let mut env: BTreeMap<String, String> = step["env"]
                 .as_object()
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), expand(&as_text(v), &resolve))).collect())
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), expand(&as_text(v), &resolve)))
+                        .collect()
+                })
                 .unwrap_or_default();
             env.insert("GITHUB_ACTION_PATH".into(), root().display().to_string());
             let run = self.script(step["run"].as_str().unwrap(), &env);
@@ -473,7 +493,9 @@ impl Job {
         }
         let key = &steps["key"]["key"];
         assert!(
-            regex::Regex::new("^repromin-Linux-X64-[0-9a-f]{64}$").unwrap().is_match(key),
+            regex::Regex::new("^repromin-Linux-X64-[0-9a-f]{64}$")
+                .unwrap()
+                .is_match(key),
             "{key}"
         );
         let outputs = action["outputs"]
@@ -521,7 +543,10 @@ impl Job {
                 .map(|m| {
                     m.iter()
                         .map(|(k, v)| {
-                            (k.clone(), expand(&as_text(v), &|e| self.lookup(event, needs, e)))
+                            (
+                                k.clone(),
+                                expand(&as_text(v), &|e| self.lookup(event, needs, e)),
+                            )
                         })
                         .collect()
                 })
@@ -534,8 +559,14 @@ impl Job {
             let (outputs, run) = if uses.starts_with("actions/checkout@") {
                 let origin = event.origin.display().to_string();
                 let ws = self.workspace.display().to_string();
-                git(&self.workspace, &["clone", "-q", "--no-local", &origin, &ws]);
-                git(&self.workspace, &["checkout", "-q", "--detach", &with["ref"]]);
+                git(
+                    &self.workspace,
+                    &["clone", "-q", "--no-local", &origin, &ws],
+                );
+                git(
+                    &self.workspace,
+                    &["checkout", "-q", "--detach", &with["ref"]],
+                );
                 continue;
             } else if uses.starts_with("your-org/repromin@") {
                 self.action(&with)
@@ -545,7 +576,10 @@ impl Job {
                     .map(|m| {
                         m.iter()
                             .map(|(k, v)| {
-                                (k.clone(), expand(&as_text(v), &|e| self.lookup(event, needs, e)))
+                                (
+                                    k.clone(),
+                                    expand(&as_text(v), &|e| self.lookup(event, needs, e)),
+                                )
                             })
                             .collect()
                     })
@@ -564,7 +598,12 @@ impl Job {
             .as_object()
             .map(|m| {
                 m.iter()
-                    .map(|(k, v)| (k.clone(), expand(&as_text(v), &|e| self.lookup(event, needs, e))))
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            expand(&as_text(v), &|e| self.lookup(event, needs, e)),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -579,7 +618,11 @@ impl Job {
 }
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git").args(args).current_dir(dir).output().unwrap();
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
 }
 
@@ -589,7 +632,13 @@ fn sandbox_runs_pytest() -> Result<(), String> {
     sandbox_available()?;
     let path = std::env::var("PATH").unwrap_or_default();
     let out = Command::new("setpriv")
-        .args(["--reuid", "repromin-sbx", "--regid", "repromin-sbx", "--init-groups"])
+        .args([
+            "--reuid",
+            "repromin-sbx",
+            "--regid",
+            "repromin-sbx",
+            "--init-groups",
+        ])
         .args(["--", "env", "-i"])
         .arg(format!("PATH={path}"))
         .args(["python3", "-m", "pytest", "--version"])
@@ -614,7 +663,10 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
     let merge_base = repo.commit(
         &[
             (".github/repromin.json", PYTEST_CONFIG),
-            ("calc.py", "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"),
+            (
+                "calc.py",
+                "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
             (
                 "tests/conftest.py",
                 "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
@@ -626,7 +678,10 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
     repo.git(&["checkout", "-q", "-b", "fix"]);
     let head = repo.commit(
         &[
-            ("calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"),
+            (
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
             (
                 "tests/test_calc.py",
                 "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n\
@@ -663,13 +718,21 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
 
     let mut needs = BTreeMap::new();
     for (id, side, names) in [
-        ("repromin-base", "Run the base side", vec!["base-report", "base-rerun-report"]),
+        (
+            "repromin-base",
+            "Run the base side",
+            vec!["base-report", "base-rerun-report"],
+        ),
         ("repromin-head", "Run the head side", vec!["head-report"]),
     ] {
         let mut job = Job::new();
         let (finished, runs) = job.run(&event, &workflow, id, &needs, &adjust);
         let exec = &runs[side];
-        assert_eq!(text(&exec.output.stdout), "", "exec prints nothing on success");
+        assert_eq!(
+            text(&exec.output.stdout),
+            "",
+            "exec prints nothing on success"
+        );
         assert_eq!(
             finished.outputs.keys().collect::<Vec<_>>(),
             names.iter().collect::<Vec<_>>()
