@@ -197,6 +197,29 @@ impl Deadline {
     }
 }
 
+/// GitHub Actions' file commands: a side's install, build and test commands get
+/// `/dev/null` for each, so that nothing they run (a test tool that writes a job summary,
+/// a build script that sets outputs) can add to the worker step's outputs, environment or
+/// summary. Only repromin writes the step's outputs (`crate::gate::github`).
+pub const GITHUB_FILE_COMMANDS: [&str; 5] = [
+    "GITHUB_OUTPUT",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+];
+
+/// The environment overrides of a side's commands.
+pub(crate) fn side_env() -> Vec<(String, String)> {
+    let mut env = vec![("CI".to_string(), "1".to_string())];
+    env.extend(
+        GITHUB_FILE_COMMANDS
+            .iter()
+            .map(|name| ((*name).to_string(), "/dev/null".to_string())),
+    );
+    env
+}
+
 /// Runs a shell step (install or build) in the tree; its failure is the side's.
 pub(crate) fn shell_step(
     what: &str,
@@ -208,7 +231,7 @@ pub(crate) fn shell_step(
 ) -> Result<(), Failure> {
     let spec = CommandSpec {
         argv: vec!["sh".into(), "-c".into(), command.into()],
-        env: vec![("CI".into(), "1".into())],
+        env: side_env(),
     };
     let outcome = runner::run(&spec, tree, tmp, timeout, interrupt)?;
     match outcome.termination {
@@ -510,7 +533,7 @@ fn test_run(
     };
     let spec = CommandSpec {
         argv,
-        env: vec![("CI".into(), "1".into())],
+        env: side_env(),
     };
     let outcome = runner::run(&spec, tree, &tmp, timeout, interrupt);
     if sandbox.is_some() {

@@ -781,3 +781,78 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
         sha.replace_all(&judge.summary, "[SHA]")
     );
 }
+
+#[test]
+fn only_repromin_writes_a_worker_steps_outputs_and_summary() {
+    // The install step and the test command both try to write the step's file commands.
+    let config = r#"{
+  "version": 1,
+  "tests": ["tests/**/test_*.py"],
+  "install": ["echo head-report=forged-by-install >> \"$GITHUB_OUTPUT\"; echo forged >> \"$GITHUB_STEP_SUMMARY\""],
+  "command": "echo head-report=forged-by-tests >> \"$GITHUB_OUTPUT\"; echo X=1 >> \"$GITHUB_ENV\"; python3 -m pytest -p no:cacheprovider -q --junitxml={report} {tests}",
+  "report": "junit"
+}
+"#;
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[(".github/repromin.json", config), ("calc.py", "X = 1\n")],
+        "base",
+    );
+    let head = repo.commit(
+        &[(
+            "tests/test_x.py",
+            "import sys, os\nsys.path.insert(0, os.getcwd())\nfrom calc import X\n\n\ndef test_x():\n    assert X == 1\n",
+        )],
+        "test",
+    );
+    let files = tempfile::tempdir().unwrap();
+    let output = files.path().join("output");
+    let summary = files.path().join("summary");
+    let env_file = files.path().join("env");
+    for f in [&output, &summary, &env_file] {
+        std::fs::write(f, "").unwrap();
+    }
+    let out = files.path().join("reports");
+    let repo_path = repo.path().display().to_string();
+    let o = crate::util::run_env(
+        &[
+            "exec",
+            "--side",
+            "head",
+            "--out",
+            &out.display().to_string(),
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+        ],
+        repo.path(),
+        &[
+            ("GITHUB_OUTPUT", &output.display().to_string()),
+            ("GITHUB_STEP_SUMMARY", &summary.display().to_string()),
+            ("GITHUB_ENV", &env_file.display().to_string()),
+        ],
+    );
+    assert!(o.status.success());
+    // Exactly repromin's one line: nothing before it that a runner would also read.
+    let written = std::fs::read_to_string(out.join("head.report")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        format!("head-report={written}\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    // The report is the real one: the test ran and passed at head.
+    let report = repromin::gate::encode::decode(&written, "head", usize::MAX).unwrap();
+    assert!(
+        matches!(
+            report.outcome,
+            repromin::gate::encode::Outcome::Report { .. }
+        ),
+        "{report:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), "");
+    assert_eq!(std::fs::read_to_string(&env_file).unwrap(), "");
+}
