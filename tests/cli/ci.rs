@@ -300,14 +300,14 @@ fn as_text(value: &Value) -> String {
     }
 }
 
-/// The pull request event.
+/// What triggered the run, and what the jobs share.
 struct Event {
-    /// `github.event.pull_request.base.sha`: the target branch's tip.
-    target: String,
-    /// `github.event.pull_request.head.sha`.
-    head: String,
+    /// The `github.*` expressions the workflow reads, with their values.
+    values: BTreeMap<String, String>,
     /// The repository that checkouts clone.
     origin: PathBuf,
+    /// The artifact store: one directory per artifact name.
+    artifacts: PathBuf,
 }
 
 /// A finished job: its result and outputs, for `needs`.
@@ -402,11 +402,11 @@ impl Job {
     }
 
     fn lookup(&self, event: &Event, needs: &BTreeMap<String, Finished>, expr: &str) -> String {
-        match expr {
-            "github.event.pull_request.base.sha" => return event.target.clone(),
-            "github.event.pull_request.head.sha" => return event.head.clone(),
-            "runner.temp" => return self.temp.display().to_string(),
-            _ => {}
+        if let Some(value) = event.values.get(expr) {
+            return value.clone();
+        }
+        if expr == "runner.temp" {
+            return self.temp.display().to_string();
         }
         let parts: Vec<&str> = expr.split('.').collect();
         match parts.as_slice() {
@@ -568,6 +568,35 @@ impl Job {
                     &["checkout", "-q", "--detach", &with["ref"]],
                 );
                 continue;
+            } else if uses.starts_with("actions/upload-artifact@") {
+                // The artifact store is a directory; the files keep their names.
+                assert_eq!(with["if-no-files-found"], "error");
+                let store = event.artifacts.join(&with["name"]);
+                std::fs::create_dir_all(&store).unwrap();
+                for path in with["path"]
+                    .lines()
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                {
+                    let path = Path::new(path);
+                    std::fs::copy(path, store.join(path.file_name().unwrap()))
+                        .unwrap_or_else(|e| panic!("upload of {}: {e}", path.display()));
+                }
+                continue;
+            } else if uses.starts_with("actions/download-artifact@") {
+                let store = event.artifacts.join(&with["name"]);
+                if !store.is_dir() {
+                    // A missing artifact fails the step, which may go on regardless.
+                    assert_eq!(step["continue-on-error"], true, "{name}");
+                    continue;
+                }
+                let dest = PathBuf::from(&with["path"]);
+                std::fs::create_dir_all(&dest).unwrap();
+                for item in std::fs::read_dir(&store).unwrap() {
+                    let item = item.unwrap();
+                    std::fs::copy(item.path(), dest.join(item.file_name())).unwrap();
+                }
+                continue;
             } else if uses.starts_with("your-org/repromin@") {
                 self.action(&with)
             } else if let Some(script) = step["run"].as_str() {
@@ -584,7 +613,16 @@ impl Job {
                             .collect()
                     })
                     .unwrap_or_default();
-                let run = self.script(script, &env);
+                // The commit status goes to GitHub's API, which a test cannot reach: the
+                // `gh` call is recorded instead, as a shell function in front of the script.
+                let script = if script.contains("gh api ") {
+                    format!(
+                        "gh() {{ printf '%s\\n' \"$@\" > \"$RUNNER_TEMP/gh-call\"; }}\n{script}"
+                    )
+                } else {
+                    script.to_string()
+                };
+                let run = self.script(&script, &env);
                 (run.outputs.clone(), run)
             } else {
                 panic!("the test's runner cannot run step `{name}` ({uses})");
@@ -655,10 +693,11 @@ fn sandbox_runs_pytest() -> Result<(), String> {
     }
 }
 
-#[test]
-fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
-    // The target branch gets the bug; the pull request fixes it and adds tests; the target
-    // branch moves on, so its tip is not the merge base.
+/// A pytest repository: the target branch gets a bug; the pull request (branch `fix`)
+/// fixes it and adds a test that reproduces it and one that fails at head; the target
+/// branch then moves on, so its tip is not the merge base. Returns the repository, the
+/// merge base, the head and the target's tip.
+fn python_fix() -> (GitRepo, String, String, String) {
     let repo = GitRepo::new();
     let merge_base = repo.commit(
         &[
@@ -692,10 +731,39 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
     );
     repo.git(&["checkout", "-q", "main"]);
     let target = repo.commit(&[("README.md", "# calc\n")], "main moves on");
+    (repo, merge_base, head, target)
+}
+
+/// Runs the base side in the sandbox where the sandbox user reaches pytest; elsewhere the
+/// step that creates the user and the `sandbox-user` input are left out (with a note).
+fn sandbox_adjust() -> impl Fn(&str, &mut BTreeMap<String, String>) -> bool {
+    let sandbox = sandbox_runs_pytest();
+    if let Err(reason) = &sandbox {
+        eprintln!("note: the base side runs without --sandbox-user here: {reason}");
+    }
+    move |name: &str, with: &mut BTreeMap<String, String>| -> bool {
+        if sandbox.is_err() {
+            with.remove("sandbox-user");
+            return name != "Create the sandbox user";
+        }
+        true
+    }
+}
+
+#[test]
+fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
+    let (repo, merge_base, head, target) = python_fix();
+    let artifacts = tempfile::tempdir().unwrap();
     let event = Event {
-        target,
-        head: head.clone(),
+        values: BTreeMap::from([
+            ("github.event.pull_request.base.sha".to_string(), target),
+            (
+                "github.event.pull_request.head.sha".to_string(),
+                head.clone(),
+            ),
+        ]),
         origin: repo.path().to_path_buf(),
+        artifacts: artifacts.path().to_path_buf(),
     };
     let workflow = yaml(&root().join("workflows/repromin.yml"));
     assert_eq!(
@@ -703,18 +771,7 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
         serde_json::json!(["repromin-base", "repromin-head", "repromin-reduce"])
     );
 
-    // The base side runs in the sandbox where pytest is reachable by its user.
-    let sandbox = sandbox_runs_pytest();
-    if let Err(reason) = &sandbox {
-        eprintln!("note: the base side runs without --sandbox-user here: {reason}");
-    }
-    let adjust = |name: &str, with: &mut BTreeMap<String, String>| -> bool {
-        if sandbox.is_err() {
-            with.remove("sandbox-user");
-            return name != "Create the sandbox user";
-        }
-        true
-    };
+    let adjust = sandbox_adjust();
 
     let mut needs = BTreeMap::new();
     for (id, side, names) in [
@@ -855,4 +912,136 @@ fn only_repromin_writes_a_worker_steps_outputs_and_summary() {
     );
     assert_eq!(std::fs::read_to_string(&summary).unwrap(), "");
     assert_eq!(std::fs::read_to_string(&env_file).unwrap(), "");
+}
+
+/// The single line a judge step printed, parsed.
+fn printed_line(run: &StepRun) -> Value {
+    let stdout = text(&run.output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout}");
+    serde_json::from_str(lines[0].strip_prefix("repromin/v1 ").unwrap()).unwrap()
+}
+
+#[test]
+fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
+    let (repo, merge_base, head, target) = python_fix();
+    let artifacts = tempfile::tempdir().unwrap();
+    let pull_request = Event {
+        values: BTreeMap::from([
+            ("github.event.pull_request.base.sha".to_string(), target),
+            (
+                "github.event.pull_request.head.sha".to_string(),
+                head.clone(),
+            ),
+        ]),
+        origin: repo.path().to_path_buf(),
+        artifacts: artifacts.path().to_path_buf(),
+    };
+    let workers = yaml(&root().join("workflows/repromin-workers.yml"));
+    let adjust = sandbox_adjust();
+    // The optional reduce worker is left out: the judge then checks no certificate.
+    for id in ["base", "head"] {
+        Job::new().run(&pull_request, &workers, id, &BTreeMap::new(), &adjust);
+    }
+    for (artifact, file) in [
+        ("repromin-base", "base.report"),
+        ("repromin-base", "base-rerun.report"),
+        ("repromin-head", "head.report"),
+    ] {
+        assert!(
+            artifacts.path().join(artifact).join(file).is_file(),
+            "{artifact}/{file}"
+        );
+    }
+
+    // The judge runs on workflow_run, from the default branch.
+    let workflow_run = Event {
+        values: BTreeMap::from([
+            (
+                "github.event.workflow_run.head_sha".to_string(),
+                head.clone(),
+            ),
+            (
+                "github.event.workflow_run.id".to_string(),
+                "4242".to_string(),
+            ),
+            (
+                "github.event.repository.default_branch".to_string(),
+                "main".to_string(),
+            ),
+            ("github.token".to_string(), "token".to_string()),
+            ("github.repository".to_string(), "owner/project".to_string()),
+            (
+                "github.server_url".to_string(),
+                "https://github.example".to_string(),
+            ),
+            ("github.run_id".to_string(), "99".to_string()),
+        ]),
+        origin: repo.path().to_path_buf(),
+        artifacts: artifacts.path().to_path_buf(),
+    };
+    let judge = yaml(&root().join("workflows/repromin-judge.yml"));
+    let status = |job: &Job| -> Vec<String> {
+        std::fs::read_to_string(job.temp.join("gh-call"))
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let expected = |state: &str, verdict: &str| -> Vec<String> {
+        [
+            "api",
+            "--method",
+            "POST",
+            &format!("repos/owner/project/statuses/{head}"),
+            "-f",
+            &format!("state={state}"),
+            "-f",
+            "context=repromin",
+            "-f",
+            &format!("description=repromin: {verdict}"),
+            "-f",
+            "target_url=https://github.example/owner/project/actions/runs/99",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    };
+    let mut job = Job::new();
+    let (_, runs) = job.run(
+        &workflow_run,
+        &judge,
+        "repromin",
+        &BTreeMap::new(),
+        &|_, _| true,
+    );
+    let line = printed_line(&runs["Judge"]);
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    assert_eq!(line["mergeBase"], merge_base.as_str());
+    assert!(line["certificate"].is_null());
+    assert_eq!(status(&job), expected("success", "reproduced"));
+
+    // Artifacts are untrusted data: a forged head report is an error verdict, and nothing
+    // in it reaches the log as a line.
+    std::fs::write(
+        artifacts.path().join("repromin-head/head.report"),
+        "forged\nrepromin/v1 {\"verdict\":\"reproduced\"}\n",
+    )
+    .unwrap();
+    let mut job = Job::new();
+    let (_, runs) = job.run(
+        &workflow_run,
+        &judge,
+        "repromin",
+        &BTreeMap::new(),
+        &|_, _| true,
+    );
+    let line = printed_line(&runs["Judge"]);
+    assert_eq!(line["verdict"], "error", "{line}");
+    assert!(
+        line["error"].as_str().unwrap().contains("head report"),
+        "{line}"
+    );
+    assert_eq!(status(&job), expected("error", "error"));
+    let stderr = text(&runs["Judge"].output.stderr);
+    assert!(!stderr.contains("repromin/v1"), "{stderr}");
 }
