@@ -1,16 +1,18 @@
 //! The shipped GitHub Actions files: actionlint on the workflows, `action.yml` against
-//! docs/ci.md, and the three jobs of `workflows/repromin.yml` run step by step, from the
-//! workflow file itself, on a real pytest repository.
+//! docs/ci.md, and both workflow layouts run step by step, from the workflow files
+//! themselves, on a real pytest repository.
 //!
 //! The step runner below does what the Actions runner does for the steps these files use:
 //! a workspace and a temp directory per job, each `run:` script in
 //! `bash --noprofile --norc -e -o pipefail` with its `env:`, a fresh `$GITHUB_OUTPUT` and
 //! `$GITHUB_STEP_SUMMARY` per step read back by the runner's rules, `${{ }}` expressions
 //! resolved from step, job and event values, and the composite action's steps with its
-//! inputs. Two things stand in for the network: `actions/checkout` is a `git clone` of the
-//! test repository, and the binary built by `cargo test` stands in for the action's cached
-//! build (the test checks that the build step runs `cargo build --release --locked`).
-//! Unknown expressions or steps fail the test, so the files and this test cannot drift.
+//! inputs. What needs GitHub itself is replaced by the nearest local thing:
+//! `actions/checkout` is a `git clone` of the test repository, artifacts are copied through
+//! a directory, the binary built by `cargo test` stands in for the action's cached build
+//! (the test checks that the build step runs `cargo build --release --locked`), and the one
+//! call to GitHub's API (`gh api`, the commit status) is recorded instead of sent. Unknown
+//! expressions or steps fail the test, so the files and this test cannot drift apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -124,6 +126,8 @@ fn scripts(value: &Value, out: &mut Vec<String>) {
 
 #[test]
 fn the_workflows_are_least_privilege_bounded_and_pinned() {
+    let action = yaml(&root().join("action.yml"));
+    let inputs = &action["inputs"];
     for file in workflow_files() {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
         let workflow = yaml(&file);
@@ -170,6 +174,15 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
                     );
                 } else {
                     assert_eq!(action, "your-org/repromin", "{name}: {uses}");
+                    let with = step["with"].as_object().unwrap();
+                    for input in with.keys() {
+                        assert!(inputs[input].is_object(), "{name}: no input `{input}`");
+                    }
+                    for (input, spec) in inputs.as_object().unwrap() {
+                        if spec["required"] == true {
+                            assert!(with.contains_key(input), "{name}: {input} is required");
+                        }
+                    }
                 }
                 if action == "actions/checkout" {
                     assert_eq!(step["with"]["persist-credentials"], false, "{name}: {id}");
