@@ -197,10 +197,10 @@ impl Deadline {
     }
 }
 
-/// GitHub Actions' file commands: a side's install, build and test commands get
-/// `/dev/null` for each, so that nothing they run (a test tool that writes a job summary,
-/// a build script that sets outputs) can add to the worker step's outputs, environment or
-/// summary. Only repromin writes the step's outputs (`crate::gate::github`).
+/// GitHub Actions' file commands: where one is set, a side's install, build and test
+/// commands get `/dev/null` for it, so that nothing they run (a test tool that writes a job
+/// summary, a build script that sets outputs) can add to the worker step's outputs,
+/// environment or summary. Only repromin writes the step's outputs (`crate::gate::github`).
 pub const GITHUB_FILE_COMMANDS: [&str; 5] = [
     "GITHUB_OUTPUT",
     "GITHUB_ENV",
@@ -215,6 +215,7 @@ pub(crate) fn side_env() -> Vec<(String, String)> {
     env.extend(
         GITHUB_FILE_COMMANDS
             .iter()
+            .filter(|name| std::env::var_os(name).is_some())
             .map(|name| ((*name).to_string(), "/dev/null".to_string())),
     );
     env
