@@ -8,7 +8,8 @@ use clap::{Args, ValueEnum};
 
 use crate::console::Console;
 use crate::gate::config::{RepoConfig, ReportFormat};
-use crate::gate::{self, exec, line};
+use crate::gate::encode::TEST_REPORT_CAP;
+use crate::gate::{self, exec, github, line};
 
 use super::Exit;
 
@@ -216,6 +217,38 @@ fn budget(ms: Option<u64>, side: exec::Side) -> Duration {
     ms.map_or(side.default_budget(), Duration::from_millis)
 }
 
+/// A GitHub file-command path from the environment; unset and empty are the same.
+fn github_file(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// With `$GITHUB_OUTPUT` set, hands the side's reports to the judge job as job outputs.
+fn publish_reports(console: &Console, out: &std::path::Path, names: &[&str], cap: usize) {
+    let Some(path) = github_file(github::OUTPUT_ENV) else {
+        return;
+    };
+    let written = github::report_outputs(out, names, cap)
+        .and_then(|outputs| github::write_outputs(&path, &outputs));
+    if let Err(err) = written {
+        console.err(&format!(
+            "error: cannot write the job outputs: {}",
+            with_causes(&err)
+        ));
+    }
+}
+
 /// `exec`: prints nothing on success, exits 0 always.
 pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
@@ -244,6 +277,12 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
                 },
                 interrupt,
             );
+            publish_reports(
+                &console,
+                &args.out,
+                &["reduce"],
+                gate::encode::REDUCE_REPORT_CAP,
+            );
             return Exit::Ok;
         }
     };
@@ -254,6 +293,7 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
             let commit = side.commit(&args.commits.base, &args.commits.head);
             exec::write_error_markers(&args.out, side, commit, &message);
             console.err(&format!("error: {message}"));
+            publish_reports(&console, &args.out, side.reports(), TEST_REPORT_CAP);
             return Exit::Ok;
         }
     };
@@ -268,11 +308,40 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
         local_config: local,
     };
     exec::exec(&options, interrupt);
+    publish_reports(&console, &args.out, side.reports(), TEST_REPORT_CAP);
     Exit::Ok
 }
 
+/// On GitHub Actions: annotations on stderr, the step summary and the `verdict` and `line`
+/// outputs. None of it touches stdout, and a failure here never changes the line.
+fn report_to_github(console: &Console, judgement: &gate::Judgement, printed: &str) {
+    if std::env::var(github::ACTIONS_ENV).is_ok_and(|v| v == "true") {
+        for note in github::annotations(&judgement.line) {
+            console.err(&note);
+        }
+    }
+    if let Some(path) = github_file(github::SUMMARY_ENV)
+        && let Err(err) = github::append(&path, &github::summary(&judgement.line))
+    {
+        console.err(&format!(
+            "warning: cannot write the step summary: {}",
+            with_causes(&err)
+        ));
+    }
+    if let Some(path) = github_file(github::OUTPUT_ENV)
+        && let Err(err) = github::write_outputs(&path, &github::judgement_outputs(printed))
+    {
+        console.err(&format!(
+            "warning: cannot write the job outputs: {}",
+            with_causes(&err)
+        ));
+    }
+}
+
 fn finish(console: &Console, judgement: &gate::Judgement, require: Option<VerdictArg>) -> Exit {
-    console.out(&gate::format(judgement));
+    let printed = gate::format(judgement);
+    report_to_github(console, judgement, &printed);
+    console.out(&printed);
     match require {
         Some(want) if !want.matches(judgement.line.verdict) => Exit::Error,
         _ => Exit::Ok,

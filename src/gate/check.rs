@@ -52,7 +52,7 @@ pub fn check(spec: &CheckSpec) -> (i32, String) {
         &report,
         &reporter,
     );
-    let mut env = vec![("CI".to_string(), "1".to_string())];
+    let mut env = crate::gate::exec::side_env();
     let never = std::sync::atomic::AtomicBool::new(false);
     if let Some(root) = &spec.cargo_target_root {
         match cargo_target(root, &cwd, &tmp, spec.timeout, &never) {

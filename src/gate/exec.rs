@@ -256,6 +256,30 @@ impl Deadline {
     }
 }
 
+/// GitHub Actions' file commands: where one is set, a side's install, build and test
+/// commands get `/dev/null` for it, so that nothing they run (a test tool that writes a job
+/// summary, a build script that sets outputs) can add to the worker step's outputs,
+/// environment or summary. Only repromin writes the step's outputs (`crate::gate::github`).
+pub const GITHUB_FILE_COMMANDS: [&str; 5] = [
+    "GITHUB_OUTPUT",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+];
+
+/// The environment overrides of a side's commands.
+pub(crate) fn side_env() -> Vec<(String, String)> {
+    let mut env = vec![("CI".to_string(), "1".to_string())];
+    env.extend(
+        GITHUB_FILE_COMMANDS
+            .iter()
+            .filter(|name| std::env::var_os(name).is_some())
+            .map(|name| ((*name).to_string(), "/dev/null".to_string())),
+    );
+    env
+}
+
 /// Runs a shell step (install or build) in the tree; its failure is the side's.
 pub(crate) fn shell_step(
     what: &str,
@@ -267,7 +291,7 @@ pub(crate) fn shell_step(
 ) -> Result<(), Failure> {
     let spec = CommandSpec {
         argv: vec!["sh".into(), "-c".into(), command.into()],
-        env: vec![("CI".into(), "1".into())],
+        env: side_env(),
     };
     let outcome = runner::run(&spec, tree, tmp, timeout, interrupt)?;
     match outcome.termination {
@@ -394,14 +418,56 @@ pub fn sandbox_user(name: &str) -> Result<Sandbox, String> {
     })
 }
 
+/// Hands the directories of `root` (not its files) to `uid:gid` for a sandboxed run. As
+/// root this is a direct `chown`; otherwise it goes through `sudo -n chown`, the same
+/// password-less sudo that starts the sandbox (a GitHub-hosted runner's user has it).
+/// Symlinks are never followed. A failure shows up as the run's missing report.
 fn chown_dirs(root: &Path, uid: u32, gid: u32) {
+    if nix::unistd::getuid().is_root() {
+        chown_dirs_as_root(root, uid, gid);
+    } else {
+        let mut dirs = vec![root.to_path_buf()];
+        collect_dirs(root, &mut dirs);
+        sudo_chown(&["-h"], uid, gid, &dirs);
+    }
+}
+
+fn chown_dirs_as_root(root: &Path, uid: u32, gid: u32) {
     let _ = nix::unistd::chown(root, Some(uid.into()), Some(gid.into()));
     if let Ok(items) = std::fs::read_dir(root) {
         for item in items.flatten() {
             if item.file_type().is_ok_and(|t| t.is_dir()) {
-                chown_dirs(&item.path(), uid, gid);
+                chown_dirs_as_root(&item.path(), uid, gid);
             }
         }
+    }
+}
+
+fn collect_dirs(root: &Path, dirs: &mut Vec<PathBuf>) {
+    if let Ok(items) = std::fs::read_dir(root) {
+        for item in items.flatten() {
+            // `file_type` does not follow a symlink.
+            if item.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(item.path());
+                collect_dirs(&item.path(), dirs);
+            }
+        }
+    }
+}
+
+/// `sudo -n chown FLAGS uid:gid -- PATHS`, in chunks that fit a command line.
+fn sudo_chown(flags: &[&str], uid: u32, gid: u32, paths: &[PathBuf]) {
+    for chunk in paths.chunks(256) {
+        let _ = std::process::Command::new("sudo")
+            .args(["-n", "--", "chown"])
+            .args(flags)
+            .arg(format!("{uid}:{gid}"))
+            .arg("--")
+            .args(chunk)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
     }
 }
 
@@ -415,14 +481,24 @@ fn lchown(path: &Path, uid: u32, gid: u32) {
     );
 }
 
+/// Takes everything under `root` back after a sandboxed run (directly as root, else through
+/// `sudo -n chown -R -h`, which follows no symlink).
 fn chown_back(root: &Path, uid: u32, gid: u32) {
+    if nix::unistd::getuid().is_root() {
+        chown_back_as_root(root, uid, gid);
+    } else {
+        sudo_chown(&["-R", "-h"], uid, gid, &[root.to_path_buf()]);
+    }
+}
+
+fn chown_back_as_root(root: &Path, uid: u32, gid: u32) {
     lchown(root, uid, gid);
     if let Ok(items) = std::fs::read_dir(root) {
         for item in items.flatten() {
             let path = item.path();
             lchown(&path, uid, gid);
             if item.file_type().is_ok_and(|t| t.is_dir()) {
-                chown_back(&path, uid, gid);
+                chown_back_as_root(&path, uid, gid);
             }
         }
     }
@@ -499,7 +575,7 @@ fn run_shell(
     };
     let spec = CommandSpec {
         argv,
-        env: vec![("CI".into(), "1".into())],
+        env: side_env(),
     };
     let outcome = runner::run(&spec, tree, tmp, timeout, interrupt);
     if sandbox.is_some() {

@@ -20,6 +20,7 @@ pub mod config;
 pub mod encode;
 pub mod exec;
 pub mod git;
+pub mod github;
 pub mod line;
 pub mod mutants;
 pub mod node_test;

@@ -1,6 +1,7 @@
 //! Integration tests of the repromin command: real trees in temp dirs, real commands.
 
 mod certificate;
+mod ci;
 mod doctor;
 mod errors;
 mod fixtures;

