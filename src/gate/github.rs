@@ -475,7 +475,50 @@ pub fn summary(result: &ResultLine) -> String {
     if let Some(cert) = &result.certificate {
         certificate(&mut out, cert);
     }
+    if let Some(mutants) = &result.mutants {
+        mutation_check(&mut out, mutants, result.truncated);
+    }
     out
+}
+
+fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
+    let _ = writeln!(
+        out,
+        "### Mutation check: {}
+",
+        mutants.verdict.as_str()
+    );
+    let meaning = match mutants.verdict {
+        line::MutantsVerdict::Killed => "every mutant of the spec was caught by exactly its tests",
+        line::MutantsVerdict::NotKilled => "some mutant was not caught as its spec says",
+        line::MutantsVerdict::Error => "the mutation check could not be made",
+    };
+    let _ = writeln!(out, "{}.\n", capitalise(meaning));
+    if let Some(error) = &mutants.error {
+        let _ = writeln!(out, "**Error:** {}\n", md(error));
+    }
+    if !mutants.results.is_empty() {
+        out.push_str("| spec | mutation | outcome | failed |\n| --- | --- | --- | --- |\n");
+        for r in &mutants.results {
+            let failed = r
+                .failed
+                .as_ref()
+                .map(|f| f.iter().map(|t| code(t)).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                code(&r.spec),
+                code(&r.name),
+                r.outcome.as_str(),
+                failed
+            );
+        }
+        out.push('\n');
+    }
+    if truncated {
+        out.push_str("Killed mutants may be left out of this list to fit the line.\n\n");
+    }
 }
 
 fn certificate(out: &mut String, cert: &line::Certificate) {
@@ -872,6 +915,31 @@ mod tests {
                 lower_bound: 0.904966,
                 required_passes: 29,
             }),
+        });
+        insta::assert_snapshot!(summary(&line));
+    }
+
+    #[test]
+    fn summary_with_a_mutation_check() {
+        use crate::gate::line::{MutantLine, MutantOutcome, Mutants, MutantsVerdict};
+        let mut line = result(Verdict::Vacuous, Vec::new());
+        line.mutants = Some(Mutants {
+            verdict: MutantsVerdict::NotKilled,
+            results: vec![
+                MutantLine {
+                    spec: "tests/test_calc.mutations.json".into(),
+                    name: "off-by-one".into(),
+                    outcome: MutantOutcome::Killed,
+                    failed: None,
+                },
+                MutantLine {
+                    spec: "tests/test_calc.mutations.json".into(),
+                    name: "swap|args".into(),
+                    outcome: MutantOutcome::Survived,
+                    failed: Some(vec!["test_other".into()]),
+                },
+            ],
+            error: None,
         });
         insta::assert_snapshot!(summary(&line));
     }

@@ -781,7 +781,12 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
     let workflow = yaml(&root().join("workflows/repromin.yml"));
     assert_eq!(
         workflow["jobs"]["repromin"]["needs"],
-        serde_json::json!(["repromin-base", "repromin-head", "repromin-reduce"])
+        serde_json::json!([
+            "repromin-base",
+            "repromin-head",
+            "repromin-mutants",
+            "repromin-reduce"
+        ])
     );
 
     let adjust = sandbox_adjust();
@@ -794,6 +799,12 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
             vec!["base-report", "base-rerun-report"],
         ),
         ("repromin-head", "Run the head side", vec!["head-report"]),
+        // Not a pull request of tests alone: a skipped marker, which the judge ignores.
+        (
+            "repromin-mutants",
+            "Run the mutants side",
+            vec!["mutants-report"],
+        ),
     ] {
         let mut job = Job::new();
         let (finished, runs) = job.run(&event, &workflow, id, &needs, &adjust);
@@ -953,13 +964,14 @@ fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
     let workers = yaml(&root().join("workflows/repromin-workers.yml"));
     let adjust = sandbox_adjust();
     // The optional reduce worker is left out: the judge then checks no certificate.
-    for id in ["base", "head"] {
+    for id in ["base", "head", "mutants"] {
         Job::new().run(&pull_request, &workers, id, &BTreeMap::new(), &adjust);
     }
     for (artifact, file) in [
         ("repromin-base", "base.report"),
         ("repromin-base", "base-rerun.report"),
         ("repromin-head", "head.report"),
+        ("repromin-mutants", "mutants.report"),
     ] {
         assert!(
             artifacts.path().join(artifact).join(file).is_file(),
