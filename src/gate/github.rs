@@ -500,11 +500,11 @@ fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
     if !mutants.results.is_empty() {
         out.push_str("| spec | mutation | outcome | failed |\n| --- | --- | --- | --- |\n");
         for r in &mutants.results {
-            let failed = r
-                .failed
-                .as_ref()
-                .map(|f| f.iter().map(|t| code(t)).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default();
+            let failed = match &r.failed {
+                Some(f) if f.is_empty() => "none".to_string(),
+                Some(f) => f.iter().map(|t| code(t)).collect::<Vec<_>>().join(", "),
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} |",

@@ -1534,6 +1534,9 @@ pub fn pretty(result: &ResultLine) -> String {
         }
         for x in &m.results {
             let failed = x.failed.as_ref().map_or_else(String::new, |f| {
+                if f.is_empty() {
+                    return " (no test failed)".to_string();
+                }
                 let names: Vec<String> = f.iter().map(|n| printable(n)).collect();
                 format!(" (failed: {})", names.join(", "))
             });
@@ -2707,8 +2710,11 @@ message not a string ⟹ "verdict":"not-killed","results":[{"spec":"tests/test_p
         let mut killed = r.clone();
         mutants_of(&mut killed).results.truncate(1);
         mutants_of(&mut killed).verdict = MutantsVerdict::Killed;
+        // A mutant that no test caught lists no failed test, and says so.
+        let mut uncaught = r.clone();
+        mutants_of(&mut uncaught).results[1].failed = Some(Vec::new());
         let mut shown = String::new();
-        for x in [&r, &all, &errored, &killed] {
+        for x in [&r, &all, &errored, &killed, &uncaught] {
             let line = format_line(x).expect("formats");
             assert_eq!(parse_line(&line).as_ref(), Ok(x));
             shown.push_str(&line);

@@ -361,8 +361,12 @@ pub fn table(judgement: &Judgement) -> String {
                 r.spec,
                 r.name
             );
-            if let Some(failed) = &r.failed {
-                let _ = write!(out, " (failed: {})", failed.join(", "));
+            match &r.failed {
+                Some(failed) if failed.is_empty() => out.push_str(" (no test failed)"),
+                Some(failed) => {
+                    let _ = write!(out, " (failed: {})", failed.join(", "));
+                }
+                None => {}
             }
         }
         let _ = write!(out, "\nmutants: {}", m.verdict.as_str());
