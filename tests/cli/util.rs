@@ -142,6 +142,16 @@ pub fn report(output: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The `change` of every commit in a report, in order.
+pub fn changes(report: &serde_json::Value) -> Vec<String> {
+    report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["change"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Processes whose command line contains `needle`.
 pub fn processes_with(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
