@@ -1403,4 +1403,44 @@ mod tests {
         session.adapt_timeout(&[pass(5_000); ADAPT_WINDOW]);
         assert_eq!(session.timeout(), Duration::from_secs(15));
     }
+
+    #[test]
+    fn probes_run_under_the_adapted_timeout() {
+        // Deleting `a.txt` makes the command wait 60 s and then pass: under the given
+        // 100 s it would be committed, under the adapted 10 s floor it times out.
+        let files = [("a.txt", "x\n")];
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, "[ -e a.txt ] || sleep 60", 1, scratch.path());
+        session.setup.timeout = Duration::from_secs(100);
+        session.setup.adaptive_timeout = true;
+        session.timeout = session.setup.timeout;
+        let fast = Answer {
+            pass: true,
+            termination: Termination::Exited(0),
+            duration: Duration::from_millis(10),
+            samples: 1,
+            saved: 0,
+            early_accept: false,
+            early_reject: false,
+        };
+        session.adapt_timeout(&[fast; ADAPT_AFTER]);
+        assert_eq!(session.timeout(), crate::reduce::TIMEOUT_FLOOR);
+        let started = Instant::now();
+        let done = session
+            .try_window(
+                "test",
+                vec![Candidate {
+                    mutation: Mutation::Remove(vec![Arc::from("a.txt")]),
+                    label: "delete a.txt".into(),
+                }],
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(done, [false]);
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 }

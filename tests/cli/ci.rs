@@ -323,6 +323,23 @@ struct Event {
     artifacts: PathBuf,
 }
 
+impl Event {
+    /// A `pull_request` event from the branch at `head` into the one at `target`.
+    fn pull_request(origin: &Path, target: String, head: &str, artifacts: &Path) -> Event {
+        Event {
+            values: BTreeMap::from([
+                ("github.event.pull_request.base.sha".to_string(), target),
+                (
+                    "github.event.pull_request.head.sha".to_string(),
+                    head.to_string(),
+                ),
+            ]),
+            origin: origin.to_path_buf(),
+            artifacts: artifacts.to_path_buf(),
+        }
+    }
+}
+
 /// A finished job: its result and outputs, for `needs`.
 struct Finished {
     result: &'static str,
@@ -767,17 +784,7 @@ fn sandbox_adjust() -> impl Fn(&str, &mut BTreeMap<String, String>) -> bool {
 fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
     let (repo, merge_base, head, target) = python_fix();
     let artifacts = tempfile::tempdir().unwrap();
-    let event = Event {
-        values: BTreeMap::from([
-            ("github.event.pull_request.base.sha".to_string(), target),
-            (
-                "github.event.pull_request.head.sha".to_string(),
-                head.clone(),
-            ),
-        ]),
-        origin: repo.path().to_path_buf(),
-        artifacts: artifacts.path().to_path_buf(),
-    };
+    let event = Event::pull_request(repo.path(), target, &head, artifacts.path());
     let workflow = yaml(&root().join("workflows/repromin.yml"));
     assert_eq!(
         workflow["jobs"]["repromin"]["needs"],
@@ -950,17 +957,7 @@ fn printed_line(run: &StepRun) -> Value {
 fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
     let (repo, merge_base, head, target) = python_fix();
     let artifacts = tempfile::tempdir().unwrap();
-    let pull_request = Event {
-        values: BTreeMap::from([
-            ("github.event.pull_request.base.sha".to_string(), target),
-            (
-                "github.event.pull_request.head.sha".to_string(),
-                head.clone(),
-            ),
-        ]),
-        origin: repo.path().to_path_buf(),
-        artifacts: artifacts.path().to_path_buf(),
-    };
+    let pull_request = Event::pull_request(repo.path(), target, &head, artifacts.path());
     let workers = yaml(&root().join("workflows/repromin-workers.yml"));
     let adjust = sandbox_adjust();
     // The optional reduce worker is left out: the judge then checks no certificate.

@@ -702,6 +702,18 @@ fn syntax_nodes_go_with_their_separators() {
     );
 }
 
+/// Reduces `proj` into `out` with the options `options` and the oracle `oracle` (exit 0 is
+/// interesting), asserts the reduction published, and returns the result's `file`.
+fn reduce_with(area: &Area, out: &str, options: &[&str], oracle: &[&str], file: &str) -> String {
+    let mut args = vec!["reduce", "proj", out];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["--exit-code", "0", "--"]);
+    args.extend_from_slice(oracle);
+    let o = run(&args, area.dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    files(&area.path(out))[file].clone()
+}
+
 #[test]
 fn the_syntax_guard_keeps_files_parsing_unless_turned_off() {
     let area = Area::new();
@@ -714,12 +726,9 @@ fn the_syntax_guard_keeps_files_parsing_unless_turned_off() {
     );
     // The oracle only looks for a word, so it would take any text that holds it.
     let reduce = |out: &str, extra: &[&str]| {
-        let mut args = vec!["reduce", "proj", out, "--passes", "lines"];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["--exit-code", "0", "--", "grep", "-q", "MARK", "mark.c"]);
-        let o = run(&args, area.dir.path());
-        assert!(o.status.success(), "{}", stderr(&o));
-        let kept = files(&area.path(out))["mark.c"].clone();
+        let options = [&["--passes", "lines"][..], extra].concat();
+        let oracle = ["grep", "-q", "MARK", "mark.c"];
+        let kept = reduce_with(&area, out, &options, &oracle, "mark.c");
         let lines = report(&area.path(out))["phase_statistics"]
             .as_array()
             .unwrap()
@@ -836,25 +845,8 @@ fn unwrap_leaves_a_body_without_what_wraps_it() {
     );
     // The oracle takes `needle` at any indentation.
     let reduce = |out: &str, passes: &str| {
-        let o = run(
-            &[
-                "reduce",
-                "proj",
-                out,
-                "--passes",
-                passes,
-                "--exit-code",
-                "0",
-                "--",
-                "grep",
-                "-q",
-                "^ *needle$",
-                "conf.txt",
-            ],
-            area.dir.path(),
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
-        files(&area.path(out))["conf.txt"].clone()
+        let oracle = ["grep", "-q", "^ *needle$", "conf.txt"];
+        reduce_with(&area, out, &["--passes", passes], &oracle, "conf.txt")
     };
     // Deleting lines cannot dedent; unwrapping takes both braces and the indentation.
     assert_eq!(reduce("by-lines", "lines"), "        needle\n");
@@ -881,24 +873,13 @@ fn a_declaration_goes_together_with_the_uses_of_its_name() {
     // No chunk of lines or of sibling nodes holds both without `int MARK;` or `MARK = v;`.
     let oracle = "gcc -Wall -Werror -c a.c -o \"$TMPDIR/a.o\" && grep -q 'MARK = v' a.c";
     let reduce = |out: &str, passes: &str| {
-        let o = run(
-            &[
-                "reduce",
-                "proj",
-                out,
-                "--passes",
-                passes,
-                "--exit-code",
-                "0",
-                "--",
-                "sh",
-                "-c",
-                oracle,
-            ],
-            area.dir.path(),
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
-        files(&area.path(out))["a.c"].clone()
+        reduce_with(
+            &area,
+            out,
+            &["--passes", passes],
+            &["sh", "-c", oracle],
+            "a.c",
+        )
     };
     let alone = reduce("alone", "syntax,lines");
     assert!(alone.contains("helper"), "{alone}");
@@ -921,27 +902,9 @@ fn cdd_and_halving_reach_the_same_1_minimal_result_and_cdd_probes_less_on_sparse
     // Three lines of 120 are needed.
     let oracle = "grep -qx 'line 7' a.txt && grep -qx 'line 64' a.txt && grep -qx 'line 111' a.txt";
     let reduce = |out: &str, minimiser: &str| {
-        let o = run(
-            &[
-                "reduce",
-                "proj",
-                out,
-                "--passes",
-                "lines",
-                "--minimiser",
-                minimiser,
-                "--exit-code",
-                "0",
-                "--",
-                "sh",
-                "-c",
-                oracle,
-            ],
-            area.dir.path(),
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        let options = ["--passes", "lines", "--minimiser", minimiser];
         (
-            files(&area.path(out))["a.txt"].clone(),
+            reduce_with(&area, out, &options, &["sh", "-c", oracle], "a.txt"),
             report(&area.path(out))["attempts"].as_u64().unwrap(),
         )
     };
