@@ -6,6 +6,7 @@ mod doctor;
 mod errors;
 mod fixtures;
 mod gate;
+mod harness;
 mod help;
 mod mutants;
 mod reduce;

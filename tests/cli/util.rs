@@ -47,6 +47,9 @@ impl Area {
     }
 }
 
+/// How long one run of the binary may take before the harness kills it.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Runs the binary with `args`, a clean environment and an outer timeout.
 pub fn run(args: &[&str], cwd: &Path) -> Output {
     run_env(args, cwd, &[])
@@ -54,12 +57,7 @@ pub fn run(args: &[&str], cwd: &Path) -> Output {
 
 pub fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(bin());
-    command
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    command.args(args).current_dir(cwd).stdin(Stdio::null());
     for (name, _) in std::env::vars() {
         if name.starts_with("REPROMIN") || name.starts_with("GITHUB_") || name == "CI" {
             command.env_remove(name);
@@ -68,14 +66,66 @@ pub fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         command.env(k, v);
     }
-    let child = command.spawn().unwrap();
-    let start = Instant::now();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(600),
-        "repromin took too long"
+    output_within(command, RUN_TIMEOUT)
+}
+
+/// Runs `command` in its own process group with stdout and stderr piped, and returns its
+/// output. A command still running after `timeout` has its whole process group killed and
+/// fails the test with a message naming the command, so a hang cannot stall the suite.
+pub fn output_within(mut command: Command, timeout: Duration) -> Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+
+    let shown = format!("{command:?}");
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    output
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let group = nix::unistd::Pid::from_raw(child.id() as i32);
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                let _ = child.wait();
+                panic!("{shown} did not finish within {timeout:?}; its process group was killed");
+            }
+            Err(e) => panic!("cannot wait for {shown}: {e}"),
+        }
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
