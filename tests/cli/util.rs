@@ -1,4 +1,6 @@
-//! The harness: build fixture trees in temp dirs, run the real binary, redact output.
+//! The harness: build fixture trees and git repositories in temp dirs, run the real binary
+//! under a timeout that kills it, redact output, and decide whether a test whose tool is
+//! missing is skipped (locally) or fails (under `CI`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -220,4 +222,216 @@ pub fn processes_with(needle: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// Whether the suite runs in CI (`CI` set, as CI services do), where `.ci/run` has
+/// installed every tool and a missing one is a failure rather than a skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Whether a test that needs `tool` can run: `available` says why not when it cannot.
+/// Under `CI` a missing tool fails the test; elsewhere the test prints `skipped: …` and
+/// the caller returns early.
+pub fn require_tool(tool: &str, available: Result<(), String>) -> bool {
+    match available {
+        Ok(()) => true,
+        Err(why) if in_ci() => {
+            panic!("{tool} is required under CI (.ci/run installs it): {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {tool}: {why}");
+            false
+        }
+    }
+}
+
+/// Whether `program --version` runs.
+pub fn tool_runs(program: &str) -> Result<(), String> {
+    match Command::new(program).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("`{program} --version` exited with {}", o.status)),
+        Err(e) => Err(format!("`{program}` cannot be started: {e}")),
+    }
+}
+
+/// The one `repromin/v1` line of a gate command's stdout, decoded.
+pub fn line(out: &str) -> serde_json::Value {
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line: {out}");
+    let json = lines[0]
+        .strip_prefix("repromin/v1 ")
+        .unwrap_or_else(|| panic!("{out}"));
+    serde_json::from_str(json).unwrap()
+}
+
+/// A git repository in a temp dir, committed to step by step.
+pub struct GitRepo {
+    pub dir: tempfile::TempDir,
+}
+
+impl GitRepo {
+    pub fn new() -> GitRepo {
+        let dir = tempfile::Builder::new()
+            .prefix("repromin-gate-")
+            .tempdir()
+            .unwrap();
+        let repo = GitRepo { dir };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo.git(&["config", "user.email", "t@example.com"]);
+        repo.git(&["config", "user.name", "t"]);
+        repo.git(&["config", "commit.gpgsign", "false"]);
+        repo
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Writes files (an empty content deletes the file) and commits; returns the commit.
+    pub fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
+        for (path, text) in files {
+            let full = self.path().join(path);
+            if text.is_empty() {
+                let _ = std::fs::remove_file(&full);
+            } else {
+                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                std::fs::write(&full, text).unwrap();
+            }
+        }
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    pub fn mv(&self, from: &str, to: &str) {
+        self.git(&["mv", from, to]);
+    }
+}
+
+/// A pytest configuration that uses the machine's pytest (no venv, no install).
+pub const PYTEST_CONFIG: &str = r#"{
+  "version": 1,
+  "tests": ["tests/**/test_*.py"],
+  "carry": ["tests/**/conftest.py"],
+  "command": "python3 -m pytest -p no:cacheprovider -q --junitxml={report} {tests}",
+  "report": "junit"
+}
+"#;
+
+/// The user the sandbox tests run their side as.
+pub const SANDBOX_USER: &str = "repromin-sbx";
+
+/// Whether this machine can run the gate's sandbox: root (for namespaces and the sandbox
+/// user) and the tools the sandbox and its tests use. Reads only; creates nothing.
+pub fn sandbox_available() -> Result<(), String> {
+    if !nix::unistd::getuid().is_root() {
+        return Err("the sandbox needs root to switch users and create namespaces".into());
+    }
+    for tool in ["unshare", "setpriv", "useradd", "gzip", "base64"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return Err(format!("`{tool}` is not installed"));
+        }
+    }
+    Ok(())
+}
+
+/// Creates [`SANDBOX_USER`] unless it exists; once per test process, so concurrent tests
+/// do not race `useradd`.
+pub fn ensure_sandbox_user() -> Result<(), String> {
+    static CREATED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    CREATED
+        .get_or_init(|| {
+            let exists = || matches!(nix::unistd::User::from_name(SANDBOX_USER), Ok(Some(_)));
+            if exists() {
+                return Ok(());
+            }
+            let out = Command::new("useradd")
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    SANDBOX_USER,
+                ])
+                .output()
+                .map_err(|e| format!("cannot run useradd: {e}"))?;
+            // Another test process may have created it meanwhile.
+            if exists() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "useradd {SANDBOX_USER} failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        })
+        .clone()
+}
+
+/// Whether a sandbox test can run (see [`require_tool`]); when it can, the sandbox user
+/// exists.
+pub fn sandbox() -> bool {
+    require_tool(
+        "the sandbox",
+        sandbox_available().and_then(|()| ensure_sandbox_user()),
+    )
+}
+
+/// The vitest that `.ci/run` installs under `target/test-node`, if a test can use it (see
+/// [`require_tool`]).
+pub fn vitest_modules() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-node/node_modules");
+    let found = if dir.join(".bin/vitest").exists() {
+        Ok(())
+    } else {
+        Err("it is not installed under target/test-node".to_string())
+    };
+    require_tool("vitest", found).then_some(dir)
+}
+
+/// A vitest repository whose merge base has a bug in `src/calc.js`; `modules` is linked
+/// in as its `node_modules`.
+pub fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
+    let config = format!(
+        r#"{{"version":1,"tests":["test/**/*.test.js"],"install":["ln -s {} node_modules"],"command":"node_modules/.bin/vitest run --reporter={reporter} --outputFile={{report}} {{tests}}","report":"{report}"}}"#,
+        modules.display()
+    );
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", &config),
+            (
+                "package.json",
+                "{\"name\":\"calc\",\"type\":\"module\",\"private\":true}\n",
+            ),
+            (
+                "src/calc.js",
+                "export function add(a, b) {\n  return a - b;\n}\n",
+            ),
+            (".gitignore", "node_modules\n"),
+        ],
+        "base",
+    );
+    (repo, base)
 }
