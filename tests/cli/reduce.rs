@@ -107,9 +107,20 @@ fn c_tree_with_gcc_oracle_reduces_and_still_builds_and_fails() {
 fn deleting_a_closing_brace_is_a_different_failure_and_is_rejected() {
     let area = Area::new();
     area.fixture("c-checksum", "c");
+    // Without the syntax guard the line pass really offers the oracle the brace deletions,
+    // which compile errors (a different failure) must turn down.
     let o = run(
         &[
-            "reduce", "c", "c.min", "--passes", "lines", "--", "sh", "-c", C_COMMAND,
+            "reduce",
+            "c",
+            "c.min",
+            "--passes",
+            "lines",
+            "--no-syntax-guard",
+            "--",
+            "sh",
+            "-c",
+            C_COMMAND,
         ],
         area.dir.path(),
     );
@@ -122,8 +133,14 @@ fn deleting_a_closing_brace_is_a_different_failure_and_is_rejected() {
             "{path} lost a brace:\n{text}"
         );
     }
-    // The line pass did try brace deletions and the oracle turned them down.
+    // The line pass did try brace deletions (no cut was skipped as unparsable) and the
+    // oracle turned them down.
     let r = report(&area.path("c.min"));
+    assert_eq!(r["phase_statistics"][0]["phase"], "lines");
+    assert_eq!(
+        r["phase_statistics"][0]["unparsable"], 0,
+        "the guard skipped a cut"
+    );
     assert!(r["phase_statistics"][0]["rejected"].as_u64().unwrap() > 0);
     assert!(kept["src/main.c"].contains("int main"));
 }
