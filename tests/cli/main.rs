@@ -1,5 +1,6 @@
 //! Integration tests of the repromin command: real trees in temp dirs, real commands.
 
+mod args;
 mod certificate;
 mod ci;
 mod doctor;
