@@ -33,3 +33,18 @@ fn exec_help() {
 fn judge_help() {
     insta::assert_snapshot!(help(&["judge", "--help"]));
 }
+
+#[test]
+fn run_help() {
+    insta::assert_snapshot!(help(&["run", "--help"]));
+}
+
+#[test]
+fn line_help() {
+    insta::assert_snapshot!(help(&["line", "--help"]));
+}
+
+#[test]
+fn demo_help() {
+    insta::assert_snapshot!(help(&["demo", "--help"]));
+}
