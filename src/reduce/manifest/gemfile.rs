@@ -1,799 +1,317 @@
-//! Bundler's Gemfile: single-line `gem` calls and `group ... do` blocks as deletion candidates.
+//! Bundler's Gemfile, read with the tree-sitter Ruby grammar: single-line `gem` calls and
+//! `group ... do` blocks as deletion candidates.
+//!
+//! A `gem` call is offered when it starts a statement, sits alone on one line (a trailing comment
+//! is fine) and opens no block; a `group ... do` block when its head line ends with `do` (or its
+//! block parameters) and its `end` stands alone on its line. Each candidate takes the comment lines
+//! directly above it. Groups come first, outer before inner; the gems follow one level below the
+//! deepest group. Everything else (`source`, `ruby`, `gemspec`, `platforms` blocks, conditionals)
+//! stays, though the gems inside such blocks are offered.
 
 use std::ops::Range;
 
+use tree_sitter::{Node, Parser, Tree};
+
 use super::types::{
     Levels, ManifestEdit, ManifestError, ManifestKind, extend_over_comments, line_end, line_number,
-    line_start, only_blanks_before, parse_error,
+    line_start, only_blanks_before, parse_error, rest_is_trivia,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RbKind {
-    Ident,
-    Label,
-    Symbol,
-    Str,
-    Num,
-    Op,
-    Open,
-    Close,
-    Semi,
-    Newline,
-    BlockParams,
-}
-
-#[derive(Debug, Clone)]
-struct RbToken {
-    kind: RbKind,
-    text: String,
-    start: usize,
-    end: usize,
-    after_dot: bool,
-}
-
-impl RbToken {
-    /// The keyword or identifier this token spells, unless it is a method name after `.`.
-    fn word(&self) -> Option<&str> {
-        (self.kind == RbKind::Ident && !self.after_dot).then_some(self.text.as_str())
-    }
-}
-
-/// Keywords after which an expression (not an operator) follows.
-const RB_EXPRESSION_KEYWORDS: &[&str] = &[
-    "if", "unless", "while", "until", "and", "or", "not", "return", "when", "case", "do", "then",
-    "else", "elsif", "begin", "in", "yield", "break", "next",
+/// Node kinds whose named children are statements.
+const STATEMENT_LISTS: &[&str] = &[
+    "program",
+    "body_statement",
+    "begin",
+    "begin_block",
+    "block_body",
+    "do",
+    "else",
+    "end_block",
+    "ensure",
+    "then",
+    "parenthesized_statements",
 ];
 
-/// Operators that, at the end of a line, continue the expression onto the next line.
-const RB_CONTINUING_OPS: &[&str] = &[
-    ",", ".", "&.", "::", "&&", "||", "+", "-", "*", "/", "%", "**", "=", "==", "===", "!=", "=~",
-    "!~", "<", ">", "<=", ">=", "<=>", "<<", ">>", "&", "|", "^", "=>", "->", "?", ":", "!", "~",
-    "+=", "-=", "*=", "/=", "||=", "&&=", "|=", "&=", "%=", "**=", "<<=", ">>=", "^=",
+/// Node kinds that open a block closed by `end` or `}` (statement modifiers such as `x if y` do
+/// not): a `gem` statement holding one of them is not offered.
+const BLOCK_KINDS: &[&str] = &[
+    "do_block",
+    "begin",
+    "case",
+    "case_match",
+    "method",
+    "singleton_method",
+    "class",
+    "singleton_class",
+    "module",
+    "for",
+    "while",
+    "until",
+    "if",
+    "unless",
 ];
 
-const RB_OPS: &[&str] = &[
-    "**=", "<=>", "===", "...", "<<=", ">>=", "&&=", "||=", "**", "==", "!=", ">=", "<=", "&&",
-    "||", "<<", ">>", "=~", "!~", "::", "..", "=>", "->", "+=", "-=", "*=", "/=", "%=", "|=", "&=",
-    "^=", "&.", "+", "-", "*", "/", "%", "=", "<", ">", "!", "&", "|", "^", "~", "?", ":", ",",
-    ".",
+/// Literal kinds a gem's name is read from: the first of them in the statement, less its first
+/// and last byte (the quotes).
+const STRING_KINDS: &[&str] = &[
+    "string",
+    "string_array",
+    "symbol_array",
+    "regex",
+    "character",
+    "heredoc_beginning",
+    "subshell",
 ];
 
-/// A lexer for the subset of Ruby found in Gemfiles: enough to know where statements, strings,
-/// heredocs, brackets and `do`/`end` blocks begin and end.
-struct RbLexer<'a> {
-    src: &'a str,
-    b: &'a [u8],
-    pos: usize,
-    tokens: Vec<RbToken>,
-    brackets: Vec<u8>,
-    heredocs: Vec<(String, bool, usize)>,
-    /// Ends of `=begin`/`=end` comment blocks.
-    barriers: Vec<usize>,
-    space: bool,
+/// Ruby's reserved words that the grammar can read as names; Ruby allows them only as method
+/// names after a receiver or in a definition.
+const KEYWORDS: &[&str] = &[
+    "alias", "and", "begin", "break", "case", "class", "def", "do", "else", "elsif", "end",
+    "ensure", "for", "if", "in", "module", "next", "not", "or", "redo", "rescue", "retry",
+    "return", "then", "undef", "unless", "until", "when", "while", "yield",
+];
+
+fn parse(src: &str) -> Result<Tree, ManifestError> {
+    let kind = ManifestKind::Gemfile;
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_ruby::LANGUAGE.into())
+        .map_err(|source| ManifestError::Grammar {
+            kind: kind.display_name(),
+            source,
+        })?;
+    parser
+        .parse(src, None)
+        .ok_or_else(|| parse_error(kind, None, "the parser gave up".to_string()))
 }
 
-type RbResult<T> = Result<T, (usize, String)>;
-
-fn rb_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
-}
-
-impl<'a> RbLexer<'a> {
-    fn new(src: &'a str) -> Self {
-        RbLexer {
-            src,
-            b: src.as_bytes(),
-            pos: 0,
-            tokens: Vec::new(),
-            brackets: Vec::new(),
-            heredocs: Vec::new(),
-            barriers: Vec::new(),
-            space: true,
-        }
-    }
-
-    fn fail<T>(&self, message: &str) -> RbResult<T> {
-        Err((self.pos.min(self.b.len()), message.to_string()))
-    }
-
-    fn peek(&self, offset: usize) -> Option<u8> {
-        self.b.get(self.pos + offset).copied()
-    }
-
-    fn push(&mut self, kind: RbKind, start: usize) {
-        let end = self.pos.min(self.b.len());
-        let after_dot = self
-            .tokens
-            .last()
-            .is_some_and(|t| t.kind == RbKind::Op && matches!(t.text.as_str(), "." | "&." | "::"));
-        let text = if matches!(kind, RbKind::Ident | RbKind::Op) {
-            self.src.get(start..end).unwrap_or("").to_string()
-        } else {
-            String::new()
-        };
-        self.tokens.push(RbToken {
-            kind,
-            text,
-            start,
-            end,
-            after_dot,
-        });
-        self.space = false;
-    }
-
-    /// Whether the previous token ends a value, so that `/`, `%`, `<<` and `?` are operators.
-    fn after_value(&self) -> bool {
-        match self.tokens.last() {
-            None => false,
-            Some(t) => match t.kind {
-                RbKind::Ident => t.after_dot || !RB_EXPRESSION_KEYWORDS.contains(&t.text.as_str()),
-                RbKind::Symbol | RbKind::Str | RbKind::Num | RbKind::Close => true,
-                _ => false,
-            },
-        }
-    }
-
-    /// Whether a literal may start here: not after a value, or in command-argument position
-    /// (`method %w[a b]`: an identifier, a space, then no space).
-    fn literal_allowed(&self) -> bool {
-        if !self.after_value() {
-            return true;
-        }
-        let command = self
-            .tokens
-            .last()
-            .is_some_and(|t| t.kind == RbKind::Ident && !t.after_dot);
-        command
-            && self.space
-            && self
-                .peek(1)
-                .is_some_and(|c| !c.is_ascii_whitespace() && c != b'=')
-    }
-
-    fn run(&mut self) -> RbResult<()> {
-        while self.pos < self.b.len() {
-            let c = self.b[self.pos];
-            let at_line_start = self.pos == 0 || self.b[self.pos - 1] == b'\n';
-            match c {
-                b' ' | b'\t' | b'\r' | 0x0c => {
-                    self.pos += 1;
-                    self.space = true;
-                }
-                b'\\'
-                    if self.peek(1) == Some(b'\n')
-                        || (self.peek(1) == Some(b'\r') && self.peek(2) == Some(b'\n')) =>
-                {
-                    self.pos = line_end(self.b, self.pos);
-                    self.skip_heredoc_bodies()?;
-                    self.space = true;
-                }
-                b'\n' => self.newline()?,
-                b'#' => self.pos = line_end(self.b, self.pos).min(self.next_newline()),
-                b'=' if at_line_start && self.line_word_is("=begin") => {
-                    self.skip_block_comment()?
-                }
-                b'_' if at_line_start && self.line_word_is("__END__") => self.pos = self.b.len(),
-                b'"' | b'`' => {
-                    let s = self.pos;
-                    self.pos += 1;
-                    self.scan_string(c, None, true, 0)?;
-                    self.push(RbKind::Str, s);
-                }
-                b'\'' => {
-                    let s = self.pos;
-                    self.pos += 1;
-                    self.scan_string(c, None, false, 0)?;
-                    self.push(RbKind::Str, s);
-                }
-                b':' => self.colon()?,
-                b'%' if self.literal_allowed() && self.percent_literal()? => {}
-                b'/' if self.literal_allowed() => {
-                    let s = self.pos;
-                    self.pos += 1;
-                    self.scan_string(b'/', None, true, 0)?;
-                    while self.peek(0).is_some_and(|c| c.is_ascii_alphabetic()) {
-                        self.pos += 1;
-                    }
-                    self.push(RbKind::Str, s);
-                }
-                b'<' if self.peek(1) == Some(b'<') && self.literal_allowed() && self.heredoc() => {}
-                b'?' if !self.after_value() && self.char_literal() => {}
-                b'0'..=b'9' => {
-                    let s = self.pos;
-                    while let Some(d) = self.peek(0) {
-                        if rb_ident_byte(d)
-                            || (d == b'.' && self.peek(1).is_some_and(|n| n.is_ascii_digit()))
-                        {
-                            self.pos += 1;
-                        } else {
-                            break;
-                        }
-                    }
-                    self.push(RbKind::Num, s);
-                }
-                c if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => self.identifier(),
-                b'$' | b'@' => {
-                    let s = self.pos;
-                    self.pos += 1;
-                    while self.peek(0) == Some(b'@') {
-                        self.pos += 1;
-                    }
-                    if self.peek(0).is_some_and(rb_ident_byte) {
-                        while self.peek(0).is_some_and(rb_ident_byte) {
-                            self.pos += 1;
-                        }
-                    } else if c == b'$' && self.peek(0).is_some_and(|p| p.is_ascii_punctuation()) {
-                        self.pos += 1;
-                    }
-                    self.push(RbKind::Ident, s);
-                }
-                b'(' | b'[' | b'{' => {
-                    let s = self.pos;
-                    self.brackets.push(c);
-                    self.pos += 1;
-                    self.push(RbKind::Open, s);
-                    if c == b'{' {
-                        self.block_params();
-                    }
-                }
-                b')' | b']' | b'}' => {
-                    let open = match c {
-                        b')' => b'(',
-                        b']' => b'[',
-                        _ => b'{',
-                    };
-                    if self.brackets.pop() != Some(open) {
-                        return self.fail("mismatched bracket");
-                    }
-                    let s = self.pos;
-                    self.pos += 1;
-                    self.push(RbKind::Close, s);
-                }
-                b';' => {
-                    let s = self.pos;
-                    self.pos += 1;
-                    if self.brackets.is_empty() {
-                        self.push(RbKind::Semi, s);
-                    }
-                }
-                _ => {
-                    let rest = &self.b[self.pos..];
-                    let Some(op) = RB_OPS.iter().find(|op| rest.starts_with(op.as_bytes())) else {
-                        return self.fail("unexpected character");
-                    };
-                    let s = self.pos;
-                    self.pos += op.len();
-                    self.push(RbKind::Op, s);
-                }
-            }
-        }
-        if !self.brackets.is_empty() {
-            return self.fail("unclosed bracket");
-        }
-        if !self.heredocs.is_empty() {
-            return self.fail("unterminated heredoc");
-        }
-        Ok(())
-    }
-
-    fn next_newline(&self) -> usize {
-        self.b[self.pos..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(self.b.len(), |i| self.pos + i)
-    }
-
-    /// Whether the current line starts with `word` followed by a blank or the end of the line.
-    fn line_word_is(&self, word: &str) -> bool {
-        let rest = &self.b[self.pos..];
-        rest.starts_with(word.as_bytes())
-            && rest.get(word.len()).is_none_or(|c| c.is_ascii_whitespace())
-    }
-
-    fn skip_block_comment(&mut self) -> RbResult<()> {
-        loop {
-            self.pos = line_end(self.b, self.pos);
-            if self.pos >= self.b.len() {
-                return self.fail("unterminated =begin comment");
-            }
-            if self.line_word_is("=end") {
-                self.pos = line_end(self.b, self.pos);
-                self.barriers.push(self.pos);
-                self.space = true;
-                return Ok(());
-            }
-        }
-    }
-
-    fn newline(&mut self) -> RbResult<()> {
-        let at = self.pos;
-        self.pos += 1;
-        self.space = true;
-        let continues = self.tokens.last().is_some_and(|t| match t.kind {
-            RbKind::Op => RB_CONTINUING_OPS.contains(&t.text.as_str()),
-            RbKind::Label => true,
-            RbKind::Ident => !t.after_dot && matches!(t.text.as_str(), "and" | "or" | "not"),
-            _ => false,
-        });
-        self.skip_heredoc_bodies()?;
-        if self.brackets.is_empty() && !continues && !self.next_line_starts_with_dot() {
-            self.tokens.push(RbToken {
-                kind: RbKind::Newline,
-                text: String::new(),
-                start: at,
-                end: at + 1,
-                after_dot: false,
-            });
-        }
-        Ok(())
-    }
-
-    /// Whether the next line holding code starts with `.` or `&.` (a method chain continuing).
-    fn next_line_starts_with_dot(&self) -> bool {
-        let mut p = self.pos;
-        loop {
-            while p < self.b.len() && matches!(self.b[p], b' ' | b'\t' | b'\r') {
-                p += 1;
-            }
-            match self.b.get(p) {
-                Some(b'\n') => p += 1,
-                Some(b'#') => p = line_end(self.b, p),
-                _ => break,
-            }
-        }
-        let rest = &self.b[p.min(self.b.len())..];
-        (rest.first() == Some(&b'.') && rest.get(1) != Some(&b'.')) || rest.starts_with(b"&.")
-    }
-
-    fn skip_heredoc_bodies(&mut self) -> RbResult<()> {
-        for (id, indented, token) in std::mem::take(&mut self.heredocs) {
-            loop {
-                if self.pos >= self.b.len() {
-                    return self.fail("unterminated heredoc");
-                }
-                let end = line_end(self.b, self.pos);
-                let line = self.src.get(self.pos..end).unwrap_or("");
-                let line = line.trim_end_matches(['\n', '\r']);
-                let done = if indented {
-                    line.trim() == id
-                } else {
-                    line == id
-                };
-                self.pos = end;
-                if done {
-                    if let Some(t) = self.tokens.get_mut(token) {
-                        t.end = end;
-                    }
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn scan_string(
-        &mut self,
-        close: u8,
-        open: Option<u8>,
-        interpolate: bool,
-        depth: usize,
-    ) -> RbResult<()> {
-        let mut nest = 0usize;
-        loop {
-            let Some(c) = self.peek(0) else {
-                return self.fail("unterminated string");
-            };
-            if c == b'\\' {
-                self.pos += 2;
-            } else if interpolate && c == b'#' && self.peek(1) == Some(b'{') {
-                self.pos += 2;
-                self.scan_interpolation(depth + 1)?;
-            } else if Some(c) == open {
-                nest += 1;
-                self.pos += 1;
-            } else if c == close {
-                self.pos += 1;
-                if nest == 0 {
-                    return Ok(());
-                }
-                nest -= 1;
-            } else {
-                self.pos += 1;
-            }
-        }
-    }
-
-    fn scan_interpolation(&mut self, depth: usize) -> RbResult<()> {
-        if depth > 32 {
-            return self.fail("string interpolation nested too deeply");
-        }
-        let mut braces = 0usize;
-        loop {
-            let Some(c) = self.peek(0) else {
-                return self.fail("unterminated string interpolation");
-            };
-            match c {
-                b'"' | b'`' => {
-                    self.pos += 1;
-                    self.scan_string(c, None, true, depth)?;
-                }
-                b'\'' => {
-                    self.pos += 1;
-                    self.scan_string(c, None, false, depth)?;
-                }
-                b'{' => {
-                    braces += 1;
-                    self.pos += 1;
-                }
-                b'}' => {
-                    self.pos += 1;
-                    if braces == 0 {
-                        return Ok(());
-                    }
-                    braces -= 1;
-                }
-                b'\\' => self.pos += 2,
-                _ => self.pos += 1,
-            }
-        }
-    }
-
-    fn colon(&mut self) -> RbResult<()> {
-        let s = self.pos;
-        match self.peek(1) {
-            Some(q @ (b'"' | b'\'')) => {
-                self.pos += 2;
-                self.scan_string(q, None, q == b'"', 0)?;
-                self.push(RbKind::Symbol, s);
-            }
-            Some(b':') => {
-                self.pos += 2;
-                self.push(RbKind::Op, s);
-            }
-            Some(c) if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
-                self.pos += 1;
-                while self.peek(0).is_some_and(rb_ident_byte) {
-                    self.pos += 1;
-                }
-                if matches!(self.peek(0), Some(b'?' | b'!' | b'=')) && self.peek(1) != Some(b'=') {
-                    self.pos += 1;
-                }
-                self.push(RbKind::Symbol, s);
-            }
-            _ => {
-                self.pos += 1;
-                self.push(RbKind::Op, s);
-            }
-        }
-        Ok(())
-    }
-
-    /// Lexes `%w[...]`, `%i(...)`, `%q{...}`, `%(...)` and friends; false when `%` is an operator.
-    fn percent_literal(&mut self) -> RbResult<bool> {
-        let delimiter = |c: Option<u8>| {
-            c.filter(|c| !c.is_ascii_alphanumeric() && !c.is_ascii_whitespace() && *c != b'=')
-        };
-        let (letter, open) = match self.peek(1) {
-            Some(l @ (b'q' | b'Q' | b'w' | b'W' | b'i' | b'I' | b's' | b'r' | b'x')) => {
-                match delimiter(self.peek(2)) {
-                    Some(d) => (l, d),
-                    None => return Ok(false),
-                }
-            }
-            other => match delimiter(other) {
-                Some(d) => (b'Q', d),
-                None => return Ok(false),
-            },
-        };
-        let close = match open {
-            b'(' => b')',
-            b'[' => b']',
-            b'{' => b'}',
-            b'<' => b'>',
-            d => d,
-        };
-        let s = self.pos;
-        self.pos += if letter == b'Q' && self.peek(1) == Some(open) {
-            2
-        } else {
-            3
-        };
-        let interpolate = matches!(letter, b'Q' | b'W' | b'I' | b'r' | b'x');
-        self.scan_string(close, (open != close).then_some(open), interpolate, 0)?;
-        if letter == b'r' {
-            while self.peek(0).is_some_and(|c| c.is_ascii_alphabetic()) {
-                self.pos += 1;
-            }
-        }
-        self.push(RbKind::Str, s);
-        Ok(true)
-    }
-
-    /// Lexes a heredoc opener (`<<~EOS`, `<<-'EOS'`, `<<EOS`); false when `<<` is an operator.
-    fn heredoc(&mut self) -> bool {
-        let mut p = self.pos + 2;
-        let indented = matches!(self.b.get(p), Some(b'~' | b'-'));
-        if indented {
-            p += 1;
-        }
-        let (id, end) = match self.b.get(p) {
-            Some(&q @ (b'\'' | b'"' | b'`')) => {
-                let body = p + 1;
-                let Some(len) = self.b[body..].iter().position(|&c| c == q || c == b'\n') else {
-                    return false;
-                };
-                if self.b[body + len] != q {
-                    return false;
-                }
-                (self.src.get(body..body + len).unwrap_or(""), body + len + 1)
-            }
-            Some(&c)
-                if c.is_ascii_uppercase() || c == b'_' || (indented && c.is_ascii_alphabetic()) =>
+/// The first syntax error among `nodes`: a node the grammar could not place, a missing token, a
+/// heredoc whose terminator never comes, or a keyword used as a name (a stray `end` or `do`).
+fn first_error(nodes: &[Node], b: &[u8]) -> Option<(usize, String)> {
+    nodes
+        .iter()
+        .filter_map(|node| {
+            let message = if node.is_missing() {
+                format!("missing `{}`", node.kind())
+            } else if node.is_error() {
+                "syntax error".to_string()
+            } else if node.kind() == "heredoc_body"
+                && node
+                    .child(node.child_count().saturating_sub(1))
+                    .is_none_or(|last| last.kind() != "heredoc_end" || last.byte_range().is_empty())
             {
-                let len = self.b[p..]
-                    .iter()
-                    .position(|&c| !rb_ident_byte(c))
-                    .unwrap_or(self.b.len() - p);
-                (self.src.get(p..p + len).unwrap_or(""), p + len)
+                "unterminated heredoc".to_string()
+            } else if node.kind() == "identifier"
+                && b.get(node.byte_range())
+                    .is_some_and(|word| KEYWORDS.iter().any(|k| k.as_bytes() == word))
+                && node.parent().is_none_or(|parent| {
+                    let is = |field| {
+                        parent.child_by_field_name(field).map(|n| n.id()) == Some(node.id())
+                    };
+                    let method_after_receiver =
+                        is("method") && parent.child_by_field_name("receiver").is_some();
+                    !method_after_receiver && !is("name")
+                })
+            {
+                // The grammar reads a stray keyword such as `end` as a name; Ruby does not.
+                "keyword out of place".to_string()
+            } else {
+                return None;
+            };
+            Some((node.start_byte(), message))
+        })
+        .min_by_key(|(at, _)| *at)
+        .map(|(at, message)| (at, format!("{message} (line {})", line_number(b, at))))
+}
+
+/// Every node of the tree, in document order of their starts.
+fn all_nodes(root: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        out.push(cursor.node());
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
             }
-            _ => return false,
-        };
-        if id.is_empty() {
-            return false;
-        }
-        let id = id.to_string();
-        let s = self.pos;
-        self.pos = end;
-        self.push(RbKind::Str, s);
-        self.heredocs.push((id, indented, self.tokens.len() - 1));
-        true
-    }
-
-    /// Lexes a character literal such as `?a`; false when `?` is an operator.
-    fn char_literal(&mut self) -> bool {
-        let Some(next) = self.peek(1) else {
-            return false;
-        };
-        if next.is_ascii_whitespace() {
-            return false;
-        }
-        let s = self.pos;
-        if next == b'\\' {
-            self.pos += 3;
-        } else {
-            let len = self.src[self.pos + 1..]
-                .chars()
-                .next()
-                .map_or(1, char::len_utf8);
-            if self.peek(1 + len).is_some_and(rb_ident_byte) {
-                return false;
+            if !cursor.goto_parent() {
+                return out;
             }
-            self.pos += 1 + len;
         }
-        self.pos = self.pos.min(self.b.len());
-        self.push(RbKind::Str, s);
-        true
-    }
-
-    fn identifier(&mut self) {
-        let s = self.pos;
-        while self.peek(0).is_some_and(rb_ident_byte) {
-            self.pos += 1;
-        }
-        if matches!(self.peek(0), Some(b'?' | b'!')) && self.peek(1) != Some(b'=') {
-            self.pos += 1;
-        }
-        if self.peek(0) == Some(b':') && self.peek(1) != Some(b':') {
-            self.pos += 1;
-            self.push(RbKind::Label, s);
-            return;
-        }
-        self.push(RbKind::Ident, s);
-        if self.tokens.last().and_then(RbToken::word) == Some("do") {
-            self.block_params();
-        }
-    }
-
-    /// Lexes `|a, b|` right after `do` or `{` as one token.
-    fn block_params(&mut self) {
-        let mut p = self.pos;
-        while p < self.b.len() && matches!(self.b[p], b' ' | b'\t') {
-            p += 1;
-        }
-        if self.b.get(p) != Some(&b'|') || self.b.get(p + 1) == Some(&b'|') {
-            return;
-        }
-        let Some(len) = self.b[p + 1..]
-            .iter()
-            .position(|&c| c == b'|' || c == b'\n')
-        else {
-            return;
-        };
-        if self.b[p + 1 + len] != b'|' {
-            return;
-        }
-        self.pos = p + 2 + len;
-        self.push(RbKind::BlockParams, p);
     }
 }
 
-struct RbStatement {
-    first: usize,
-    last: usize,
-    start: usize,
-    end: usize,
+/// The statement holding `node`: its ancestor (or itself) that is a child of a statement list.
+fn statement_of(node: Node) -> Option<Node> {
+    let mut current = node;
+    loop {
+        let parent = current.parent()?;
+        if STATEMENT_LISTS.contains(&parent.kind()) {
+            return Some(current);
+        }
+        current = parent;
+    }
+}
+
+/// Whether the rest of the line from `pos` holds only blanks, semicolons and a comment.
+fn rest_is_empty(b: &[u8], pos: usize) -> bool {
+    let mut p = pos.min(b.len());
+    while p < b.len() && matches!(b[p], b' ' | b'\t' | b';') {
+        p += 1;
+    }
+    rest_is_trivia(b, p, Some(b"#"))
+}
+
+/// Whether `node` is a call to `name` with no receiver that starts a statement at the start of its
+/// line: `name ARGS`, `name(ARGS)`, or `name` alone followed by a blank.
+fn command_call(node: Node, name: &str, src: &str) -> bool {
+    let b = src.as_bytes();
+    let method = match node.kind() {
+        "call" if node.child_by_field_name("receiver").is_none() => {
+            match node.child_by_field_name("method") {
+                Some(method) => method,
+                None => return false,
+            }
+        }
+        // A call without arguments, such as `gem # note`, is a bare name.
+        "identifier"
+            if node.parent().is_none_or(|p| {
+                p.kind() != "call"
+                    || p.child_by_field_name("method").map(|m| m.id()) != Some(node.id())
+            }) =>
+        {
+            node
+        }
+        _ => return false,
+    };
+    method.kind() == "identifier"
+        && src.get(method.byte_range()) == Some(name)
+        && only_blanks_before(b, method.start_byte())
+        && matches!(b.get(method.end_byte()), Some(b' ' | b'\t' | b'('))
+        && statement_of(node).is_some_and(|st| st.start_byte() == node.start_byte())
+}
+
+/// For a `group ... do` block whose head line ends with `do` (or its block parameters): the
+/// position of `do`.
+fn group_do(node: Node, src: &str) -> Option<usize> {
+    if !command_call(node, "group", src) {
+        return None;
+    }
+    let block = node.child_by_field_name("block")?;
+    if block.kind() != "do_block" {
+        return None;
+    }
+    let do_keyword = block.child(0)?;
+    let head_end = block
+        .child_by_field_name("parameters")
+        .map_or(do_keyword.end_byte(), |p| p.end_byte());
+    rest_is_empty(src.as_bytes(), head_end).then_some(do_keyword.start_byte())
+}
+
+/// How many `group ... do` blocks enclose `node`.
+fn group_depth(node: Node, src: &str) -> usize {
+    let mut depth = 0;
+    let mut current = node;
+    while let Some(parent) = current.parent() {
+        if parent.kind() == "do_block"
+            && parent
+                .parent()
+                .is_some_and(|call| group_do(call, src).is_some())
+        {
+            depth += 1;
+        }
+        current = parent;
+    }
+    depth
 }
 
 pub(super) fn gemfile_candidates(src: &str) -> Result<Vec<Vec<ManifestEdit>>, ManifestError> {
     let kind = ManifestKind::Gemfile;
     let file = kind.display_name();
     let b = src.as_bytes();
-    let mut lexer = RbLexer::new(src);
-    lexer.run().map_err(|(at, message)| {
-        parse_error(
-            kind,
-            Some(at),
-            format!("{message} (line {})", line_number(b, at)),
-        )
-    })?;
-    let tokens = lexer.tokens;
-    let barriers = lexer.barriers;
-
-    let mut statements: Vec<RbStatement> = Vec::new();
-    let mut first: Option<usize> = None;
-    for i in 0..=tokens.len() {
-        let boundary = tokens
-            .get(i)
-            .is_none_or(|t| matches!(t.kind, RbKind::Newline | RbKind::Semi));
-        if boundary {
-            if let Some(f) = first.take() {
-                let span = &tokens[f..i];
-                statements.push(RbStatement {
-                    first: f,
-                    last: i - 1,
-                    start: span.first().map_or(0, |t| t.start),
-                    end: span.iter().map(|t| t.end).max().unwrap_or(0),
-                });
-            }
-        } else if first.is_none() {
-            first = Some(i);
-        }
+    let tree = parse(src)?;
+    let root = tree.root_node();
+    let nodes = all_nodes(root);
+    if let Some((at, message)) = first_error(&nodes, b) {
+        return Err(parse_error(kind, Some(at), message));
     }
-
-    let floor = |si: usize| {
-        let start = statements[si].start;
-        let previous = if si == 0 { 0 } else { statements[si - 1].end };
-        let barrier = barriers
+    // Ends of code (and of `=begin` comment blocks) that comment lines above a candidate must not
+    // climb past.
+    let floors: Vec<usize> = nodes
+        .iter()
+        .filter(|n| {
+            if n.kind() == "comment" {
+                src.get(n.byte_range())
+                    .is_some_and(|t| t.starts_with("=begin"))
+            } else {
+                n.child_count() == 0
+            }
+        })
+        .map(Node::end_byte)
+        .collect();
+    let floor = |start: usize| {
+        floors
             .iter()
             .copied()
-            .filter(|&p| p <= start)
+            .filter(|&end| end <= start)
             .max()
-            .unwrap_or(0);
-        previous.max(barrier)
+            .unwrap_or(0)
     };
-    // Whether statement `si` is the only statement on its first and last lines.
-    let alone = |si: usize| {
-        let st = &statements[si];
-        let before_ok = si == 0 || statements[si - 1].end <= line_start(b, st.start);
-        let after_ok = statements
-            .get(si + 1)
-            .is_none_or(|next| next.start >= line_end(b, st.end.saturating_sub(1)));
-        before_ok && after_ok
-    };
-    let starts_call = |t: &RbToken, name: &str| {
-        t.word() == Some(name)
-            && only_blanks_before(b, t.start)
-            && matches!(b.get(t.end), Some(b' ' | b'\t' | b'('))
-    };
+    let top = |start: usize| extend_over_comments(b, line_start(b, start), floor(start), b"#");
 
-    // Open blocks: the statement opening each, and for a `group ... do` candidate the `do` position.
-    let mut stack: Vec<(usize, Option<usize>)> = Vec::new();
     let mut groups: Vec<(usize, Range<usize>, String)> = Vec::new();
     let mut gems: Vec<(usize, Range<usize>, String)> = Vec::new();
-    for (si, st) in statements.iter().enumerate() {
-        let ts = &tokens[st.first..=st.last];
-        let final_do = match ts {
-            [.., t] if t.word() == Some("do") => Some(ts.len() - 1),
-            [.., t, p] if t.word() == Some("do") && p.kind == RbKind::BlockParams => {
-                Some(ts.len() - 2)
+    for &node in &nodes {
+        if let Some(do_start) = group_do(node, src) {
+            let Some(end) = node
+                .child_by_field_name("block")
+                .and_then(|block| block.child(block.child_count().saturating_sub(1)))
+                .filter(|end| end.kind() == "end")
+            else {
+                continue;
+            };
+            let alone = statement_of(node).is_some_and(|st| st.id() == node.id())
+                && only_blanks_before(b, end.start_byte())
+                && rest_is_empty(b, end.end_byte());
+            if alone {
+                let head = src
+                    .get(node.start_byte()..do_start)
+                    .unwrap_or("group")
+                    .trim();
+                groups.push((
+                    group_depth(node, src),
+                    top(node.start_byte())..line_end(b, end.end_byte().saturating_sub(1)),
+                    format!("`{head}` block of {file}"),
+                ));
             }
-            _ => None,
-        };
-        let group_statement = ts.first().is_some_and(|t| starts_call(t, "group"));
-        let mut loop_do_pending = false;
-        let mut blocks = 0usize;
-        for (k, t) in ts.iter().enumerate() {
-            let Some(word) = t.word() else { continue };
-            let expression_start = k == 0
-                || ts.get(k - 1).is_some_and(|p| match p.kind {
-                    RbKind::Op => !matches!(p.text.as_str(), "." | "&." | "::"),
-                    RbKind::Open | RbKind::Label => true,
-                    RbKind::Ident => matches!(p.text.as_str(), "and" | "or" | "not" | "return"),
-                    _ => false,
-                });
-            match word {
-                "do" => {
-                    blocks += 1;
-                    if loop_do_pending {
-                        loop_do_pending = false;
-                    } else {
-                        let group_do = group_statement && final_do == Some(k);
-                        stack.push((si, group_do.then_some(t.start)));
-                    }
-                }
-                "begin" | "case" | "def" | "class" | "module" => {
-                    blocks += 1;
-                    stack.push((si, None));
-                }
-                "for" => {
-                    blocks += 1;
-                    stack.push((si, None));
-                    loop_do_pending = true;
-                }
-                "while" | "until" if expression_start => {
-                    blocks += 1;
-                    stack.push((si, None));
-                    loop_do_pending = true;
-                }
-                "if" | "unless" if expression_start => {
-                    blocks += 1;
-                    stack.push((si, None));
-                }
-                "end" => {
-                    blocks += 1;
-                    let Some((opener, group_do)) = stack.pop() else {
-                        return Err(parse_error(
-                            kind,
-                            Some(t.start),
-                            format!("`end` without a block (line {})", line_number(b, t.start)),
-                        ));
-                    };
-                    if let Some(do_start) = group_do
-                        && ts.len() == 1
-                        && alone(si)
-                        && alone(opener)
-                    {
-                        let g = &statements[opener];
-                        let top =
-                            extend_over_comments(b, line_start(b, g.start), floor(opener), b"#");
-                        let depth = stack.iter().filter(|e| e.1.is_some()).count();
-                        let head = src.get(g.start..do_start).unwrap_or("group").trim();
-                        groups.push((
-                            depth,
-                            top..line_end(b, st.end.saturating_sub(1)),
-                            format!("`{head}` block of {file}"),
-                        ));
-                    }
-                }
-                _ => {}
+        } else if command_call(node, "gem", src) {
+            let Some(statement) = statement_of(node) else {
+                continue;
+            };
+            let span = statement.byte_range();
+            let inner = all_nodes(statement);
+            let single = !src.get(span.clone()).unwrap_or("\n").contains('\n')
+                && !inner
+                    .iter()
+                    .any(|n| n.is_named() && BLOCK_KINDS.contains(&n.kind()))
+                && !inner.iter().any(|n| n.kind() == "heredoc_beginning")
+                && rest_is_empty(b, span.end);
+            if single {
+                let name = inner
+                    .iter()
+                    .find(|n| n.is_named() && STRING_KINDS.contains(&n.kind()))
+                    .and_then(|n| src.get(n.start_byte() + 1..n.end_byte().saturating_sub(1)))
+                    .unwrap_or("?");
+                gems.push((
+                    group_depth(node, src),
+                    top(span.start)..line_end(b, span.start),
+                    format!("gem `{name}` of {file}"),
+                ));
             }
         }
-        let gem_statement = ts.first().is_some_and(|t| starts_call(t, "gem"))
-            && blocks == 0
-            && !src.get(st.start..st.end).unwrap_or("\n").contains('\n')
-            && alone(si);
-        if gem_statement {
-            let name = ts
-                .iter()
-                .find(|t| t.kind == RbKind::Str)
-                .and_then(|t| src.get(t.start + 1..t.end.saturating_sub(1)))
-                .unwrap_or("?");
-            let top = extend_over_comments(b, line_start(b, st.start), floor(si), b"#");
-            let depth = stack.iter().filter(|e| e.1.is_some()).count();
-            gems.push((
-                depth,
-                top..line_end(b, st.start),
-                format!("gem `{name}` of {file}"),
-            ));
-        }
-    }
-    if let Some(&(opener, _)) = stack.last() {
-        let at = statements[opener].start;
-        return Err(parse_error(
-            kind,
-            Some(at),
-            format!("block without `end` (line {})", line_number(b, at)),
-        ));
     }
     let gem_level = groups.iter().map(|g| g.0 + 1).max().unwrap_or(0);
     let mut levels = Levels::new(src);
@@ -896,6 +414,23 @@ gem "after-end"
             "gem(\"a\"\n",
             "x = <<~EOS\nnever closed\n",
         ] {
+            assert!(
+                candidates(ManifestKind::Gemfile, bad.as_bytes()).is_err(),
+                "accepted {bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn gemfile_read_as_ruby_reads_it() {
+        // A heredoc with a lower-case terminator holds text, not code; and an endless method
+        // definition needs no `end`.
+        let src = "NOTE = <<eos\ngem \"inside-heredoc\"\neos\ndef version = \"1.0\"\ngem \"a\"\n";
+        let levels = levels_of(ManifestKind::Gemfile, src);
+        assert_eq!(labels(&levels), [vec!["gem `a` of Gemfile"]]);
+        assert_eq!(applied(src, &levels[0][0]), src.replace("gem \"a\"\n", ""));
+        check_all(ManifestKind::Gemfile, src);
+        for bad in ["do\ngem \"a\"\n", "gem \"a\",\n"] {
             assert!(
                 candidates(ManifestKind::Gemfile, bad.as_bytes()).is_err(),
                 "accepted {bad:?}"

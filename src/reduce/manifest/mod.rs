@@ -5,8 +5,8 @@
 //! pyproject.toml, Pipfile, requirements files, package.json, composer.json, go.mod, go.work,
 //! pom.xml, MSBuild projects and Gemfiles). Every candidate comes from a real parse of the file:
 //! `toml_edit` for TOML, `serde_json` plus `jsonc-parser` (strict mode) for JSON, `quick-xml` for
-//! XML, and small purpose-built line/token scanners for requirements files, go.mod/go.work and
-//! Gemfiles. Candidates are grouped in levels, coarse first. Applying any single candidate leaves
+//! XML, tree-sitter's Ruby grammar for Gemfiles, and small purpose-built line/token scanners for
+//! requirements files and go.mod/go.work. Candidates are grouped in levels, coarse first. Applying any single candidate leaves
 //! a file that still parses as its kind.
 
 mod gemfile;

@@ -105,6 +105,15 @@ pub enum ManifestError {
         /// What is missing or unexpected.
         message: String,
     },
+    /// The grammar a reader parses with could not be loaded.
+    #[error("{kind} grammar could not be loaded")]
+    Grammar {
+        /// Display name of the manifest kind.
+        kind: &'static str,
+        /// Why the parser refused the grammar.
+        #[source]
+        source: tree_sitter::LanguageError,
+    },
     /// The file is refused for safety: XML with a DOCTYPE or ENTITY declaration.
     #[error("{kind} refused: {reason}")]
     Refused {
