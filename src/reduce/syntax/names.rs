@@ -1,0 +1,122 @@
+//! The names that top-level declarations declare, and where each declaration can be deleted.
+
+use super::*;
+
+/// The top-level declarations of `src` that name something: the deletion range of each
+/// (as in `deletion_levels(..)[0]`) with the name it declares (a function, class, type,
+/// constant, variable, ...). Elements that declare no single name (`impl` blocks, imports,
+/// plain statements) are left out.
+pub fn declarations(lang: Lang, src: &[u8]) -> Result<Vec<(Range<usize>, String)>, SyntaxError> {
+    let tree = parse(lang, src, PARSE_TIMEOUT)?;
+    let levels = deletion_levels(lang, src)?;
+    let top: Vec<&Range<usize>> = levels.first().into_iter().flatten().flatten().collect();
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let mut out = Vec::new();
+    for node in root.named_children(&mut cursor) {
+        let Some(name) = declared_name(node, src) else {
+            continue;
+        };
+        if let Some(r) = top
+            .iter()
+            .find(|r| r.start <= node.start_byte() && node.end_byte() <= r.end)
+        {
+            out.push(((*r).clone(), name));
+        }
+    }
+    Ok(out)
+}
+
+/// The name `node` declares, following the grammar's `name`, `declarator`, `definition`
+/// and `declaration` fields (and the first declarator or spec of a declaration list).
+fn declared_name(node: Node, src: &[u8]) -> Option<String> {
+    let leaf = |n: Node| {
+        (n.kind().ends_with("identifier") && n.named_child_count() == 0)
+            .then(|| n.utf8_text(src).ok().map(str::to_string))
+            .flatten()
+    };
+    let mut n = node;
+    for _ in 0..8 {
+        if let Some(name) = leaf(n) {
+            return Some(name);
+        }
+        let next = ["definition", "declaration", "name", "declarator", "left"]
+            .iter()
+            .find_map(|f| n.child_by_field_name(f))
+            .or_else(|| {
+                let mut cursor = n.walk();
+                n.named_children(&mut cursor).find(|c| {
+                    let k = c.kind();
+                    k.ends_with("declarator")
+                        || k.ends_with("_spec")
+                        || k == "assignment"
+                        || k == "variable_declaration"
+                })
+            })?;
+        n = next;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared(lang: Lang, src: &str) -> Vec<String> {
+        declarations(lang, src.as_bytes())
+            .expect("declarations")
+            .into_iter()
+            .map(|(r, name)| {
+                // Each range is a top-level deletion range that holds its declaration.
+                assert!(
+                    src[r.clone()].contains(name.as_str()),
+                    "{name} not in {r:?}"
+                );
+                name
+            })
+            .collect()
+    }
+
+    #[test]
+    fn declarations_name_what_each_language_declares_at_top_level() {
+        assert_eq!(
+            declared(
+                Lang::Python,
+                "import os\nLIMIT = 3\n@cache\ndef f(x):\n    return x\nclass C:\n    pass\nf(1)\n"
+            ),
+            ["LIMIT", "f", "C"]
+        );
+        assert_eq!(
+            declared(
+                Lang::Rust,
+                "use std::fmt;\nconst N: usize = 1;\nstruct S;\nimpl S {}\nfn go() {}\nmacro_rules! m { () => {} }\n"
+            ),
+            ["N", "S", "go", "m"]
+        );
+        assert_eq!(
+            declared(
+                Lang::JavaScript,
+                "import x from './x';\nconst a = 1, b = 2;\nfunction g() {}\nexport class K {}\ng();\n"
+            ),
+            ["a", "g", "K"]
+        );
+        assert_eq!(
+            declared(
+                Lang::Go,
+                "package p\nimport \"fmt\"\ntype T struct{}\nvar v = 1\nfunc (t T) M() {}\nfunc F() {}\n"
+            ),
+            ["T", "v", "M", "F"]
+        );
+        assert_eq!(
+            declared(
+                Lang::C,
+                "#include <stdio.h>\n#define MAX 3\nstatic int *helper(int x) { return 0; }\nint counter = 0;\ntypedef int Int32;\nstruct point { int x; };\n"
+            ),
+            ["MAX", "helper", "counter", "Int32", "point"]
+        );
+        assert_eq!(
+            declared(Lang::Java, "import a.B;\nclass Main { void m() {} }\n"),
+            ["Main"]
+        );
+    }
+}
