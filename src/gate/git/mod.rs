@@ -7,27 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A failed git call.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    /// git could not be started.
-    #[error("cannot run git")]
-    Spawn(#[source] std::io::Error),
-    /// git exited with an error.
-    #[error("`git {args}` failed: {stderr}")]
-    Failed {
-        /// The arguments.
-        args: String,
-        /// What git printed on stderr (trimmed).
-        stderr: String,
-    },
-    /// A value that must be a full commit id is not one.
-    #[error("`{0}` is not a full 40-character commit id")]
-    BadSha(String),
-    /// git printed something unexpected.
-    #[error("unexpected output from `git {0}`")]
-    Parse(String),
-}
+mod error;
+
+pub use error::GitError;
 
 /// A repository on disk.
 #[derive(Clone, Debug)]
@@ -260,29 +242,4 @@ pub fn parse_name_status(out: &[u8]) -> Option<Vec<Change>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn name_status_parses_renames_copies_and_odd_names() {
-        let out = b"M\0src/a b.py\0R100\0tests/old.py\0tests/new.py\0R087\0t/x.py\0t/y.py\0D\0gone\tx\0A\0\xc3\xa9.py\0";
-        let changes = parse_name_status(out).unwrap();
-        assert_eq!(changes.len(), 5);
-        assert_eq!(changes[0].new, "src/a b.py");
-        assert_eq!((changes[1].status, changes[1].score), ('R', 100));
-        assert_eq!(
-            (changes[2].old.as_str(), changes[2].new.as_str()),
-            ("t/x.py", "t/y.py")
-        );
-        assert_eq!(changes[3].new, "gone\tx");
-        assert_eq!(changes[4].new, "é.py");
-        assert!(parse_name_status(b"X\0a\0").is_none());
-    }
-
-    #[test]
-    fn full_shas_only() {
-        assert!(is_full_sha(&"a".repeat(40)));
-        assert!(!is_full_sha(&"a".repeat(39)));
-        assert!(!is_full_sha(&"A".repeat(40)));
-    }
-}
+mod tests;
