@@ -4,6 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
+use std::os::unix::ffi::OsStrExt;
+
+use super::error::escape_path;
 use super::*;
 
 #[test]
@@ -541,4 +544,60 @@ fn ls_tree_and_blob_pin_every_kind_of_entry() {
         "\"\"",
     ];
     assert_eq!(probes.to_vec(), expected, "{probes:#?}");
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_an_error_naming_it() {
+    let scratch = Scratch::new();
+    let base = scratch.commit(&[(b"ok.txt", Entry::File(b"ok\n"))]);
+    let head = scratch.commit(&[
+        (b"ok.txt", Entry::File(b"ok\n")),
+        (b"bad\xff name.txt", Entry::File(b"latin-1\n")),
+    ]);
+    let repo = Repo::new(scratch.path());
+    let message = "the path \"bad\\xff name.txt\" is not valid UTF-8";
+    let err = repo.name_status(&base, &head).unwrap_err();
+    assert_eq!(err.to_string(), message);
+    assert_eq!(repo.ls_tree(&head).unwrap_err().to_string(), message);
+    // Unchanged, it does not matter to the diff.
+    let later = scratch.commit(&[
+        (b"ok.txt", Entry::File(b"ok 2\n")),
+        (b"bad\xff name.txt", Entry::File(b"latin-1\n")),
+    ]);
+    let changes = repo.name_status(&head, &later).unwrap();
+    assert_eq!(show(&changes), ["M000 \"ok.txt\" \"ok.txt\""]);
+    assert_eq!(escape_path(b"a\\b\n\xc3\xa9\xc3"), "a\\\\b\\né\\xc3");
+}
+
+#[test]
+fn a_missing_commit_or_repository_is_named() {
+    let scratch = Scratch::new();
+    let base = scratch.commit(&[(b"ok.txt", Entry::File(b"ok\n"))]);
+    let repo = Repo::new(scratch.path());
+    assert_eq!(repo.commit(&base).unwrap(), base);
+    let missing = "0".repeat(40);
+    let dir = escape_path(scratch.path().as_os_str().as_bytes());
+    assert_eq!(
+        repo.commit(&missing).unwrap_err().to_string(),
+        format!("`{missing}` names no commit in the git repository at {dir}")
+    );
+    assert_eq!(
+        repo.commit(&base[..12]).unwrap_err().to_string(),
+        format!("`{}` is not a full 40-character commit id", &base[..12])
+    );
+    let tree = text(git(scratch.path(), &["rev-parse", "HEAD^{tree}"]));
+    assert!(matches!(
+        repo.commit(&tree),
+        Err(GitError::UnknownRevision { .. })
+    ));
+    assert_eq!(repo.merge_base(&base, &base).unwrap(), base);
+    let nowhere = scratch.path().join("no such dir");
+    let err = Repo::new(&nowhere).commit(&base).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!(
+            "cannot open the git repository at {}: ",
+            nowhere.display()
+        )),
+        "{err}"
+    );
 }
