@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{run, stderr, stdout};
+use crate::util::{run, run_env, stderr, stdout};
 
 /// A git repository in a temp dir, committed to step by step.
 pub struct GitRepo {
@@ -291,7 +291,7 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
         assert!(!text.contains(char::is_whitespace));
     }
     let report = |n: &str| out.path().join(format!("{n}.report")).display().to_string();
-    let judge = |extra: &[&str]| {
+    let judge_env = |extra: &[&str], env: &[(&str, &str)]| {
         let (b, r, h) = (report("base"), report("base-rerun"), report("head"));
         let mut args = vec![
             "judge",
@@ -309,11 +309,17 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
             &repo_path,
         ];
         args.extend_from_slice(extra);
-        run(&args, repo.path())
+        run_env(&args, repo.path(), env)
     };
+    let judge = |extra: &[&str]| judge_env(extra, &[]);
     let o = judge(&[]);
     assert!(o.status.success());
     let judged = stdout(&o);
+    // The judge reads git through libgit2 and spawns nothing: without git on PATH, the
+    // same line.
+    let o = judge_env(&[], &[("PATH", "/nonexistent")]);
+    assert!(o.status.success());
+    assert_eq!(judged, stdout(&o));
     let o = run(
         &[
             "run",

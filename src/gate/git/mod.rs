@@ -2,10 +2,10 @@
 //!
 //! Reads (commit checks, merge bases, trees, blobs, the diff between two commits) go
 //! through libgit2 and spawn no process, so the judge runs without git on `PATH`. The diff
-//! reproduces `git diff -M --name-status` ([`diff`]). Worktrees are still added and removed
-//! with the git command line, which runs with a clean `GIT_*` environment so a caller's
-//! `GIT_DIR` or `GIT_WORK_TREE` cannot redirect it; libgit2 likewise ignores those
-//! variables, so both find the same repository.
+//! reproduces `git diff -M --name-status` (see the `diff` module). Worktrees are still
+//! added and removed with the git command line, which runs with a clean `GIT_*`
+//! environment so a caller's `GIT_DIR` or `GIT_WORK_TREE` cannot redirect it; libgit2
+//! likewise ignores those variables, so both find the same repository.
 //!
 //! Paths are bytes until they leave this module; a path handed out as a `String` that is
 //! not UTF-8 is an error naming it, never a lossy copy.
