@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::util::{
-    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, sandbox, stderr,
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, run_env, sandbox, stderr,
     stdout, tool_runs, vitest_modules,
 };
 
@@ -218,7 +218,7 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
         assert!(!text.contains(char::is_whitespace));
     }
     let report = |n: &str| out.path().join(format!("{n}.report")).display().to_string();
-    let judge = |extra: &[&str]| {
+    let judge_env = |extra: &[&str], env: &[(&str, &str)]| {
         let (b, r, h) = (report("base"), report("base-rerun"), report("head"));
         let mut args = vec![
             "judge",
@@ -236,11 +236,17 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
             &repo_path,
         ];
         args.extend_from_slice(extra);
-        run(&args, repo.path())
+        run_env(&args, repo.path(), env)
     };
+    let judge = |extra: &[&str]| judge_env(extra, &[]);
     let o = judge(&[]);
     assert!(o.status.success());
     let judged = stdout(&o);
+    // The judge reads git through libgit2 and spawns nothing: without git on PATH, the
+    // same line.
+    let o = judge_env(&[], &[("PATH", "/nonexistent")]);
+    assert!(o.status.success());
+    assert_eq!(judged, stdout(&o));
     let o = run(
         &[
             "run",
