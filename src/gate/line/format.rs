@@ -2,113 +2,42 @@
 //! line's rules, writes it compactly in schema order, and when it would be over 4 KB drops
 //! list entries in the documented order and sets `truncated`.
 
+use std::io;
+
+use serde::Serialize;
+
 use super::rules::{CERT_DID_NOT_FIT, LineError, MAX_LINE_BYTES, PREFIX, decimal};
 use super::types::{
-    Certificate, CertificateVerdict, MutantLine, MutantOutcome, Mutants, ResultLine, TestClass,
-    TestLine, TreeSize,
+    CertificateVerdict, MutantLine, MutantOutcome, ResultLine, TestClass, TestLine,
 };
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+/// serde_json's compact output, with every number that is not an integer
+/// written as [`decimal`] writes it: the only such numbers on the line are
+/// the holdout's fractions, already checked to read back as the same value.
+struct LineFormatter;
+
+impl serde_json::ser::Formatter for LineFormatter {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        writer.write_all(decimal(value).as_bytes())
+    }
 }
 
-fn test_json(t: &TestLine) -> String {
-    let (file, name) = (json_str(&t.file), json_str(&t.name));
-    let (class, base, rerun, head) = (t.class, t.base, t.rerun, t.head);
-    format!(
-        "{{\"file\":{file},\"name\":{name},\"class\":\"{class}\",\
-         \"base\":\"{base}\",\"rerun\":\"{rerun}\",\"head\":\"{head}\"}}"
-    )
-}
-
-fn or_null_json(value: Option<String>) -> String {
-    value.unwrap_or_else(|| "null".to_owned())
-}
-
-fn cert_json(c: &Certificate) -> String {
-    let test = c.test.as_ref().map(|t| {
-        let (file, name) = (json_str(&t.file), json_str(&t.name));
-        format!("{{\"file\":{file},\"name\":{name}}}")
-    });
-    let size = |s: Option<TreeSize>| {
-        let size = s.map(|s| format!("{{\"files\":{},\"bytes\":{}}}", s.files, s.bytes));
-        or_null_json(size)
-    };
-    let holdout = c.holdout.map(|h| {
-        let (rate, conf, lower) = (
-            decimal(h.rate),
-            decimal(h.confidence),
-            decimal(h.lower_bound),
-        );
-        format!(
-            "{{\"runs\":{},\"passes\":{},\"rate\":{rate},\"confidence\":{conf},\
-             \"lowerBound\":{lower},\"requiredPasses\":{}}}",
-            h.runs, h.passes, h.required_passes
-        )
-    });
-    format!(
-        "{{\"verdict\":\"{}\",\"error\":{},\"test\":{},\"before\":{},\"after\":{},\
-         \"contentSha256\":{},\"holdout\":{}}}",
-        c.verdict,
-        or_null_json(c.error.as_deref().map(json_str)),
-        or_null_json(test),
-        size(c.before),
-        size(c.after),
-        or_null_json(c.content_sha256.as_deref().map(json_str)),
-        or_null_json(holdout),
-    )
-}
-
-fn mutant_json(r: &MutantLine) -> String {
-    let failed = r.failed.as_ref().map_or_else(String::new, |f| {
-        let names: Vec<String> = f.iter().map(|n| json_str(n)).collect();
-        format!(",\"failed\":[{}]", names.join(","))
-    });
-    format!(
-        "{{\"spec\":{},\"name\":{},\"outcome\":\"{}\"{failed}}}",
-        json_str(&r.spec),
-        json_str(&r.name),
-        r.outcome
-    )
-}
-
-fn mutants_json(m: &Mutants) -> String {
-    let results: Vec<String> = m.results.iter().map(mutant_json).collect();
-    let error = m
-        .error
-        .as_ref()
-        .map_or_else(String::new, |e| format!(",\"error\":{}", json_str(e)));
-    format!(
-        "{{\"verdict\":\"{}\",\"results\":[{}]{error}}}",
-        m.verdict,
-        results.join(",")
-    )
+/// `value` as compact JSON in the line's spelling: keys in the order of the
+/// type's fields, strings escaped as serde_json escapes them (`"`, `\` and
+/// control characters; the rest as UTF-8). Writing the line's types to
+/// memory cannot fail (every key is a string), so a failure gives "".
+fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, LineFormatter);
+    match value.serialize(&mut serializer) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => String::new(),
+    }
 }
 
 /// Writes the line as it stands, without checks or truncation.
 pub(super) fn render(r: &ResultLine) -> String {
-    let strings = |l: &[String]| l.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
-    let tests: Vec<String> = r.tests.iter().map(test_json).collect();
-    let counts = TestClass::ALL.map(|c| format!("\"{c}\":{}", r.counts.get(c)));
-    format!(
-        "{PREFIX}{{\"head\":{},\"mergeBase\":{},\"verdict\":\"{}\",\"error\":{},\
-         \"configEdited\":{},\"counts\":{{{}}},\"tests\":[{}],\"deletedTests\":[{}],\
-         \"notCollected\":[{}],\"truncated\":{},\"certificate\":{}{}}}",
-        json_str(&r.head),
-        json_str(&r.merge_base),
-        r.verdict,
-        or_null_json(r.error.as_deref().map(json_str)),
-        r.config_edited,
-        counts.join(","),
-        tests.join(","),
-        strings(&r.deleted_tests),
-        strings(&r.not_collected),
-        r.truncated,
-        or_null_json(r.certificate.as_ref().map(cert_json)),
-        r.mutants
-            .as_ref()
-            .map_or_else(String::new, |m| format!(",\"mutants\":{}", mutants_json(m))),
-    )
+    format!("{PREFIX}{}", json(r))
 }
 
 /// Drops entries of `items` that `pick` chooses, last first, while nothing
@@ -150,28 +79,16 @@ fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
     out.truncated = true;
     let killed = |r: &MutantLine| r.outcome == MutantOutcome::Killed;
     if let Some(m) = out.mutants.as_mut() {
-        drop_last(&mut m.results, killed, mutant_json, &mut len, &mut dropped);
+        drop_last(&mut m.results, killed, json, &mut len, &mut dropped);
     }
     let repro = |t: &TestLine| t.class == TestClass::Reproduces;
-    drop_last(
-        &mut out.tests,
-        |t| !repro(t),
-        test_json,
-        &mut len,
-        &mut dropped,
-    );
-    drop_last(&mut out.tests, repro, test_json, &mut len, &mut dropped);
+    drop_last(&mut out.tests, |t| !repro(t), json, &mut len, &mut dropped);
+    drop_last(&mut out.tests, repro, json, &mut len, &mut dropped);
     for list in [&mut out.deleted_tests, &mut out.not_collected] {
-        drop_last(list, |_| true, |s| json_str(s), &mut len, &mut dropped);
+        drop_last(list, |_| true, json, &mut len, &mut dropped);
     }
     if let Some(m) = out.mutants.as_mut() {
-        drop_last(
-            &mut m.results,
-            |_| true,
-            mutant_json,
-            &mut len,
-            &mut dropped,
-        );
+        drop_last(&mut m.results, |_| true, json, &mut len, &mut dropped);
     }
     let line = render(&out);
     let line = fit_certificate(&mut out, line, dropped)?;
@@ -235,7 +152,7 @@ fn cut_json(s: &mut String, need: usize) {
     let mut saved = 0;
     while saved < need {
         let Some(c) = s.pop() else { break };
-        saved += json_str(c.encode_utf8(&mut [0; 4])).len() - 2;
+        saved += json(c.encode_utf8(&mut [0; 4])).len() - 2;
     }
 }
 
@@ -265,6 +182,117 @@ mod tests {
     use super::*;
     use crate::gate::line::fixtures::*;
     use crate::gate::line::*;
+
+    /// The hand-built writer that the serializer replaces, kept to compare
+    /// the two byte for byte.
+    mod old_writer {
+        use crate::gate::line::rules::{PREFIX, decimal};
+        use crate::gate::line::*;
+
+        fn json_str(s: &str) -> String {
+            serde_json::to_string(s).unwrap_or_default()
+        }
+
+        fn test_json(t: &TestLine) -> String {
+            let (file, name) = (json_str(&t.file), json_str(&t.name));
+            let (class, base, rerun, head) = (t.class, t.base, t.rerun, t.head);
+            format!(
+                "{{\"file\":{file},\"name\":{name},\"class\":\"{class}\",\
+                 \"base\":\"{base}\",\"rerun\":\"{rerun}\",\"head\":\"{head}\"}}"
+            )
+        }
+
+        fn or_null_json(value: Option<String>) -> String {
+            value.unwrap_or_else(|| "null".to_owned())
+        }
+
+        fn cert_json(c: &Certificate) -> String {
+            let test = c.test.as_ref().map(|t| {
+                let (file, name) = (json_str(&t.file), json_str(&t.name));
+                format!("{{\"file\":{file},\"name\":{name}}}")
+            });
+            let size = |s: Option<TreeSize>| {
+                let size = s.map(|s| format!("{{\"files\":{},\"bytes\":{}}}", s.files, s.bytes));
+                or_null_json(size)
+            };
+            let holdout = c.holdout.map(|h| {
+                let (rate, conf, lower) = (
+                    decimal(h.rate),
+                    decimal(h.confidence),
+                    decimal(h.lower_bound),
+                );
+                format!(
+                    "{{\"runs\":{},\"passes\":{},\"rate\":{rate},\"confidence\":{conf},\
+                     \"lowerBound\":{lower},\"requiredPasses\":{}}}",
+                    h.runs, h.passes, h.required_passes
+                )
+            });
+            format!(
+                "{{\"verdict\":\"{}\",\"error\":{},\"test\":{},\"before\":{},\"after\":{},\
+                 \"contentSha256\":{},\"holdout\":{}}}",
+                c.verdict,
+                or_null_json(c.error.as_deref().map(json_str)),
+                or_null_json(test),
+                size(c.before),
+                size(c.after),
+                or_null_json(c.content_sha256.as_deref().map(json_str)),
+                or_null_json(holdout),
+            )
+        }
+
+        fn mutant_json(r: &MutantLine) -> String {
+            let failed = r.failed.as_ref().map_or_else(String::new, |f| {
+                let names: Vec<String> = f.iter().map(|n| json_str(n)).collect();
+                format!(",\"failed\":[{}]", names.join(","))
+            });
+            format!(
+                "{{\"spec\":{},\"name\":{},\"outcome\":\"{}\"{failed}}}",
+                json_str(&r.spec),
+                json_str(&r.name),
+                r.outcome
+            )
+        }
+
+        fn mutants_json(m: &Mutants) -> String {
+            let results: Vec<String> = m.results.iter().map(mutant_json).collect();
+            let error = m
+                .error
+                .as_ref()
+                .map_or_else(String::new, |e| format!(",\"error\":{}", json_str(e)));
+            format!(
+                "{{\"verdict\":\"{}\",\"results\":[{}]{error}}}",
+                m.verdict,
+                results.join(",")
+            )
+        }
+
+        /// Writes the line as it stands, without checks or truncation.
+        pub(super) fn render(r: &ResultLine) -> String {
+            let strings =
+                |l: &[String]| l.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
+            let tests: Vec<String> = r.tests.iter().map(test_json).collect();
+            let counts = TestClass::ALL.map(|c| format!("\"{c}\":{}", r.counts.get(c)));
+            format!(
+                "{PREFIX}{{\"head\":{},\"mergeBase\":{},\"verdict\":\"{}\",\"error\":{},\
+                 \"configEdited\":{},\"counts\":{{{}}},\"tests\":[{}],\"deletedTests\":[{}],\
+                 \"notCollected\":[{}],\"truncated\":{},\"certificate\":{}{}}}",
+                json_str(&r.head),
+                json_str(&r.merge_base),
+                r.verdict,
+                or_null_json(r.error.as_deref().map(json_str)),
+                r.config_edited,
+                counts.join(","),
+                tests.join(","),
+                strings(&r.deleted_tests),
+                strings(&r.not_collected),
+                r.truncated,
+                or_null_json(r.certificate.as_ref().map(cert_json)),
+                r.mutants
+                    .as_ref()
+                    .map_or_else(String::new, |m| format!(",\"mutants\":{}", mutants_json(m))),
+            )
+        }
+    }
 
     #[test]
     fn formatter_refuses_bad_certificates() {
@@ -531,6 +559,94 @@ mod tests {
         let w: Vec<&T> = whole.iter().filter(|t| pred(t)).collect();
         let p: Vec<&T> = part.iter().filter(|t| pred(t)).collect();
         w.starts_with(&p)
+    }
+
+    /// Strings that JSON writers escape differently, if at all.
+    const AWKWARD: &str = "q\"b\\s/c\u{0}\u{1f}\u{7f}é✓🦀\u{2028}\u{2029}\t\n\r";
+
+    /// A representative set of results: every verdict, every certificate
+    /// and mutation verdict, every outcome, a truncated line, and names with
+    /// quotes, backslashes, slashes, control characters and non-ASCII.
+    fn representative() -> Vec<(&'static str, ResultLine)> {
+        let mut out = vec![];
+        let classes = TestClass::ALL.map(|c| test(&format!("{c}::{AWKWARD}"), c));
+        let mut all = result(classes.to_vec());
+        all.tests[3].rerun = SideStatus::Skipped;
+        all.deleted_tests = vec![format!("tests/{AWKWARD}.py")];
+        all.not_collected = vec!["tests/a b.py".into(), "tests/ü.py".into()];
+        all.config_edited = true;
+        out.push(("reproduced, every class", all.clone()));
+        let mut unproven = result(vec![test("n", TestClass::NewApi)]);
+        unproven.certificate = Some(certified("n"));
+        out.push(("unproven", unproven));
+        out.push(("vacuous", result(vec![test("p", TestClass::PassesOnBase)])));
+        out.push(("no tests", result(vec![])));
+        let mut error = result(vec![test("r", TestClass::Reproduces)]);
+        (error.verdict, error.error) = (Verdict::Error, Some(AWKWARD.repeat(3)));
+        out.push(("error", error));
+        for verdict in CertificateVerdict::ALL {
+            let mut r = result(vec![test("r", TestClass::Reproduces)]);
+            let mut c = certified(AWKWARD);
+            c.verdict = verdict;
+            match verdict {
+                CertificateVerdict::Certified => {}
+                CertificateVerdict::NotCertified => hold(&mut c).passes = 3,
+                CertificateVerdict::BudgetExhausted => {
+                    (c.test, c.before, c.holdout) = (None, None, None);
+                }
+                CertificateVerdict::Error => {
+                    c.error = Some(format!("reducer {AWKWARD}"));
+                    (c.after, c.content_sha256) = (None, None);
+                }
+            }
+            let h = c.holdout.as_mut();
+            if let Some(h) = h.filter(|_| verdict == CertificateVerdict::Certified) {
+                (h.rate, h.confidence, h.lower_bound) = (0.000001, 0.999999, 1.0);
+            }
+            r.certificate = Some(c);
+            out.push(("certificate", r));
+        }
+        let mutants = |verdict, results: Vec<MutantLine>, error| Mutants {
+            verdict,
+            results,
+            error,
+        };
+        let results: Vec<MutantLine> = MutantOutcome::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, o)| MutantLine {
+                spec: format!("tests/{AWKWARD}.mutations.json"),
+                name: format!("m{i}"),
+                outcome: *o,
+                failed: o.lists_failed().then(|| vec![AWKWARD.into()]),
+            })
+            .collect();
+        let mut r = result(vec![test("p", TestClass::PassesOnBase)]);
+        r.mutants = Some(mutants(MutantsVerdict::NotKilled, results.clone(), None));
+        out.push(("mutants not killed", r.clone()));
+        let killed = results[..1].to_vec();
+        r.mutants = Some(mutants(MutantsVerdict::Killed, killed, None));
+        out.push(("mutants killed", r.clone()));
+        let message = Some(AWKWARD.to_owned());
+        r.mutants = Some(mutants(MutantsVerdict::Error, vec![], message));
+        out.push(("mutants error", r));
+        let long = (0..80).map(|i| test(&format!("{i}{AWKWARD}"), TestClass::ALL[i % 5]));
+        let mut long = result(long.collect());
+        long.certificate = Some(certified(&"n".repeat(300)));
+        out.push(("truncated", long));
+        out
+    }
+
+    #[test]
+    fn the_serializer_writes_what_the_old_writer_wrote() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let generated = (0..400).map(|_| ("generated", rng.result()));
+        for (what, x) in representative().into_iter().chain(generated) {
+            assert_eq!(render(&x), old_writer::render(&x), "{what}");
+            if let Ok(fitted) = truncate_to_fit(&x) {
+                assert_eq!(render(&fitted), old_writer::render(&fitted), "{what}");
+            }
+        }
     }
 
     #[test]

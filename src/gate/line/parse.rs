@@ -137,6 +137,8 @@ fn spell<'s>(v: &mut Json, spellings: &mut impl Iterator<Item = &'s str>) {
     }
 }
 
+/// The values of an object whose keys must be exactly `keys`, in order.
+/// Reports a repeated key first, then an unknown one, then a missing one,
 /// then the first key out of place.
 fn fields<'j, const N: usize>(
     v: &'j Json,

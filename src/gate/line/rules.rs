@@ -53,9 +53,6 @@ pub(super) const HOLDOUT_KEYS: [&str; 6] = [
     "requiredPasses",
 ];
 
-/// The values of an object whose keys must be exactly `keys`, in order.
-/// Reports a repeated key first, then an unknown one, then a missing one,
-
 /// Why a line or a result was refused. Object paths are empty for the top
 /// level and otherwise like `counts` or `tests[2]`; field paths are like
 /// `head`, `counts.new-api` or `tests[2].class`.

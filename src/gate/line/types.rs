@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// Values spelled as fixed strings on the line.
 pub(super) trait Named: Copy + 'static {
     const ALL: &'static [Self];
@@ -35,6 +37,12 @@ macro_rules! named_enum {
         impl Named for $ty {
             const ALL: &'static [Self] = &$ty::ALL;
             fn name(&self) -> &'static str { self.as_str() }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
         }
 
         impl fmt::Display for $ty {
@@ -144,7 +152,7 @@ impl MutantOutcome {
 }
 
 /// One entry of `mutants.results`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MutantLine {
     /// The spec's path, e.g. `tests/test_parse.mutations.json`.
     pub spec: String,
@@ -153,23 +161,25 @@ pub struct MutantLine {
     /// How it came out.
     pub outcome: MutantOutcome,
     /// The tests that failed under it; present exactly for `overkill` and `survived`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub failed: Option<Vec<String>>,
 }
 
 /// The mutation check of a pull request that changes tests alone and adds or
 /// changes a spec. It never changes the line's verdict.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Mutants {
     /// The check's verdict.
     pub verdict: MutantsVerdict,
     /// One entry per mutation; only some of them when the line is `truncated`.
     pub results: Vec<MutantLine>,
     /// Why the check failed; present exactly when its verdict is `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// The test that a certificate is about.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CertTest {
     /// The test's file, e.g. `tests/test_x.py`.
     pub file: String,
@@ -178,7 +188,7 @@ pub struct CertTest {
 }
 
 /// The size of a tree of files.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TreeSize {
     /// How many files.
     pub files: u64,
@@ -188,7 +198,8 @@ pub struct TreeSize {
 
 /// The holdout runs of a reduced case. The three fractions must already be
 /// rounded to at most six decimals, e.g. with `(x * 1e6).round() / 1e6`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Holdout {
     /// Runs made.
     pub runs: u64,
@@ -206,7 +217,8 @@ pub struct Holdout {
 
 /// What the reduce side of a gate run reports. It never changes the
 /// line's verdict, and the line's own rules ignore it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Certificate {
     /// The outcome of the reduce side.
     pub verdict: CertificateVerdict,
@@ -226,7 +238,8 @@ pub struct Certificate {
 
 /// How many tests fall in each class. The counts cover every test, also
 /// when the line lists only some of them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct Counts {
     /// Tests of class `reproduces`.
     pub reproduces: u64,
@@ -286,7 +299,7 @@ impl Counts {
 }
 
 /// One entry of `tests`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TestLine {
     /// The test's file as selected, e.g. `tests/test_x.py`.
     pub file: String,
@@ -303,7 +316,8 @@ pub struct TestLine {
 }
 
 /// A whole `repromin/v1` result, as one line carries it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResultLine {
     /// The head commit: a full 40-character lowercase hex SHA.
     pub head: String,
@@ -329,5 +343,6 @@ pub struct ResultLine {
     pub certificate: Option<Certificate>,
     /// The mutation check; `None` (no key on the line) unless the change is
     /// test material alone and adds or changes a mutation spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mutants: Option<Mutants>,
 }
