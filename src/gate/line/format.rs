@@ -183,117 +183,6 @@ mod tests {
     use crate::gate::line::fixtures::*;
     use crate::gate::line::*;
 
-    /// The hand-built writer that the serializer replaces, kept to compare
-    /// the two byte for byte.
-    mod old_writer {
-        use crate::gate::line::rules::{PREFIX, decimal};
-        use crate::gate::line::*;
-
-        fn json_str(s: &str) -> String {
-            serde_json::to_string(s).unwrap_or_default()
-        }
-
-        fn test_json(t: &TestLine) -> String {
-            let (file, name) = (json_str(&t.file), json_str(&t.name));
-            let (class, base, rerun, head) = (t.class, t.base, t.rerun, t.head);
-            format!(
-                "{{\"file\":{file},\"name\":{name},\"class\":\"{class}\",\
-                 \"base\":\"{base}\",\"rerun\":\"{rerun}\",\"head\":\"{head}\"}}"
-            )
-        }
-
-        fn or_null_json(value: Option<String>) -> String {
-            value.unwrap_or_else(|| "null".to_owned())
-        }
-
-        fn cert_json(c: &Certificate) -> String {
-            let test = c.test.as_ref().map(|t| {
-                let (file, name) = (json_str(&t.file), json_str(&t.name));
-                format!("{{\"file\":{file},\"name\":{name}}}")
-            });
-            let size = |s: Option<TreeSize>| {
-                let size = s.map(|s| format!("{{\"files\":{},\"bytes\":{}}}", s.files, s.bytes));
-                or_null_json(size)
-            };
-            let holdout = c.holdout.map(|h| {
-                let (rate, conf, lower) = (
-                    decimal(h.rate),
-                    decimal(h.confidence),
-                    decimal(h.lower_bound),
-                );
-                format!(
-                    "{{\"runs\":{},\"passes\":{},\"rate\":{rate},\"confidence\":{conf},\
-                     \"lowerBound\":{lower},\"requiredPasses\":{}}}",
-                    h.runs, h.passes, h.required_passes
-                )
-            });
-            format!(
-                "{{\"verdict\":\"{}\",\"error\":{},\"test\":{},\"before\":{},\"after\":{},\
-                 \"contentSha256\":{},\"holdout\":{}}}",
-                c.verdict,
-                or_null_json(c.error.as_deref().map(json_str)),
-                or_null_json(test),
-                size(c.before),
-                size(c.after),
-                or_null_json(c.content_sha256.as_deref().map(json_str)),
-                or_null_json(holdout),
-            )
-        }
-
-        fn mutant_json(r: &MutantLine) -> String {
-            let failed = r.failed.as_ref().map_or_else(String::new, |f| {
-                let names: Vec<String> = f.iter().map(|n| json_str(n)).collect();
-                format!(",\"failed\":[{}]", names.join(","))
-            });
-            format!(
-                "{{\"spec\":{},\"name\":{},\"outcome\":\"{}\"{failed}}}",
-                json_str(&r.spec),
-                json_str(&r.name),
-                r.outcome
-            )
-        }
-
-        fn mutants_json(m: &Mutants) -> String {
-            let results: Vec<String> = m.results.iter().map(mutant_json).collect();
-            let error = m
-                .error
-                .as_ref()
-                .map_or_else(String::new, |e| format!(",\"error\":{}", json_str(e)));
-            format!(
-                "{{\"verdict\":\"{}\",\"results\":[{}]{error}}}",
-                m.verdict,
-                results.join(",")
-            )
-        }
-
-        /// Writes the line as it stands, without checks or truncation.
-        pub(super) fn render(r: &ResultLine) -> String {
-            let strings =
-                |l: &[String]| l.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",");
-            let tests: Vec<String> = r.tests.iter().map(test_json).collect();
-            let counts = TestClass::ALL.map(|c| format!("\"{c}\":{}", r.counts.get(c)));
-            format!(
-                "{PREFIX}{{\"head\":{},\"mergeBase\":{},\"verdict\":\"{}\",\"error\":{},\
-                 \"configEdited\":{},\"counts\":{{{}}},\"tests\":[{}],\"deletedTests\":[{}],\
-                 \"notCollected\":[{}],\"truncated\":{},\"certificate\":{}{}}}",
-                json_str(&r.head),
-                json_str(&r.merge_base),
-                r.verdict,
-                or_null_json(r.error.as_deref().map(json_str)),
-                r.config_edited,
-                counts.join(","),
-                tests.join(","),
-                strings(&r.deleted_tests),
-                strings(&r.not_collected),
-                r.truncated,
-                or_null_json(r.certificate.as_ref().map(cert_json)),
-                r.mutants
-                    .as_ref()
-                    .map_or_else(String::new, |m| format!(",\"mutants\":{}", mutants_json(m))),
-            )
-        }
-    }
-
     #[test]
     fn formatter_refuses_bad_certificates() {
         let mut good = result(vec![test("t", TestClass::Reproduces)]);
@@ -637,16 +526,16 @@ mod tests {
         out
     }
 
+    /// The lines of [`representative`] results, byte for byte.
     #[test]
-    fn the_serializer_writes_what_the_old_writer_wrote() {
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-        let generated = (0..400).map(|_| ("generated", rng.result()));
-        for (what, x) in representative().into_iter().chain(generated) {
-            assert_eq!(render(&x), old_writer::render(&x), "{what}");
-            if let Ok(fitted) = truncate_to_fit(&x) {
-                assert_eq!(render(&fitted), old_writer::render(&fitted), "{what}");
-            }
+    fn representative_lines() {
+        let mut shown = String::new();
+        for (what, x) in representative() {
+            let line = format_line(&x).expect("formats");
+            assert_eq!(parse_line(&line), truncate_to_fit(&x), "{what}");
+            shown.push_str(&format!("{what}:\n{line}\n"));
         }
+        insta::assert_snapshot!(shown);
     }
 
     #[test]
