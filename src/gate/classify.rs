@@ -10,52 +10,9 @@
 use std::collections::HashMap;
 
 use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::line::Counts;
+pub use crate::gate::line::{SideStatus, TestClass, Verdict};
 use crate::gate::test_report::{FileResult, Status, TestReport};
-
-/// The class of one test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Class {
-    /// Failed on both base runs, passed on head.
-    Reproduces,
-    /// Passed on a base run and on head.
-    PassesOnBase,
-    /// Failed on base because what it tests does not exist there yet.
-    NewApi,
-    /// Did not pass on head.
-    FailsOnHead,
-    /// Skipped or absent somewhere it needed to run.
-    NotRun,
-}
-
-/// A test's status on one side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SideStatus {
-    /// Passed.
-    Passed,
-    /// Failed.
-    Failed,
-    /// Skipped.
-    Skipped,
-    /// Not in the report.
-    Absent,
-    /// Its file failed to load.
-    LoadError,
-}
-
-/// The verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Some test reproduces the bug.
-    Reproduced,
-    /// No test reproduces, and some test is new-api.
-    Unproven,
-    /// The tests prove nothing.
-    Vacuous,
-    /// Nothing was selected.
-    NoTests,
-    /// Something is missing or malformed.
-    Error,
-}
 
 /// One classified test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,7 +22,7 @@ pub struct Row {
     /// Full name.
     pub name: String,
     /// Class.
-    pub class: Class,
+    pub class: TestClass,
     /// Base status.
     pub base: SideStatus,
     /// Base rerun status.
@@ -270,19 +227,19 @@ pub fn classify(
                     || (s == SideStatus::Failed && m.as_deref().is_some_and(names_missing_symbol))
             };
             let class = match h {
-                SideStatus::Failed => Class::FailsOnHead,
+                SideStatus::Failed => TestClass::FailsOnHead,
                 SideStatus::Passed => {
                     if missing(b, &b_msg) || (b == SideStatus::Failed && missing(r, &r_msg)) {
-                        Class::NewApi
+                        TestClass::NewApi
                     } else if b == SideStatus::Failed && r == SideStatus::Failed {
-                        Class::Reproduces
+                        TestClass::Reproduces
                     } else if b == SideStatus::Passed || r == SideStatus::Passed {
-                        Class::PassesOnBase
+                        TestClass::PassesOnBase
                     } else {
-                        Class::NotRun
+                        TestClass::NotRun
                     }
                 }
-                _ => Class::NotRun,
+                _ => TestClass::NotRun,
             };
             rows.push(Row {
                 file: file.clone(),
@@ -320,13 +277,8 @@ pub fn classify(
     if let Err(reason) = &rerun_files {
         return error(reason.clone(), rows, not_collected);
     }
-    let verdict = if rows.iter().any(|r| r.class == Class::Reproduces) {
-        Verdict::Reproduced
-    } else if rows.iter().any(|r| r.class == Class::NewApi) {
-        Verdict::Unproven
-    } else {
-        Verdict::Vacuous
-    };
+    // Rows are never empty here: the head report shows a selected test running.
+    let verdict = Counts::tally(rows.iter().map(|r| r.class)).implied_verdict();
     Classified {
         verdict,
         error: None,
@@ -405,8 +357,8 @@ mod tests {
         );
         let c = classify(&selected(), &base, &rerun, &head);
         assert_eq!(c.verdict, Verdict::Reproduced);
-        assert_eq!(c.rows[0].class, Class::Reproduces);
-        assert_eq!(c.rows[1].class, Class::PassesOnBase);
+        assert_eq!(c.rows[0].class, TestClass::Reproduces);
+        assert_eq!(c.rows[1].class, TestClass::PassesOnBase);
     }
 
     #[test]
@@ -416,7 +368,7 @@ mod tests {
         let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
         let c = classify(&selected(), &base, &rerun, &head);
         assert_eq!(c.verdict, Verdict::Vacuous);
-        assert_eq!(c.rows[0].class, Class::PassesOnBase);
+        assert_eq!(c.rows[0].class, TestClass::PassesOnBase);
     }
 
     #[test]
@@ -468,8 +420,8 @@ mod tests {
         );
         let c = classify(&selected(), &base, &rerun, &head);
         assert_eq!(c.verdict, Verdict::Vacuous);
-        assert_eq!(c.rows[0].class, Class::FailsOnHead);
-        assert_eq!(c.rows[1].class, Class::NotRun);
+        assert_eq!(c.rows[0].class, TestClass::FailsOnHead);
+        assert_eq!(c.rows[1].class, TestClass::NotRun);
     }
 
     #[test]
@@ -490,8 +442,8 @@ mod tests {
             vec![file(F, &[("t", Passed, ""), ("t", Passed, "")])],
         );
         let c = classify(&selected(), &base, &rerun, &head);
-        assert_eq!(c.rows[0].class, Class::PassesOnBase);
-        assert_eq!(c.rows[1].class, Class::Reproduces);
+        assert_eq!(c.rows[0].class, TestClass::PassesOnBase);
+        assert_eq!(c.rows[1].class, TestClass::Reproduces);
     }
 
     #[test]

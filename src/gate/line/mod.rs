@@ -25,7 +25,9 @@ mod fixtures;
 pub use format::{format_line, truncate_to_fit};
 pub use parse::parse_line;
 pub use pretty::pretty;
-pub use rules::{CERT_DID_NOT_FIT, LineError, MAX_ERROR_CHARS, MAX_LINE_BYTES, PREFIX, clip_error};
+pub use rules::{
+    CERT_DID_NOT_FIT, LineError, MAX_ERROR_CHARS, MAX_LINE_BYTES, PREFIX, clip, clip_error,
+};
 pub use types::{
     CertTest, Certificate, CertificateVerdict, Counts, Holdout, MutantLine, MutantOutcome, Mutants,
     MutantsVerdict, ResultLine, SideStatus, TestClass, TestLine, TreeSize, Verdict,

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 
 use super::types::{
-    Certificate, CertificateVerdict, Holdout, MutantLine, MutantOutcome, Mutants, MutantsVerdict,
-    ResultLine, TestClass, Verdict,
+    Certificate, CertificateVerdict, Counts, Holdout, MutantLine, MutantOutcome, Mutants,
+    MutantsVerdict, ResultLine, TestClass, Verdict,
 };
 
 /// The prefix of every v1 line, its trailing space included.
@@ -217,10 +217,11 @@ impl ResultLine {
             }
             (_, None) => {}
         }
+        let listed = Counts::from_tests(&self.tests);
         for class in TestClass::ALL {
-            let listed = self.tests.iter().filter(|t| t.class == class).count();
-            let count = self.counts.get(class);
-            if listed as u128 > u128::from(count) {
+            let (listed, count) = (listed.get(class), self.counts.get(class));
+            if listed > count {
+                let listed = usize::try_from(listed).unwrap_or(usize::MAX);
                 return Err(LineError::TooManyEntries(class, listed, count));
             }
         }
@@ -400,11 +401,20 @@ impl Certificate {
 /// Cuts `message` to at most [`MAX_ERROR_CHARS`] characters, ending a cut
 /// message with `…`, so that it can go in `error`.
 pub fn clip_error(message: &str) -> String {
-    if message.chars().count() <= MAX_ERROR_CHARS {
-        return message.to_owned();
+    clip(message, MAX_ERROR_CHARS, "…")
+}
+
+/// Cuts `text` to at most `max_chars` characters (Unicode scalar values):
+/// a text over the limit keeps its first characters and ends with
+/// `ellipsis`, the whole within the limit. The one cut of messages for the
+/// line, the judge's error lines and the GitHub summary and annotations.
+pub fn clip(text: &str, max_chars: usize, ellipsis: &str) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
     }
-    let mut out: String = message.chars().take(MAX_ERROR_CHARS - 1).collect();
-    out.push('…');
+    let keep = max_chars.saturating_sub(ellipsis.chars().count());
+    let mut out: String = text.chars().take(keep).collect();
+    out.push_str(ellipsis);
     out
 }
 

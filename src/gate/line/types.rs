@@ -264,9 +264,29 @@ impl Counts {
         }
     }
 
+    /// How many of `classes` fall in each class: the one count of tests by
+    /// class, for the line, the judge's table and the summary alike.
+    pub fn tally(classes: impl IntoIterator<Item = TestClass>) -> Self {
+        let mut counts = Counts::default();
+        for class in classes {
+            *counts.get_mut(class) += 1;
+        }
+        counts
+    }
+
     /// The counts of the given tests, class by class.
     pub fn from_tests(tests: &[TestLine]) -> Self {
-        Counts::from_fn(|c| tests.iter().filter(|t| t.class == c).count() as u64)
+        Counts::tally(tests.iter().map(|t| t.class))
+    }
+
+    fn get_mut(&mut self, class: TestClass) -> &mut u64 {
+        match class {
+            TestClass::Reproduces => &mut self.reproduces,
+            TestClass::PassesOnBase => &mut self.passes_on_base,
+            TestClass::NewApi => &mut self.new_api,
+            TestClass::FailsOnHead => &mut self.fails_on_head,
+            TestClass::NotRun => &mut self.not_run,
+        }
     }
 
     /// The count of one class.
