@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::encode::{DecodeError, Outcome, SideReport};
 use crate::gate::line::Counts;
 pub use crate::gate::line::{SideStatus, TestClass, Verdict};
 use crate::gate::test_report::{FileResult, Status, TestReport};
@@ -47,7 +47,38 @@ pub struct Classified {
 }
 
 /// A side as the judge received it: decoded, or unreadable with a reason.
-pub type SideInput = Result<SideReport, String>;
+pub type SideInput = Result<SideReport, SideInputError>;
+
+/// Why the judge has no usable report of a side. Every one classifies as an
+/// error verdict, its text the line's `error`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SideInputError {
+    /// No report file was given for the side.
+    #[error("no {side} report was given")]
+    Missing {
+        /// Which side.
+        side: String,
+    },
+    /// The report file could not be opened or read, or is not a regular file.
+    #[error("{message}")]
+    Unreadable {
+        /// What went wrong, naming the side and the file.
+        message: String,
+    },
+    /// The report is over its cap or does not decode.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The report is for another commit than the one it stands for.
+    #[error("the {side} report is for commit {commit}, not {expected}")]
+    WrongCommit {
+        /// The side the report names.
+        side: String,
+        /// The commit the report names.
+        commit: String,
+        /// The commit the judge expected.
+        expected: String,
+    },
+}
 
 /// Messages that mean "the thing under test does not exist on base", by ecosystem.
 const MISSING_SYMBOL: &[&str] = &[
@@ -118,7 +149,7 @@ fn usable<'a>(
     selected: &[String],
 ) -> Result<HashMap<&'a str, &'a FileResult>, String> {
     let report = match input {
-        Err(reason) => return Err(reason.clone()),
+        Err(reason) => return Err(reason.to_string()),
         Ok(side) => side,
     };
     let (exit_code, report) = match &report.outcome {
@@ -293,6 +324,10 @@ mod tests {
     use crate::gate::encode::VERSION;
     use crate::gate::test_report::TestCase;
 
+    fn missing(side: &str) -> SideInput {
+        Err(SideInputError::Missing { side: side.into() })
+    }
+
     fn side(name: &str, exit: i32, files: Vec<FileResult>) -> SideInput {
         Ok(SideReport {
             v: VERSION,
@@ -453,7 +488,10 @@ mod tests {
         let ok_head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
         let cases: Vec<(SideInput, SideInput, SideInput, &str)> = vec![
             (
-                Err("the base report is malformed".into()),
+                Err(SideInputError::Decode(DecodeError::Malformed {
+                    side: "base".into(),
+                    reason: "not base64".into(),
+                })),
                 ok_rerun.clone(),
                 ok_head.clone(),
                 "malformed",
@@ -526,7 +564,12 @@ mod tests {
 
     #[test]
     fn nothing_selected_is_no_tests() {
-        let c = classify(&[], &Err("x".into()), &Err("x".into()), &Err("x".into()));
+        let c = classify(
+            &[],
+            &missing("base"),
+            &missing("base-rerun"),
+            &missing("head"),
+        );
         assert_eq!(c.verdict, Verdict::NoTests);
     }
 }

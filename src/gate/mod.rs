@@ -33,7 +33,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use classify::{Classified, SideInput, Verdict};
+use classify::{Classified, SideInput, SideInputError, Verdict};
 use config::RepoConfig;
 use encode::TEST_REPORT_CAP;
 use git::Repo;
@@ -101,10 +101,11 @@ fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, String> {
 /// Reads one report file under the cap: a regular file, never through a symlink.
 fn read_side(path: Option<&Path>, side: &str) -> SideInput {
     let Some(path) = path else {
-        return Err(format!("no {side} report was given"));
+        return Err(SideInputError::Missing { side: side.into() });
     };
-    let text = read_bounded(path, TEST_REPORT_CAP, side)?;
-    encode::decode(&text, side, TEST_REPORT_CAP).map_err(|e| e.to_string())
+    let text = read_bounded(path, TEST_REPORT_CAP, side)
+        .map_err(|message| SideInputError::Unreadable { message })?;
+    Ok(encode::decode(&text, side, TEST_REPORT_CAP)?)
 }
 
 fn clip(message: &str) -> String {
@@ -188,10 +189,11 @@ pub fn judge(input: &JudgeInput) -> Judgement {
         if report.commit == want {
             Ok(report)
         } else {
-            Err(format!(
-                "the {} report is for commit {}, not {want}",
-                report.side, report.commit
-            ))
+            Err(SideInputError::WrongCommit {
+                side: report.side,
+                commit: report.commit,
+                expected: want.to_string(),
+            })
         }
     };
     let base = check(base, &input.base);

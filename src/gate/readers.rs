@@ -37,6 +37,8 @@ pub enum Format {
     LibtestPlain,
     /// The event stream of `go test -json`, one JSON object a line.
     GoTestJson,
+    /// The records of repromin's node:test reporter, one JSON object a line.
+    NodeTest,
 }
 
 impl fmt::Display for Format {
@@ -47,6 +49,7 @@ impl fmt::Display for Format {
             Format::JestJson => "jest JSON",
             Format::LibtestPlain => "libtest output",
             Format::GoTestJson => "go test -json output",
+            Format::NodeTest => "node:test report",
         })
     }
 }
@@ -62,6 +65,15 @@ pub enum Problem {
     Doctype,
     /// The document parses but does not have the shape of this format.
     NotAReport(String),
+    /// A text format that is not UTF-8, with the decoder's own words.
+    Utf8(std::str::Utf8Error),
+    /// A node:test record with a status the reporter never writes, and its line.
+    UnknownStatus {
+        /// The status as written.
+        status: String,
+        /// The record's line, from 1.
+        line: usize,
+    },
 }
 
 /// A report that could not be read: the format it was read as, and what is wrong with it.
@@ -80,6 +92,10 @@ fn describe(format: &Format, problem: &Problem) -> String {
         Problem::Malformed(what) => format!("malformed {format} at {what}"),
         Problem::Doctype => format!("{format}: DOCTYPE/ENTITY declarations are refused"),
         Problem::NotAReport(what) => format!("not a {format} report: {what}"),
+        Problem::Utf8(e) => format!("{format} is not UTF-8: {e}"),
+        Problem::UnknownStatus { status, line } => {
+            format!("unknown node:test status `{status}` at line {line}")
+        }
     }
 }
 
@@ -124,6 +140,7 @@ pub fn read(format: Format, bytes: &[u8], ctx: &ReadContext) -> Result<TestRepor
         Format::VitestJson | Format::JestJson => read_js_json(format, bytes, &files)?,
         Format::LibtestPlain => read_libtest(&String::from_utf8_lossy(bytes), &files),
         Format::GoTestJson => read_go_json(utf8(format, bytes)?, &files)?,
+        Format::NodeTest => return crate::gate::node_test::read(bytes, ctx),
     };
     Ok(report.finish(ctx.root))
 }
