@@ -23,7 +23,7 @@ pub mod git;
 pub mod github;
 pub mod line;
 pub mod mutants;
-pub mod node_test;
+pub use readers::node_test;
 pub mod plan;
 pub mod readers;
 pub mod test_report;
