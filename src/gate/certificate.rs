@@ -21,10 +21,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::gate::classify::{Class, Classified};
+use crate::gate::classify::Classified;
 use crate::gate::config::ReportFormat;
 use crate::gate::encode::{DecodeError, INFLATED_CAP, Outcome, REDUCE_REPORT_CAP, SideReport};
 use crate::gate::git::Repo;
+use crate::gate::line::TestClass;
 use crate::gate::plan::{Plan, Planned};
 use crate::gate::test_report::Status;
 use crate::reduce::edits::Edit;
@@ -376,10 +377,9 @@ pub fn verify(
             reduced.file
         ));
     }
-    let reproduces = classified
-        .rows
-        .iter()
-        .any(|r| r.file == reduced.file && r.name == reduced.name && r.class == Class::Reproduces);
+    let reproduces = classified.rows.iter().any(|r| {
+        r.file == reduced.file && r.name == reduced.name && r.class == TestClass::Reproduces
+    });
     if !reproduces {
         return error(format!(
             "the certified test `{}` does not reproduce",

@@ -9,53 +9,10 @@
 
 use std::collections::HashMap;
 
-use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::encode::{DecodeError, Outcome, SideReport};
+use crate::gate::line::Counts;
+pub use crate::gate::line::{SideStatus, TestClass, Verdict};
 use crate::gate::test_report::{FileResult, Status, TestReport};
-
-/// The class of one test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Class {
-    /// Failed on both base runs, passed on head.
-    Reproduces,
-    /// Passed on a base run and on head.
-    PassesOnBase,
-    /// Failed on base because what it tests does not exist there yet.
-    NewApi,
-    /// Did not pass on head.
-    FailsOnHead,
-    /// Skipped or absent somewhere it needed to run.
-    NotRun,
-}
-
-/// A test's status on one side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SideStatus {
-    /// Passed.
-    Passed,
-    /// Failed.
-    Failed,
-    /// Skipped.
-    Skipped,
-    /// Not in the report.
-    Absent,
-    /// Its file failed to load.
-    LoadError,
-}
-
-/// The verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Some test reproduces the bug.
-    Reproduced,
-    /// No test reproduces, and some test is new-api.
-    Unproven,
-    /// The tests prove nothing.
-    Vacuous,
-    /// Nothing was selected.
-    NoTests,
-    /// Something is missing or malformed.
-    Error,
-}
 
 /// One classified test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,7 +22,7 @@ pub struct Row {
     /// Full name.
     pub name: String,
     /// Class.
-    pub class: Class,
+    pub class: TestClass,
     /// Base status.
     pub base: SideStatus,
     /// Base rerun status.
@@ -90,7 +47,38 @@ pub struct Classified {
 }
 
 /// A side as the judge received it: decoded, or unreadable with a reason.
-pub type SideInput = Result<SideReport, String>;
+pub type SideInput = Result<SideReport, SideInputError>;
+
+/// Why the judge has no usable report of a side. Every one classifies as an
+/// error verdict, its text the line's `error`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SideInputError {
+    /// No report file was given for the side.
+    #[error("no {side} report was given")]
+    Missing {
+        /// Which side.
+        side: String,
+    },
+    /// The report file could not be opened or read, or is not a regular file.
+    #[error("{message}")]
+    Unreadable {
+        /// What went wrong, naming the side and the file.
+        message: String,
+    },
+    /// The report is over its cap or does not decode.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The report is for another commit than the one it stands for.
+    #[error("the {side} report is for commit {commit}, not {expected}")]
+    WrongCommit {
+        /// The side the report names.
+        side: String,
+        /// The commit the report names.
+        commit: String,
+        /// The commit the judge expected.
+        expected: String,
+    },
+}
 
 /// Messages that mean "the thing under test does not exist on base", by ecosystem.
 const MISSING_SYMBOL: &[&str] = &[
@@ -161,7 +149,7 @@ fn usable<'a>(
     selected: &[String],
 ) -> Result<HashMap<&'a str, &'a FileResult>, String> {
     let report = match input {
-        Err(reason) => return Err(reason.clone()),
+        Err(reason) => return Err(reason.to_string()),
         Ok(side) => side,
     };
     let (exit_code, report) = match &report.outcome {
@@ -270,19 +258,19 @@ pub fn classify(
                     || (s == SideStatus::Failed && m.as_deref().is_some_and(names_missing_symbol))
             };
             let class = match h {
-                SideStatus::Failed => Class::FailsOnHead,
+                SideStatus::Failed => TestClass::FailsOnHead,
                 SideStatus::Passed => {
                     if missing(b, &b_msg) || (b == SideStatus::Failed && missing(r, &r_msg)) {
-                        Class::NewApi
+                        TestClass::NewApi
                     } else if b == SideStatus::Failed && r == SideStatus::Failed {
-                        Class::Reproduces
+                        TestClass::Reproduces
                     } else if b == SideStatus::Passed || r == SideStatus::Passed {
-                        Class::PassesOnBase
+                        TestClass::PassesOnBase
                     } else {
-                        Class::NotRun
+                        TestClass::NotRun
                     }
                 }
-                _ => Class::NotRun,
+                _ => TestClass::NotRun,
             };
             rows.push(Row {
                 file: file.clone(),
@@ -320,13 +308,8 @@ pub fn classify(
     if let Err(reason) = &rerun_files {
         return error(reason.clone(), rows, not_collected);
     }
-    let verdict = if rows.iter().any(|r| r.class == Class::Reproduces) {
-        Verdict::Reproduced
-    } else if rows.iter().any(|r| r.class == Class::NewApi) {
-        Verdict::Unproven
-    } else {
-        Verdict::Vacuous
-    };
+    // Rows are never empty here: the head report shows a selected test running.
+    let verdict = Counts::tally(rows.iter().map(|r| r.class)).implied_verdict();
     Classified {
         verdict,
         error: None,
@@ -340,6 +323,10 @@ mod tests {
     use super::*;
     use crate::gate::encode::VERSION;
     use crate::gate::test_report::TestCase;
+
+    fn missing(side: &str) -> SideInput {
+        Err(SideInputError::Missing { side: side.into() })
+    }
 
     fn side(name: &str, exit: i32, files: Vec<FileResult>) -> SideInput {
         Ok(SideReport {
@@ -405,8 +392,8 @@ mod tests {
         );
         let c = classify(&selected(), &base, &rerun, &head);
         assert_eq!(c.verdict, Verdict::Reproduced);
-        assert_eq!(c.rows[0].class, Class::Reproduces);
-        assert_eq!(c.rows[1].class, Class::PassesOnBase);
+        assert_eq!(c.rows[0].class, TestClass::Reproduces);
+        assert_eq!(c.rows[1].class, TestClass::PassesOnBase);
     }
 
     #[test]
@@ -416,7 +403,7 @@ mod tests {
         let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
         let c = classify(&selected(), &base, &rerun, &head);
         assert_eq!(c.verdict, Verdict::Vacuous);
-        assert_eq!(c.rows[0].class, Class::PassesOnBase);
+        assert_eq!(c.rows[0].class, TestClass::PassesOnBase);
     }
 
     #[test]
@@ -468,8 +455,8 @@ mod tests {
         );
         let c = classify(&selected(), &base, &rerun, &head);
         assert_eq!(c.verdict, Verdict::Vacuous);
-        assert_eq!(c.rows[0].class, Class::FailsOnHead);
-        assert_eq!(c.rows[1].class, Class::NotRun);
+        assert_eq!(c.rows[0].class, TestClass::FailsOnHead);
+        assert_eq!(c.rows[1].class, TestClass::NotRun);
     }
 
     #[test]
@@ -490,8 +477,8 @@ mod tests {
             vec![file(F, &[("t", Passed, ""), ("t", Passed, "")])],
         );
         let c = classify(&selected(), &base, &rerun, &head);
-        assert_eq!(c.rows[0].class, Class::PassesOnBase);
-        assert_eq!(c.rows[1].class, Class::Reproduces);
+        assert_eq!(c.rows[0].class, TestClass::PassesOnBase);
+        assert_eq!(c.rows[1].class, TestClass::Reproduces);
     }
 
     #[test]
@@ -501,7 +488,10 @@ mod tests {
         let ok_head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
         let cases: Vec<(SideInput, SideInput, SideInput, &str)> = vec![
             (
-                Err("the base report is malformed".into()),
+                Err(SideInputError::Decode(DecodeError::Malformed {
+                    side: "base".into(),
+                    reason: "not base64".into(),
+                })),
                 ok_rerun.clone(),
                 ok_head.clone(),
                 "malformed",
@@ -574,7 +564,12 @@ mod tests {
 
     #[test]
     fn nothing_selected_is_no_tests() {
-        let c = classify(&[], &Err("x".into()), &Err("x".into()), &Err("x".into()));
+        let c = classify(
+            &[],
+            &missing("base"),
+            &missing("base-rerun"),
+            &missing("head"),
+        );
         assert_eq!(c.verdict, Verdict::NoTests);
     }
 }

@@ -62,7 +62,7 @@ pub struct SideReport {
 }
 
 /// A report that cannot be read.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     /// Over the encoded cap.
     #[error("the {side} report is {len} characters, over the {cap}-character cap")]

@@ -235,7 +235,7 @@ pub(crate) fn read_report(
         ReportFormat::JestJson => Format::JestJson,
         ReportFormat::Libtest => Format::LibtestPlain,
         ReportFormat::GoTestJson => Format::GoTestJson,
-        ReportFormat::NodeTest => return crate::gate::node_test::read(bytes, ctx),
+        ReportFormat::NodeTest => Format::NodeTest,
     };
     readers::read(reader, bytes, ctx).map_err(|e| e.to_string())
 }

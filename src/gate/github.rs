@@ -227,14 +227,7 @@ fn one_line(text: &str) -> String {
             }
         })
         .collect();
-    let clipped = if flat.chars().count() > MAX_TEXT_CHARS {
-        let mut cut: String = flat.chars().take(MAX_TEXT_CHARS - 3).collect();
-        cut.push_str("...");
-        cut
-    } else {
-        flat
-    };
-    defang(&clipped)
+    defang(&line::clip(&flat, MAX_TEXT_CHARS, "..."))
 }
 
 /// Replaces every `repromin/v1`, in any case, by `repromin[/]v1`.

@@ -23,7 +23,7 @@ pub mod git;
 pub mod github;
 pub mod line;
 pub mod mutants;
-pub mod node_test;
+pub use readers::node_test;
 pub mod plan;
 pub mod readers;
 pub mod test_report;
@@ -33,7 +33,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use classify::{Class, Classified, SideInput, SideStatus, Verdict};
+use classify::{Classified, SideInput, SideInputError, Verdict};
 use config::RepoConfig;
 use encode::TEST_REPORT_CAP;
 use git::Repo;
@@ -101,40 +101,11 @@ fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, String> {
 /// Reads one report file under the cap: a regular file, never through a symlink.
 fn read_side(path: Option<&Path>, side: &str) -> SideInput {
     let Some(path) = path else {
-        return Err(format!("no {side} report was given"));
+        return Err(SideInputError::Missing { side: side.into() });
     };
-    let text = read_bounded(path, TEST_REPORT_CAP, side)?;
-    encode::decode(&text, side, TEST_REPORT_CAP).map_err(|e| e.to_string())
-}
-
-fn class_of(class: Class) -> line::TestClass {
-    match class {
-        Class::Reproduces => line::TestClass::Reproduces,
-        Class::PassesOnBase => line::TestClass::PassesOnBase,
-        Class::NewApi => line::TestClass::NewApi,
-        Class::FailsOnHead => line::TestClass::FailsOnHead,
-        Class::NotRun => line::TestClass::NotRun,
-    }
-}
-
-fn status_of(status: SideStatus) -> line::SideStatus {
-    match status {
-        SideStatus::Passed => line::SideStatus::Passed,
-        SideStatus::Failed => line::SideStatus::Failed,
-        SideStatus::Skipped => line::SideStatus::Skipped,
-        SideStatus::Absent => line::SideStatus::Absent,
-        SideStatus::LoadError => line::SideStatus::LoadError,
-    }
-}
-
-fn verdict_of(verdict: Verdict) -> line::Verdict {
-    match verdict {
-        Verdict::Reproduced => line::Verdict::Reproduced,
-        Verdict::Unproven => line::Verdict::Unproven,
-        Verdict::Vacuous => line::Verdict::Vacuous,
-        Verdict::NoTests => line::Verdict::NoTests,
-        Verdict::Error => line::Verdict::Error,
-    }
+    let text = read_bounded(path, TEST_REPORT_CAP, side)
+        .map_err(|message| SideInputError::Unreadable { message })?;
+    Ok(encode::decode(&text, side, TEST_REPORT_CAP)?)
 }
 
 fn clip(message: &str) -> String {
@@ -142,13 +113,7 @@ fn clip(message: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if one_line.chars().count() <= 300 {
-        one_line
-    } else {
-        let mut cut: String = one_line.chars().take(297).collect();
-        cut.push_str("...");
-        cut
-    }
+    line::clip(&one_line, line::MAX_ERROR_CHARS, "...")
 }
 
 fn error_line(head: &str, base: &str, message: &str, config_edited: bool) -> line::ResultLine {
@@ -224,35 +189,30 @@ pub fn judge(input: &JudgeInput) -> Judgement {
         if report.commit == want {
             Ok(report)
         } else {
-            Err(format!(
-                "the {} report is for commit {}, not {want}",
-                report.side, report.commit
-            ))
+            Err(SideInputError::WrongCommit {
+                side: report.side,
+                commit: report.commit,
+                expected: want.to_string(),
+            })
         }
     };
     let base = check(base, &input.base);
     let rerun = check(rerun, &input.base);
     let head = check(head, &input.head);
     let classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
-    let mut counts = line::Counts::default();
-    let mut tests = Vec::new();
-    for row in &classified.rows {
-        match row.class {
-            Class::Reproduces => counts.reproduces += 1,
-            Class::PassesOnBase => counts.passes_on_base += 1,
-            Class::NewApi => counts.new_api += 1,
-            Class::FailsOnHead => counts.fails_on_head += 1,
-            Class::NotRun => counts.not_run += 1,
-        }
-        tests.push(line::TestLine {
+    let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
+    let tests = classified
+        .rows
+        .iter()
+        .map(|row| line::TestLine {
             file: row.file.clone(),
             name: row.name.clone(),
-            class: class_of(row.class),
-            base: status_of(row.base),
-            rerun: status_of(row.rerun),
-            head: status_of(row.head),
-        });
-    }
+            class: row.class,
+            base: row.base,
+            rerun: row.rerun,
+            head: row.head,
+        })
+        .collect();
     let certificate = input.reduce_report.as_deref().map(|path| {
         let text = read_bounded(path, certificate_cap(), "reduce");
         certificate::verify(&repo, &input.base, &input.head, &planned, &classified, text)
@@ -264,7 +224,7 @@ pub fn judge(input: &JudgeInput) -> Judgement {
     let result = line::ResultLine {
         head: input.head.clone(),
         merge_base: input.base.clone(),
-        verdict: verdict_of(classified.verdict),
+        verdict: classified.verdict,
         error: classified.error.as_deref().map(clip),
         config_edited: planned.plan.config_edited,
         counts,
@@ -317,20 +277,6 @@ pub fn format(judgement: &Judgement) -> String {
 /// A readable table of the classification, for `run`'s stderr.
 pub fn table(judgement: &Judgement) -> String {
     let mut out = String::new();
-    let name = |s: SideStatus| match s {
-        SideStatus::Passed => "passed",
-        SideStatus::Failed => "failed",
-        SideStatus::Skipped => "skipped",
-        SideStatus::Absent => "absent",
-        SideStatus::LoadError => "load-error",
-    };
-    let class = |c: Class| match c {
-        Class::Reproduces => "reproduces",
-        Class::PassesOnBase => "passes-on-base",
-        Class::NewApi => "new-api",
-        Class::FailsOnHead => "fails-on-head",
-        Class::NotRun => "not-run",
-    };
     let _ = writeln!(
         out,
         "{:<10} {:<10} {:<10} {:<15} test",
@@ -340,10 +286,10 @@ pub fn table(judgement: &Judgement) -> String {
         let _ = writeln!(
             out,
             "{:<10} {:<10} {:<10} {:<15} {}::{}",
-            name(row.base),
-            name(row.rerun),
-            name(row.head),
-            class(row.class),
+            row.base.as_str(),
+            row.rerun.as_str(),
+            row.head.as_str(),
+            row.class.as_str(),
             row.file,
             row.name
         );

@@ -8,18 +8,28 @@
 //! ([`ReadContext::selected`]); results that map to no file are dropped, not reported.
 //! Messages are trimmed, cut to 2 KB, and rid of every `ROOT/` prefix so that runs in two
 //! worktrees read alike.
+//!
+//! This module owns [`Format`], [`ReadContext`], [`ReadError`], [`normalize_path`] and the
+//! dispatch [`read`]; [`junit`], [`vitest_json`], [`libtest`], [`go_test`] and [`node_test`]
+//! each read one kind of report.
+
+pub mod go_test;
+pub mod junit;
+pub mod libtest;
+pub mod node_test;
+pub mod vitest_json;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::LazyLock;
 
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::{Reader, XmlVersion, escape::resolve_predefined_entity};
 use regex::Regex;
-use serde::Deserialize;
 use thiserror::Error;
 
 use crate::gate::test_report::{FileResult, Status, TestCase, TestReport};
+use go_test::read_go_json;
+use junit::read_junit;
+use libtest::read_libtest;
+use vitest_json::read_js_json;
 
 /// Longest message kept, in bytes, for a failure or a load error.
 const MAX_MESSAGE: usize = 2048;
@@ -37,6 +47,8 @@ pub enum Format {
     LibtestPlain,
     /// The event stream of `go test -json`, one JSON object a line.
     GoTestJson,
+    /// The records of repromin's node:test reporter, one JSON object a line.
+    NodeTest,
 }
 
 impl fmt::Display for Format {
@@ -47,6 +59,7 @@ impl fmt::Display for Format {
             Format::JestJson => "jest JSON",
             Format::LibtestPlain => "libtest output",
             Format::GoTestJson => "go test -json output",
+            Format::NodeTest => "node:test report",
         })
     }
 }
@@ -62,6 +75,15 @@ pub enum Problem {
     Doctype,
     /// The document parses but does not have the shape of this format.
     NotAReport(String),
+    /// A text format that is not UTF-8, with the decoder's own words.
+    Utf8(std::str::Utf8Error),
+    /// A node:test record with a status the reporter never writes, and its line.
+    UnknownStatus {
+        /// The status as written.
+        status: String,
+        /// The record's line, from 1.
+        line: usize,
+    },
 }
 
 /// A report that could not be read: the format it was read as, and what is wrong with it.
@@ -80,6 +102,10 @@ fn describe(format: &Format, problem: &Problem) -> String {
         Problem::Malformed(what) => format!("malformed {format} at {what}"),
         Problem::Doctype => format!("{format}: DOCTYPE/ENTITY declarations are refused"),
         Problem::NotAReport(what) => format!("not a {format} report: {what}"),
+        Problem::Utf8(e) => format!("{format} is not UTF-8: {e}"),
+        Problem::UnknownStatus { status, line } => {
+            format!("unknown node:test status `{status}` at line {line}")
+        }
     }
 }
 
@@ -124,6 +150,7 @@ pub fn read(format: Format, bytes: &[u8], ctx: &ReadContext) -> Result<TestRepor
         Format::VitestJson | Format::JestJson => read_js_json(format, bytes, &files)?,
         Format::LibtestPlain => read_libtest(&String::from_utf8_lossy(bytes), &files),
         Format::GoTestJson => read_go_json(utf8(format, bytes)?, &files)?,
+        Format::NodeTest => return node_test::read(bytes, ctx),
     };
     Ok(report.finish(ctx.root))
 }
@@ -302,476 +329,6 @@ impl<'a> Files<'a> {
     }
 }
 
-/// Maps Go package import paths to the selected `_test.go` files of their directories.
-///
-/// The module path is guessed once per report: the package and directory sharing the most
-/// trailing path segments fix both the module path and the directory the module lives in.
-/// Without such a pair, a selected file at the root makes the shortest package the root one.
-struct GoMap {
-    /// (directory, file) for every selected `_test.go` file, in path order.
-    files: Vec<(String, String)>,
-    /// The module path and the module's directory in the tree, once known.
-    module: Option<(String, String)>,
-}
-
-impl GoMap {
-    fn new<'p>(files: &Files, packages: impl Iterator<Item = &'p str>) -> Self {
-        let parent = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
-        let tests = files.pick(|f| f.ends_with("_test.go"));
-        let files: Vec<_> = tests.into_iter().map(|f| (parent(&f), f)).collect();
-        // Drops the last `n` segments of a path.
-        let head = |s: &str, n: usize| s.rsplitn(n + 1, '/').nth(n).unwrap_or("").to_string();
-        let mut best: Option<(usize, String, String)> = None;
-        let mut shortest: Option<&str> = None;
-        for pkg in packages.filter(|p| !p.is_empty() && !p.contains(char::is_whitespace)) {
-            shortest = shortest.filter(|s| s.len() <= pkg.len()).or(Some(pkg));
-            let p: Vec<&str> = pkg.rsplit('/').collect();
-            for (dir, _) in files.iter().filter(|(d, _)| !d.is_empty()) {
-                let d: Vec<&str> = dir.rsplit('/').collect();
-                let n = p.iter().zip(&d).take_while(|(a, b)| a == b).count();
-                if n > 0 && best.as_ref().is_none_or(|(m, ..)| n > *m) {
-                    best = Some((n, head(pkg, n), head(dir, n)));
-                }
-            }
-        }
-        let root_file = files.iter().any(|(d, _)| d.is_empty());
-        let module = match best {
-            Some((_, module, dir)) => Some((module, dir)),
-            None if root_file => shortest.map(|s| (s.to_string(), String::new())),
-            None => None,
-        };
-        GoMap { files, module }
-    }
-
-    fn package_files(&self, pkg: &str) -> Vec<String> {
-        let Some((module, base)) = &self.module else {
-            return Vec::new();
-        };
-        let rel = match pkg.strip_prefix(module.as_str()) {
-            Some(r) if module.is_empty() || r.is_empty() || r.starts_with('/') => {
-                r.strip_prefix('/').unwrap_or(r)
-            }
-            _ => return Vec::new(),
-        };
-        let dir = format!("{base}/{rel}");
-        let hit = self
-            .files
-            .iter()
-            .filter(|(d, _)| d == dir.trim_matches('/'));
-        hit.map(|(_, f)| f.clone()).collect()
-    }
-}
-
-// JUnit XML ----------------------------------------------------------------------------------
-
-/// A `<testcase>`, or a failure directly under a `<testsuite>`, as read from the XML.
-#[derive(Default)]
-struct RawCase {
-    suite: Option<usize>,
-    classname: String,
-    name: String,
-    file: Option<String>,
-    status: Option<Status>,
-    messages: Vec<String>,
-    text: String,
-    /// The type of the first `<failure>` or `<error>` (see [`TestCase::error_type`]).
-    error_type: Option<String>,
-    collection: bool,
-    suite_level: bool,
-}
-
-/// An open `<failure>` or `<error>`: its `message` and `type` attributes, whether it is an
-/// `<error>`, its text so far (bounded), and the end of its whole text.
-#[derive(Default)]
-struct Child {
-    message: String,
-    kind: Option<String>,
-    error: bool,
-    text: String,
-    tail: String,
-}
-
-/// How much of the end of a failure's text is kept to find pytest's crash line.
-const TAIL: usize = 512;
-
-static CRASH_LINE: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^\S.*:\d+: ([A-Za-z_][A-Za-z0-9_.]*)$"));
-
-impl Child {
-    fn push(&mut self, text: &str) {
-        if self.text.len() < 4 * MAX_MESSAGE {
-            self.text.push_str(text);
-        }
-        self.tail.push_str(text);
-        if self.tail.len() > 2 * TAIL {
-            let mut cut = self.tail.len() - TAIL;
-            while !self.tail.is_char_boundary(cut) {
-                cut += 1;
-            }
-            self.tail.drain(..cut);
-        }
-    }
-
-    /// The `type` attribute; else, for a `<failure>`, the exception that pytest names on the
-    /// last line of a traceback (`tests/test_x.py:3: AssertionError`); else `error` for an
-    /// `<error>`.
-    fn error_type(&self) -> Option<String> {
-        if let Some(kind) = self
-            .kind
-            .as_deref()
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-        {
-            return Some(kind.to_string());
-        }
-        if self.error {
-            return Some("error".into());
-        }
-        let last = self.tail.lines().map(str::trim).rfind(|l| !l.is_empty())?;
-        CRASH_LINE.captures(last).map(|c| c[1].to_string())
-    }
-}
-
-/// A `<testsuite>`: its name and its `file` attribute (inherited from an enclosing suite).
-struct RawSuite(String, Option<String>);
-
-/// How a JUnit key (a classname or a suite name) was tied to a file.
-enum Mode {
-    Path,
-    Rust,
-    Python(Vec<String>),
-    Java(Option<String>),
-    Go(String),
-}
-
-enum Loc {
-    Unknown,
-    Drop,
-    Found(String, Mode),
-}
-
-/// Extensions that mark a key as a file path even without a `/`.
-const SCRIPT_EXTENSIONS: &[&str] = &[
-    "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "vue", "svelte",
-];
-/// Extensions that mark a `/`-separated key as a file path.
-const SOURCE_EXTENSIONS: &[&str] = &["py", "rs", "go", "java", "kt", "rb"];
-
-/// JUnit XML. A case's file is, in this order: its own or its suite's `file` attribute; its
-/// classname (or, for pytest collection errors, its name) read as a file path (vitest), a
-/// nextest binary id, a pytest module path, a JVM class or a Go package; its suite's name read
-/// the same way. A failed case that names its file (vitest), or a pytest collection error,
-/// becomes the file's load error, as does a failure directly under a `<testsuite>`.
-fn read_junit(bytes: &[u8], files: &Files) -> Result<Builder, ReadError> {
-    let lower = bytes.to_ascii_lowercase();
-    let has = |needle: &[u8]| lower.windows(needle.len()).any(|w| w == needle);
-    if has(b"<!doctype") || has(b"<!entity") {
-        return Err(fail(Format::Junit, Problem::Doctype));
-    }
-    let (suites, cases) = parse_junit(utf8(Format::Junit, bytes)?.trim_start_matches('\u{feff}'))?;
-    let names = cases.iter().map(|c| c.classname.as_str());
-    let go = GoMap::new(files, names.chain(suites.iter().map(|s| s.0.as_str())));
-    let mut out = Builder::default();
-    for case in &cases {
-        let suite = case.suite.map(|i| &suites[i]);
-        let suite_name = suite.map_or("", |s| s.0.as_str());
-        let (loc, from_name) = match case.file.as_deref().or(suite.and_then(|s| s.1.as_deref())) {
-            Some(file) => match files.normalize(file) {
-                None => (Loc::Drop, false),
-                Some(p) => match Files::python(std::iter::once(&p), &case.classname) {
-                    Some((_, rest)) => (Loc::Found(p, Mode::Python(rest)), false),
-                    None => (Loc::Found(p, Mode::Path), false),
-                },
-            },
-            None => {
-                let mut keys = vec![(case.classname.as_str(), false)];
-                if case.classname.is_empty() {
-                    keys.push((case.name.as_str(), true));
-                }
-                if case.suite_level {
-                    keys.clear();
-                }
-                keys.push((suite_name, false));
-                let mut found = keys.into_iter().map(|(k, n)| (locate(k, files, &go), n));
-                found
-                    .find(|(l, _)| !matches!(l, Loc::Unknown))
-                    .unwrap_or((Loc::Unknown, false))
-            }
-        };
-        let Loc::Found(path, mode) = loc else {
-            continue;
-        };
-        let status = case.status.unwrap_or(Status::Passed);
-        let failed = status == Status::Failed;
-        let message = case.messages.first().map_or("failed", String::as_str);
-        if let Mode::Go(pkg) = &mode {
-            let build = case.text.contains("[build failed]") || case.text.contains("undefined:");
-            let main = matches!(case.name.as_str(), "" | "TestMain");
-            if failed && (case.suite_level || (build && main)) {
-                let undefined = case.text.lines().find(|l| l.contains("undefined:"));
-                out.load_errors(&go.package_files(pkg), undefined.unwrap_or(message));
-                continue;
-            }
-        }
-        let names_file = from_name || files.normalize(&case.name).as_deref() == Some(path.as_str());
-        let import = case.text.contains("ImportError") || case.text.contains("ModuleNotFoundError");
-        let py = path.ends_with(".py");
-        if case.suite_level || (failed && (case.collection || (names_file && (!py || import)))) {
-            // pytest puts the exception on lines starting with "E "; that is the useful part.
-            let e_lines = case.text.lines().filter_map(|l| l.strip_prefix("E "));
-            let pytest_error = e_lines.map(str::trim).collect::<Vec<_>>().join("\n");
-            let useful = py && !pytest_error.is_empty();
-            out.load_error(&path, if useful { &pytest_error } else { message });
-            continue;
-        }
-        let name = match mode {
-            Mode::Python(rest) => [rest, vec![case.name.clone()]].concat().join("::"),
-            Mode::Java(Some(nested)) => format!("{nested} > {}", case.name),
-            _ => case.name.clone(),
-        };
-        let messages = case.messages.clone();
-        out.typed_test(&path, name, status, messages, case.error_type.clone());
-    }
-    Ok(out)
-}
-
-/// Ties one JUnit key (a classname or a suite name) to a file, trying each producer's rule.
-fn locate(key: &str, files: &Files, go: &GoMap) -> Loc {
-    let last = key.rsplit('/').next().unwrap_or(key);
-    let ext = last.rsplit_once('.').map_or("", |(_, e)| e);
-    let norm = files.normalize(key);
-    let selected = norm.as_ref().is_some_and(|p| files.selected.contains(p));
-    let source = key.contains('/') && SOURCE_EXTENSIONS.contains(&ext);
-    if key.is_empty() {
-        return Loc::Unknown;
-    } else if SCRIPT_EXTENSIONS.contains(&ext) || source || selected {
-        return norm.map_or(Loc::Drop, |p| Loc::Found(p, Mode::Path));
-    } else if let Some((_, target)) = key.split_once("::") {
-        return match files.rust_target(target).into_iter().next() {
-            Some(f) if !target.contains('/') => Loc::Found(f, Mode::Rust),
-            _ => Loc::Drop,
-        };
-    } else if let Some((file, rest)) = Files::python(files.selected.iter(), key) {
-        return Loc::Found(file, Mode::Python(rest));
-    }
-    let (class, nested) = match key.split_once('$') {
-        Some((c, n)) => (c, Some(n.replace('$', " > "))),
-        None => (key, None),
-    };
-    if let Some(file) = files.java(class) {
-        return Loc::Found(file, Mode::Java(nested));
-    }
-    match go.package_files(key).into_iter().next() {
-        Some(file) => Loc::Found(file, Mode::Go(key.to_string())),
-        None => Loc::Unknown,
-    }
-}
-
-fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, String> {
-    for a in e.attributes() {
-        let a = a.map_err(|x| x.to_string())?;
-        if a.key.local_name().as_ref() == key {
-            let value = a
-                .normalized_value(XmlVersion::Implicit1_0)
-                .map_err(|x| x.to_string())?;
-            return Ok(Some(value.into_owned()));
-        }
-    }
-    Ok(None)
-}
-
-/// Reads the XML into flat lists of suites and cases, in document order.
-fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), ReadError> {
-    let bad = |at: u64, detail: String| malformed(Format::Junit, format!("byte {at}: {detail}"));
-    let mut reader = Reader::from_str(text);
-    let (mut suites, mut stack, mut cases) =
-        (Vec::<RawSuite>::new(), Vec::<usize>::new(), Vec::new());
-    let mut case: Option<RawCase> = None;
-    // The open <failure>/<error>.
-    let mut child: Option<Child> = None;
-    let mut rooted = false;
-    loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| bad(reader.error_position(), e.to_string()))?;
-        let (at, empty) = (reader.buffer_position(), matches!(event, Event::Empty(_)));
-        let text = match event {
-            Event::Start(e) | Event::Empty(e) => {
-                let get = |k: &str| attr(&e, k).map_err(|d| bad(at, d));
-                let tag = e.local_name();
-                let tag = tag.as_ref();
-                if !rooted && !matches!(tag, "testsuites" | "testsuite") {
-                    return Err(refuse(Format::Junit, format!("root element is <{tag}>")));
-                }
-                rooted = true;
-                match tag {
-                    "testsuite" => {
-                        let inherited = stack.last().and_then(|&i| suites[i].1.clone());
-                        let file = get("file")?.or(inherited);
-                        suites.push(RawSuite(get("name")?.unwrap_or_default(), file));
-                        if !empty {
-                            stack.push(suites.len() - 1);
-                        }
-                    }
-                    "testcase" => {
-                        let file = get("file")?;
-                        let classname = get("classname")?.unwrap_or_default();
-                        let name = get("name")?.unwrap_or_default();
-                        let c = RawCase {
-                            suite: stack.last().copied(),
-                            classname,
-                            name,
-                            file,
-                            ..RawCase::default()
-                        };
-                        if empty { cases.push(c) } else { case = Some(c) }
-                    }
-                    "failure" | "error" if case.is_some() || !stack.is_empty() => {
-                        child = Some(Child {
-                            message: get("message")?.unwrap_or_default(),
-                            kind: get("type")?,
-                            error: tag == "error",
-                            ..Child::default()
-                        });
-                        if empty {
-                            finish_child(&mut child, &mut case, &mut cases, &stack);
-                        }
-                    }
-                    "skipped" => case
-                        .iter_mut()
-                        .for_each(|c| c.status = c.status.or(Some(Status::Skipped))),
-                    _ => {}
-                }
-                None
-            }
-            Event::Text(t) => Some(t.xml10_content().into_owned()),
-            Event::CData(t) => Some(t.xml10_content().into_owned()),
-            Event::GeneralRef(r) => Some(match r.resolve_char_ref() {
-                Ok(Some(ch)) => ch.to_string(),
-                _ => resolve_predefined_entity(&r)
-                    .map_or_else(|| format!("&{};", &*r), str::to_string),
-            }),
-            Event::End(e) => {
-                match e.local_name().as_ref() {
-                    "testsuite" => drop(stack.pop()),
-                    "testcase" => cases.extend(case.take()),
-                    "failure" | "error" => finish_child(&mut child, &mut case, &mut cases, &stack),
-                    _ => {}
-                }
-                None
-            }
-            Event::DocType(_) => return Err(fail(Format::Junit, Problem::Doctype)),
-            Event::Eof => break,
-            _ => None,
-        };
-        if let (Some(t), Some(open)) = (text, child.as_mut()) {
-            open.push(&t);
-        }
-    }
-    if !rooted {
-        return Err(refuse(Format::Junit, "no <testsuite> element".into()));
-    }
-    Ok((suites, cases))
-}
-
-/// Closes a `<failure>`/`<error>`: marks its case failed, or records a suite-level failure.
-fn finish_child(
-    child: &mut Option<Child>,
-    case: &mut Option<RawCase>,
-    cases: &mut Vec<RawCase>,
-    stack: &[usize],
-) {
-    let Some(closed) = child.take() else {
-        return;
-    };
-    let error_type = closed.error_type();
-    let Child { message, text, .. } = closed;
-    let (m, t) = (message.trim(), text.trim());
-    let combined = match (m.is_empty() || t.starts_with(m), t.is_empty()) {
-        (true, _) => t.to_string(),
-        (false, true) => m.to_string(),
-        (false, false) => format!("{m}\n{t}"),
-    };
-    let target = match case {
-        Some(c) => c,
-        None => {
-            cases.push(RawCase {
-                suite: stack.last().copied(),
-                suite_level: true,
-                ..RawCase::default()
-            });
-            let Some(last) = cases.last_mut() else { return };
-            last
-        }
-    };
-    target.status = Some(Status::Failed);
-    if target.messages.is_empty() {
-        target.error_type = error_type;
-    }
-    target.collection |= m.contains("collection failure");
-    target.text.push_str(&text);
-    target.messages.push(combined);
-}
-
-// vitest and jest JSON -----------------------------------------------------------------------
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JsFile {
-    name: String,
-    status: Option<String>,
-    message: Option<String>,
-    assertion_results: Option<Vec<JsAssertion>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JsAssertion {
-    ancestor_titles: Option<Vec<String>>,
-    title: String,
-    status: String,
-    failure_messages: Option<Vec<String>>,
-}
-
-/// vitest and jest JSON. A test's name is its ancestor titles and title joined with " > "
-/// (not `fullName`, which joins with spaces and can make distinct tests collide). A failed
-/// file with a message and no assertion results failed to load.
-fn read_js_json(format: Format, bytes: &[u8], files: &Files) -> Result<Builder, ReadError> {
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| malformed(format, json_position(&e, e.line())))?;
-    let Some(results) = value.get("testResults") else {
-        return Err(refuse(format, "missing testResults".into()));
-    };
-    let results = Vec::<JsFile>::deserialize(results)
-        .map_err(|e| refuse(format, format!("testResults: {e}")))?;
-    let mut out = Builder::default();
-    for file in results {
-        let Some(path) = files.normalize(&file.name) else {
-            continue;
-        };
-        let assertions = file.assertion_results.unwrap_or_default();
-        let message = file.message.unwrap_or_default();
-        out.file(&path);
-        let failed = file.status.as_deref() == Some("failed");
-        if failed && assertions.is_empty() && !message.trim().is_empty() {
-            out.load_error(&path, &message);
-        }
-        for a in assertions {
-            let mut name = a.ancestor_titles.unwrap_or_default();
-            name.push(a.title);
-            let status = match a.status.as_str() {
-                "passed" | "focused" => Status::Passed,
-                "failed" => Status::Failed,
-                _ => Status::Skipped,
-            };
-            let messages = a.failure_messages.unwrap_or_default();
-            out.test(&path, name.join(" > "), status, messages);
-        }
-    }
-    Ok(out)
-}
-
 /// "line L column C: what", without serde's own trailing position.
 fn json_position(e: &serde_json::Error, line: usize) -> String {
     let text = e.to_string();
@@ -779,229 +336,8 @@ fn json_position(e: &serde_json::Error, line: usize) -> String {
     format!("line {line} column {}: {what}", e.column())
 }
 
-// libtest plain output -----------------------------------------------------------------------
-
 fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("the readers' regular expressions are valid")
-}
-
-static RUNNING: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*Running (\S.*?)(?: \(.*\))?$"));
-static TEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"^test (.+?)(?: - should panic)? \.\.\. (ok|FAILED|ignored)(?:, .*)?$")
-});
-static SECTION: LazyLock<Regex> = LazyLock::new(|| regex(r"^---- (.+) (?:stdout|stderr) ----$"));
-static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| regex(r"^error(?:\[E\d{4}\])?: "));
-static COULD_NOT: LazyLock<Regex> =
-    LazyLock::new(|| regex(r#"^error: could not compile `[^`]+`(?: \(test "([^"]+)"\))?"#));
-static SECTION_END: LazyLock<Regex> = LazyLock::new(|| regex(r"^(---- |failures:$|test result:)"));
-static ARROW: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*--> (.+?):\d+:\d+$"));
-static GO_MARKER: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP))"));
-
-/// The file of a `Running` line such as `tests/x.rs (target/debug/deps/x-hash)`; `unittests`
-/// targets give `None`. A path that names the tail of a selected file stands for that file.
-fn libtest_target(source: &str, files: &Files) -> Option<String> {
-    let path = files
-        .normalize(source)
-        .filter(|_| !source.starts_with("unittests "))?;
-    let hit = files.pick(|f| f == path || f.ends_with(&format!("/{path}")));
-    hit.into_iter().next().or(Some(path))
-}
-
-/// Adds a `---- NAME stdout ----` section to the failed test NAME of the target's file.
-fn attach(out: &mut Builder, target: &Option<Option<String>>, section: Option<(String, String)>) {
-    let (Some(Some(path)), Some((name, body))) = (target, section) else {
-        return;
-    };
-    let tests = &mut out.file(path).tests;
-    let failed = tests
-        .iter_mut()
-        .rev()
-        .find(|t| t.name == name && t.status == Status::Failed);
-    if let Some(t) = failed.filter(|_| !body.trim().is_empty()) {
-        t.messages.push(body);
-    }
-}
-
-/// `cargo test` text. Results belong to the file of the last `Running` line; unit tests and
-/// doc tests are dropped. Compile errors, which all come before the first `Running` line,
-/// become load errors of the failed target's file, or of every selected `tests/*.rs` file
-/// when the target is not named.
-fn read_libtest(text: &str, files: &Files) -> Builder {
-    let mut out = Builder::default();
-    // None before the first `Running` line; then the current target's file, if it maps.
-    let mut target: Option<Option<String>> = None;
-    let mut section: Option<(String, String)> = None;
-    // Compile errors not yet tied to a target: (first line, `-->` location).
-    let mut pending: Vec<(String, Option<String>)> = Vec::new();
-    for line in text.lines().map(str::trim_end) {
-        if let Some((_, body)) = section.as_mut() {
-            if !SECTION_END.is_match(line) {
-                if body.len() < MAX_MESSAGE {
-                    body.push_str(line);
-                    body.push('\n');
-                }
-                continue;
-            }
-            attach(&mut out, &target, section.take());
-        }
-        if let Some(c) = RUNNING.captures(line) {
-            target = Some(libtest_target(&c[1], files));
-        } else if line.trim_start().starts_with("Doc-tests ") {
-            target = Some(None);
-        } else if let (Some(Some(path)), Some(c)) = (&target, TEST_LINE.captures(line)) {
-            let status = match &c[2] {
-                "ok" => Status::Passed,
-                "FAILED" => Status::Failed,
-                _ => Status::Skipped,
-            };
-            out.test(path, c[1].to_string(), status, Vec::new());
-        } else if let Some(c) = SECTION.captures(line).filter(|_| target.is_some()) {
-            section = Some((c[1].to_string(), String::new()));
-        } else if target.is_some() {
-            continue;
-        } else if let Some(c) = COULD_NOT.captures(line) {
-            // Everything is compiled before the first test binary runs.
-            let message = pending.first().map_or(line, |(m, _)| m.as_str());
-            let mut hit = c
-                .get(1)
-                .map(|n| files.rust_target(n.as_str()))
-                .unwrap_or_default();
-            if hit.is_empty() {
-                let at = pending
-                    .iter()
-                    .filter_map(|(_, at)| files.normalize(at.as_deref()?));
-                hit = at.filter(|p| files.selected.contains(p)).collect();
-            }
-            if hit.is_empty() {
-                hit = files.rust_tests();
-            }
-            out.load_errors(&hit, message);
-            pending.clear();
-        } else if COMPILE_ERROR.is_match(line) && !line.starts_with("error: aborting") {
-            pending.push((line.to_string(), None));
-        } else if let (Some(c), Some((_, at @ None))) = (ARROW.captures(line), pending.last_mut()) {
-            *at = Some(c[1].to_string());
-        }
-    }
-    attach(&mut out, &target, section);
-    // Compiler diagnostics without a "could not compile" line: the target is unknown.
-    if let Some((message, _)) = pending.iter().find(|(_, at)| at.is_some()) {
-        out.load_errors(&files.rust_tests(), message);
-    }
-    out
-}
-
-// go test -json ------------------------------------------------------------------------------
-
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct GoEvent {
-    action: String,
-    package: Option<String>,
-    import_path: Option<String>,
-    test: Option<String>,
-    output: Option<String>,
-    failed_build: Option<String>,
-}
-
-#[derive(Default)]
-struct GoPackage {
-    /// Test name, then its outcome and its output.
-    tests: Vec<(String, (Option<Status>, String))>,
-    failed: bool,
-    build_failed: bool,
-    undefined: Option<String>,
-}
-
-impl GoPackage {
-    fn build_output(&mut self, line: &str) {
-        self.build_failed |= line.contains("[build failed]") || line.contains("[setup failed]");
-        if line.contains("undefined:") && self.undefined.is_none() {
-            self.undefined = Some(line.trim().to_string());
-        }
-    }
-}
-
-/// The value stored under `key`, added in order when new.
-fn entry<'v, T: Default>(v: &'v mut Vec<(String, T)>, key: &str) -> &'v mut T {
-    let i = match v.iter().position(|(k, _)| k == key) {
-        Some(i) => i,
-        None => {
-            v.push((key.to_string(), T::default()));
-            v.len() - 1
-        }
-    };
-    &mut v[i].1
-}
-
-/// `go test -json`. A package's tests all go to the first selected `_test.go` file of its
-/// directory (the stream does not say which file holds a test); a failed build becomes the
-/// load error of every selected file of the package, with the first `undefined:` line.
-fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadError> {
-    let mut packages: Vec<(String, GoPackage)> = Vec::new();
-    let mut plain_package = String::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim().trim_start_matches('\u{feff}');
-        if !line.starts_with('{') {
-            // Older go versions print build errors as plain text on stderr.
-            if let Some(header) = line.strip_prefix("# ") {
-                plain_package = header.split(' ').next().unwrap_or(header).to_string();
-            } else if !plain_package.is_empty() {
-                entry(&mut packages, &plain_package).build_output(line);
-            }
-            continue;
-        }
-        let event: GoEvent = serde_json::from_str(line)
-            .map_err(|e| malformed(Format::GoTestJson, json_position(&e, n + 1)))?;
-        let raw = event.package.or(event.import_path).unwrap_or_default();
-        let name = raw.split(' ').next().unwrap_or(&raw);
-        if name.is_empty() {
-            continue;
-        }
-        let pkg = entry(&mut packages, name);
-        let output = event.output.as_deref().unwrap_or("");
-        match (event.action.as_str(), event.test) {
-            ("build-output", _) | ("output", None) => pkg.build_output(output),
-            ("build-fail", _) => pkg.build_failed = true,
-            ("fail", None) => {
-                pkg.failed = true;
-                pkg.build_failed |= event.failed_build.is_some();
-            }
-            (action, Some(test)) => {
-                let (status, log) = entry(&mut pkg.tests, &test);
-                match action {
-                    "pass" => *status = Some(Status::Passed),
-                    "fail" => *status = Some(Status::Failed),
-                    "skip" => *status = Some(Status::Skipped),
-                    "output" if log.len() < MAX_MESSAGE && !GO_MARKER.is_match(output) => {
-                        log.push_str(output)
-                    }
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
-    let go = GoMap::new(files, packages.iter().map(|(n, _)| n.as_str()));
-    let mut out = Builder::default();
-    for (name, pkg) in &packages {
-        let targets = go.package_files(name);
-        let Some(first) = targets.first() else {
-            continue;
-        };
-        if pkg.failed && (pkg.build_failed || pkg.undefined.is_some()) {
-            out.load_errors(&targets, pkg.undefined.as_deref().unwrap_or("build failed"));
-            continue;
-        }
-        for (test, (status, log)) in &pkg.tests {
-            // A test that started but never finished (a panic, a timeout) counts as failed.
-            let status = status.unwrap_or(Status::Failed);
-            let log = Some(log.clone()).filter(|_| status == Status::Failed);
-            out.test(first, test.clone(), status, log.into_iter().collect());
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use serde::Deserialize;
 
-use crate::gate::readers::{ReadContext, normalize_path};
+use crate::gate::readers::{Format, Problem, ReadContext, ReadError, normalize_path};
 use crate::gate::test_report::{FileResult, Status, TestCase, TestReport};
 
 /// The reporter module's source, written next to each run's report.
@@ -28,16 +28,19 @@ struct Record {
 ///
 /// # Errors
 /// A line that is not one of the reporter's records.
-pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, String> {
-    let text =
-        std::str::from_utf8(bytes).map_err(|e| format!("node:test report is not UTF-8: {e}"))?;
+pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadError> {
+    let fail = |problem| ReadError {
+        format: Format::NodeTest,
+        problem,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| fail(Problem::Utf8(e)))?;
     let mut report = TestReport::default();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let record: Record = serde_json::from_str(line)
-            .map_err(|e| format!("malformed node:test report at line {}: {e}", index + 1))?;
+            .map_err(|e| fail(Problem::Malformed(format!("line {}: {e}", index + 1))))?;
         let Some(path) = record
             .file
             .as_deref()
@@ -73,10 +76,10 @@ pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, String> {
                 continue;
             }
             other => {
-                return Err(format!(
-                    "unknown node:test status `{other}` at line {}",
-                    index + 1
-                ));
+                return Err(fail(Problem::UnknownStatus {
+                    status: other.to_string(),
+                    line: index + 1,
+                }));
             }
         };
         file.tests.push(TestCase {
@@ -117,5 +120,15 @@ mod tests {
                 .contains("does not provide an export")
         );
         assert!(read(b"{\"nope\":1}\n", &ctx).is_err());
+        let message = |bytes: &[u8]| read(bytes, &ctx).map(|_| ()).map_err(|e| e.to_string());
+        let status = br#"{"file":"/w/a.mjs","name":"t","status":"todo","message":null}"#;
+        assert_eq!(
+            message(status),
+            Err("unknown node:test status `todo` at line 1".into())
+        );
+        let bad = message(b"\n{\n");
+        assert!(bad.is_err_and(|e| e.starts_with("malformed node:test report at line 2: ")));
+        let bad = message(b"\xff");
+        assert!(bad.is_err_and(|e| e.starts_with("node:test report is not UTF-8: invalid utf-8")));
     }
 }
