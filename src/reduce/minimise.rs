@@ -23,19 +23,9 @@
 //! order, so they do not depend on `--jobs`.
 
 use crate::reduce::ReduceError;
+pub use crate::reduce::options::Minimiser;
 use crate::reduce::passes::UNION_WINDOW;
 use crate::reduce::session::{Candidate, Session};
-
-/// How chunk sizes shrink from round to round.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Minimiser {
-    /// Counter-based probabilistic delta debugging.
-    #[default]
-    Cdd,
-    /// Chunks that halve from the whole list.
-    Halving,
-}
 
 /// The initial probability that an element is needed, for [`Minimiser::Cdd`].
 pub const CDD_P0: f64 = 0.1;

@@ -30,8 +30,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::oracle::Oracle;
+use crate::reduce::ReduceError;
 use crate::reduce::edits::{EditSet, Mutation};
-use crate::reduce::{ReduceError, StopReason};
+pub use crate::reduce::options::Sampling;
+use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
 use crate::runner::{self, CommandSpec, RunDirs, Termination};
 use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, Tree, scan_exact};
@@ -143,42 +145,6 @@ pub struct Setup {
     pub cache_capacity: usize,
     /// How each candidate is sampled.
     pub sampling: Sampling,
-}
-
-/// How a candidate is sampled (seed semantics: fresh copy per sample, timeouts and
-/// resource failures are hard non-passes, no cache while sampling).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sampling {
-    /// Planned samples per candidate.
-    pub runs: u64,
-    /// Passes needed.
-    pub min_passes: u64,
-    /// Exact rate gate, when set.
-    pub rate: Option<f64>,
-    /// Confidence of the rate gate and of the confidence sequence.
-    pub confidence: f64,
-    /// Run-wide confidence: each changed candidate family `j` gets
-    /// `alpha_j = min(1 - confidence, (1 - C) / (j (j + 1)))`.
-    pub run_confidence: Option<f64>,
-}
-
-impl Default for Sampling {
-    fn default() -> Self {
-        Sampling {
-            runs: 1,
-            min_passes: 1,
-            rate: None,
-            confidence: 0.95,
-            run_confidence: None,
-        }
-    }
-}
-
-impl Sampling {
-    /// Whether candidates are sampled more than once (the cache is then off).
-    pub fn repeated(&self) -> bool {
-        self.runs > 1
-    }
 }
 
 /// One place where candidates run: a workspace, its run layout and its normaliser.
@@ -378,8 +344,8 @@ impl Session {
     }
 
     /// The per-candidate timeout in force. When it was derived rather than given, it
-    /// follows the accepted candidates: [`crate::reduce::TIMEOUT_FACTOR`] times the slowest
-    /// of the last accepted runs, never below [`crate::reduce::TIMEOUT_FLOOR`] and never above
+    /// follows the accepted candidates: [`TIMEOUT_FACTOR`] times the slowest
+    /// of the last accepted runs, never below [`TIMEOUT_FLOOR`] and never above
     /// the timeout derived from the baseline. A tree that got faster to run then stops
     /// waiting as long for a candidate that hangs.
     pub fn timeout(&self) -> Duration {
@@ -402,8 +368,8 @@ impl Session {
             return;
         }
         let slowest = self.recent_passes.iter().max().copied().unwrap_or_default();
-        self.timeout = (slowest * crate::reduce::TIMEOUT_FACTOR)
-            .max(crate::reduce::TIMEOUT_FLOOR)
+        self.timeout = (slowest * TIMEOUT_FACTOR)
+            .max(TIMEOUT_FLOOR)
             .min(self.setup.timeout);
     }
 
