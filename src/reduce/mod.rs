@@ -8,15 +8,15 @@
 //! more and hands it to [`crate::export`].
 
 pub mod blocks;
-pub mod coupled;
 pub mod edits;
+pub mod identifiers;
 pub mod manifest;
 pub mod minimise;
 pub mod options;
+pub mod pass;
 pub mod passes;
 pub mod session;
 pub mod syntax;
-pub mod tokens;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +30,7 @@ use crate::tree::{Fingerprint, ScanReport, Tree, TreeError};
 use crate::workspace::write_fresh;
 
 use edits::{Edit, EditSet, Mutation};
-use passes::{Pass, PassContext};
+use pass::{Pass, PassContext};
 use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
 
 pub use options::{
@@ -573,22 +573,6 @@ fn preflight_in(
     })
 }
 
-/// The pass that `name` stands for.
-fn build_pass(name: PassName) -> Box<dyn Pass> {
-    match name {
-        PassName::Prelude => Box::new(passes::Prelude),
-        PassName::Files => Box::new(passes::Files),
-        PassName::Manifests => Box::new(passes::Manifests),
-        PassName::Syntax => Box::new(passes::Syntax),
-        PassName::Declarations => Box::new(coupled::Declarations),
-        PassName::Blocks => Box::new(blocks::Blocks),
-        PassName::Lines => Box::new(passes::Lines),
-        PassName::Unwrap => Box::new(blocks::Unwrap),
-        PassName::Tokens => Box::new(tokens::Tokens),
-        PassName::Chars => Box::new(tokens::Chars),
-    }
-}
-
 /// Runs a whole reduction (not the export).
 ///
 /// # Errors
@@ -664,11 +648,7 @@ pub fn run_reduction(
         minimiser: options.minimiser,
         syntax_guard: options.syntax_guard,
     };
-    let mut passes: Vec<Box<dyn Pass>> = PassName::ALL
-        .iter()
-        .filter(|p| options.passes.contains(p))
-        .map(|p| build_pass(*p))
-        .collect();
+    let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
     // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
     let mut dirty = vec![true; passes.len()];
     while let Some(i) = dirty.iter().position(|d| *d) {
@@ -676,7 +656,7 @@ pub fn run_reduction(
         let name = passes[i].name();
         let timer = session.begin_pass(name);
         let result = passes[i].run(&mut session, &ctx)?;
-        session.end_pass(name, timer);
+        session.end_pass(name, timer, result.unparsable);
         if session.stop_reason().is_some() {
             break;
         }

@@ -32,12 +32,17 @@ use std::time::{Duration, Instant};
 use crate::oracle::Oracle;
 use crate::reduce::ReduceError;
 use crate::reduce::edits::{EditSet, Mutation};
+use crate::reduce::identifiers::{count_identifiers, dropped_identifiers, identifiers};
 pub use crate::reduce::options::Sampling;
 use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
 use crate::runner::{self, CommandSpec, RunDirs, Termination};
 use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, Tree, scan_exact};
 use crate::workspace::Workspace;
+
+/// Candidates evaluated together in a union window. Fixed, so that results never depend on
+/// `--jobs`.
+pub const UNION_WINDOW: usize = 8;
 
 /// What became of a union of passing candidates.
 enum UnionOutcome {
@@ -248,8 +253,6 @@ pub struct Session {
     name_drops: HashMap<String, u64>,
     /// How often each identifier occurs in the accepted tree.
     name_counts: HashMap<String, u64>,
-    /// Per phase, what its lists kept and lost (see [`Session::needed_share`]).
-    needed: HashMap<String, crate::reduce::minimise::NeededShare>,
     /// Where `REPROMIN_TRACE` asks every attempt to be logged.
     trace: Option<std::fs::File>,
     /// The per-candidate timeout in force (see [`Session::timeout`]).
@@ -297,14 +300,7 @@ impl Session {
         let mut clean = Workspace::private(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
-        let mut name_counts = HashMap::new();
-        for entry in current.entries.values() {
-            if let crate::tree::Node::File { data, .. } = &entry.node {
-                for (name, n) in identifiers(data) {
-                    *name_counts.entry(name.to_string()).or_insert(0) += n as u64;
-                }
-            }
-        }
+        let name_counts = count_identifiers(&current);
         let current_fp = current.fingerprint();
         let on_disk = scan_exact(clean.root())?.fingerprint();
         if on_disk != current_fp {
@@ -332,7 +328,6 @@ impl Session {
             families: 0,
             name_drops: HashMap::new(),
             name_counts,
-            needed: HashMap::new(),
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -464,17 +459,6 @@ impl Session {
         self.attempts
     }
 
-    /// The share of list elements that `phase` found needed so far: the starting
-    /// probability of the CDD minimiser. Before anything is known, 0.1 (one needed element
-    /// in ten pseudo-observations).
-    pub fn needed_share(&self, phase: &str) -> f64 {
-        self.needed
-            .get(phase)
-            .copied()
-            .unwrap_or_default()
-            .estimate()
-    }
-
     /// Commits made so far.
     pub fn commits(&self) -> u64 {
         self.events.len() as u64
@@ -498,21 +482,6 @@ impl Session {
             .any(|name| self.name_drops.get(name).is_some_and(|&at| at > since))
     }
 
-    /// Records `n` cuts of `phase` skipped by the syntax guard.
-    pub fn note_unparsable(&mut self, phase: &str, n: u64) {
-        if n > 0 {
-            self.phase(phase).unparsable += n;
-        }
-    }
-
-    /// Records that a list of `phase` ended with `kept` elements after `removed` went.
-    pub fn learn_needed_share(&mut self, phase: &str, kept: usize, removed: usize) {
-        self.needed
-            .entry(phase.to_string())
-            .or_default()
-            .learn(kept, removed);
-    }
-
     fn phase(&mut self, name: &str) -> &mut PhaseStats {
         if let Some(i) = self.phases.iter().position(|p| p.phase == name) {
             &mut self.phases[i]
@@ -532,10 +501,12 @@ impl Session {
         Instant::now()
     }
 
-    /// Records the wall time of a pass.
-    pub fn end_pass(&mut self, name: &str, started: Instant) {
+    /// Records the wall time of a pass, and the `unparsable` cuts its syntax guard skipped.
+    pub fn end_pass(&mut self, name: &str, started: Instant, unparsable: u64) {
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.phase(name).wall_ms += ms;
+        let stats = self.phase(name);
+        stats.wall_ms += ms;
+        stats.unparsable += unparsable;
     }
 
     fn check_budget(&mut self) -> bool {
@@ -946,41 +917,6 @@ impl Session {
     }
 }
 
-/// The byte ranges of the identifiers (`[A-Za-z_][A-Za-z0-9_]*` runs) of `data`, in order.
-pub(crate) fn identifier_spans(data: &[u8]) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < data.len() {
-        let b = data[i];
-        if b.is_ascii_alphabetic() || b == b'_' {
-            let start = i;
-            while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
-                i += 1;
-            }
-            out.push(start..i);
-        } else if b.is_ascii_digit() {
-            // A number's letters (`0x1f`, `10u8`) are no identifier.
-            while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The identifiers of `data` (see [`identifier_spans`]), with their counts.
-fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
-    let mut out = HashMap::new();
-    for r in identifier_spans(data) {
-        if let Ok(name) = std::str::from_utf8(&data[r]) {
-            *out.entry(name).or_insert(0) += 1;
-        }
-    }
-    out
-}
-
 /// The paths a mutation names.
 fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
     match mutation {
@@ -992,86 +928,6 @@ fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
             }
         }
     }
-}
-
-/// How many identifiers may be left in the whole tree for a drop to count anywhere: a
-/// definition and a use or two.
-const FEW_LEFT: u64 = 3;
-
-/// The identifiers whose removal may let a deletion elsewhere through, for a commit from
-/// `before` to `after` that changed the files at or below `paths`; updates `counts`, the
-/// tree-wide occurrence counts, to `after`. A name counts when it occurs less often than
-/// before and either at most [`FEW_LEFT`] times are left in the tree (a definition whose
-/// uses are going) or it left a file that is still there (an import that lost its use).
-fn dropped_identifiers(
-    before: &Tree,
-    after: &Tree,
-    paths: &[crate::tree::RelPath],
-    counts: &mut HashMap<String, u64>,
-) -> Vec<String> {
-    use crate::tree::Node;
-    let mut files = std::collections::BTreeSet::new();
-    for path in paths {
-        let below = format!("{path}/");
-        files.insert(path.clone());
-        files.extend(
-            before
-                .entries
-                .range::<str, _>((
-                    std::ops::Bound::Excluded(&**path),
-                    std::ops::Bound::Unbounded,
-                ))
-                .take_while(|(p, _)| p.starts_with(&below))
-                .map(|(p, _)| p.clone()),
-        );
-    }
-    fn file_names<'t>(tree: &'t Tree, path: &str) -> Option<(HashMap<&'t str, usize>, [u8; 32])> {
-        match tree.entries.get(path).map(|e| &e.node) {
-            Some(Node::File { data, digest }) => Some((identifiers(data), *digest)),
-            _ => None,
-        }
-    }
-    let mut lost: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    let mut left_a_file = std::collections::BTreeSet::new();
-    for path in &files {
-        let old = file_names(before, path);
-        let new = file_names(after, path);
-        if let (Some((_, a)), Some((_, b))) = (&old, &new)
-            && a == b
-        {
-            continue;
-        }
-        let (old, new) = (
-            old.map(|o| o.0).unwrap_or_default(),
-            new.map(|n| (n.0, true)),
-        );
-        for (name, count) in &old {
-            let now = new
-                .as_ref()
-                .and_then(|n| n.0.get(name))
-                .copied()
-                .unwrap_or(0);
-            if now < *count {
-                lost.insert((*name).to_string());
-                if now == 0 && new.is_some() {
-                    left_a_file.insert((*name).to_string());
-                }
-            }
-            if let Some(total) = counts.get_mut(*name) {
-                *total = total.saturating_sub(*count as u64);
-            }
-        }
-        if let Some((names, _)) = &new {
-            for (name, count) in names {
-                *counts.entry((*name).to_string()).or_insert(0) += *count as u64;
-            }
-        }
-    }
-    lost.into_iter()
-        .filter(|name| {
-            left_a_file.contains(name) || counts.get(name).copied().unwrap_or(0) <= FEW_LEFT
-        })
-        .collect()
 }
 
 /// Applies `tree` to the worker's workspace, runs the command and asks the oracle.
@@ -1174,55 +1030,6 @@ fn probe(
 mod tests {
     use super::*;
     use crate::reduce::edits::tests::tree;
-    use crate::tree::Node;
-
-    #[test]
-    fn identifiers_are_words_not_numbers() {
-        let found = identifiers(b"let x_1 = foo(0x1f, 10u8) + foo(x_1);");
-        let mut names: Vec<(&str, usize)> = found.into_iter().collect();
-        names.sort_unstable();
-        assert_eq!(names, [("foo", 2), ("let", 1), ("x_1", 2)]);
-    }
-
-    #[test]
-    fn dropped_identifiers_are_those_nearly_gone_or_gone_from_a_file() {
-        let before = tree(&[
-            (
-                "lib.rs",
-                "fn helper() {}\nfn used() { helper(); }\nfn other() {}\n",
-            ),
-            (
-                "main.rs",
-                "use lib::other;\nfn main() { used(); used(); other(); }\n",
-            ),
-            ("gone.rs", "fn only_here() {}\n"),
-        ]);
-        let after = tree(&[
-            ("lib.rs", "fn helper() {}\nfn used() {}\nfn other() {}\n"),
-            (
-                "main.rs",
-                "use lib::other;\nfn main() { used(); used(); }\n",
-            ),
-        ]);
-        let mut counts = HashMap::new();
-        for entry in before.entries.values() {
-            if let Node::File { data, .. } = &entry.node {
-                for (name, n) in identifiers(data) {
-                    *counts.entry(name.to_string()).or_insert(0) += n as u64;
-                }
-            }
-        }
-        let paths: Vec<crate::tree::RelPath> =
-            ["lib.rs", "main.rs", "gone.rs"].map(Arc::from).to_vec();
-        // `helper` and `only_here` have a definition left at most, `other` one use; `fn`
-        // is still everywhere, `used` did not change.
-        assert_eq!(
-            dropped_identifiers(&before, &after, &paths, &mut counts),
-            ["helper", "only_here", "other"]
-        );
-        assert_eq!(counts["fn"], 4);
-        assert_eq!(counts.get("only_here"), Some(&0));
-    }
 
     /// A session on `files` whose command is `sh -c script` and whose oracle wants exit 0.
     fn session_on(
