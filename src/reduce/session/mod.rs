@@ -35,10 +35,17 @@ use crate::reduce::edits::{EditSet, Mutation};
 use crate::reduce::identifiers::{count_identifiers, dropped_identifiers, identifiers};
 pub use crate::reduce::options::Sampling;
 use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
-use crate::runner::{self, CommandSpec, RunDirs, Termination};
+use crate::runner::{self, RunDirs, Termination};
 use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, Tree, scan_exact};
 use crate::workspace::Workspace;
+
+mod records;
+mod worker;
+
+pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
+use worker::{Answer, probe};
+pub use worker::{Setup, Worker};
 
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
 /// `--jobs`.
@@ -52,180 +59,6 @@ enum UnionOutcome {
     Failed,
     /// The run was interrupted.
     Interrupted,
-}
-
-/// Counters of one phase (one reducer pass).
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct PhaseStats {
-    /// The phase name.
-    pub phase: String,
-    /// How many times the pass ran.
-    pub passes: u64,
-    /// Candidates tried.
-    pub attempts: u64,
-    /// Candidates equal to the accepted state (or stale).
-    pub no_op: u64,
-    /// Cuts not run because they would leave a file that parses cleanly unparsable (the
-    /// syntax guard of the blocks and lines passes); not counted in `attempts`.
-    pub unparsable: u64,
-    /// Candidates the oracle rejected.
-    pub rejected: u64,
-    /// Candidates committed.
-    pub accepted: u64,
-    /// Candidates that passed but were not committed (a union or a lower index won).
-    pub superseded: u64,
-    /// Candidates cut short by an interrupt.
-    pub aborted: u64,
-    /// Commands actually run.
-    pub oracle_samples: u64,
-    /// Answers taken from the cache.
-    pub cache_hits: u64,
-    /// `oracle_samples + cache_hits`.
-    pub oracle_sample_uses: u64,
-    /// Regular-file bytes removed by this phase's commits.
-    pub bytes_removed: u64,
-    /// Entries removed by this phase's commits.
-    pub entries_removed: u64,
-    /// Wall time spent in the pass, in milliseconds.
-    pub wall_ms: u64,
-    /// Sum of command durations, in milliseconds (may exceed wall time with several jobs).
-    pub oracle_ms: u64,
-    /// Planned candidate samples left unexecuted because the decision came early.
-    pub samples_saved: u64,
-    /// Candidates accepted before their planned sample count.
-    pub early_acceptances: u64,
-    /// Candidates rejected before their planned sample count.
-    pub early_rejections: u64,
-}
-
-/// One committed change.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Event {
-    /// 1-based commit number.
-    pub index: u64,
-    /// The phase that made it.
-    pub phase: String,
-    /// What it did, in words.
-    pub change: String,
-    /// Whether it was the union of several passing candidates.
-    pub union: bool,
-    /// Entries left afterwards.
-    pub entries_after: u64,
-    /// Regular-file bytes left afterwards.
-    pub bytes_after: u64,
-    /// With run-wide confidence: the candidate family index of the committed candidate.
-    pub family: Option<u64>,
-    /// With run-wide confidence: the confidence that candidate was tested at.
-    pub candidate_confidence: Option<f64>,
-}
-
-/// A candidate: a mutation and a label for reports.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    /// The change.
-    pub mutation: Mutation,
-    /// A short description ("delete src/a.py", "lines 3-9 of x.c").
-    pub label: String,
-}
-
-/// Everything fixed for the session: command, oracle, timeout, limits.
-pub struct Setup {
-    /// The command.
-    pub command: CommandSpec,
-    /// The oracle.
-    pub oracle: Oracle,
-    /// Per-candidate timeout (the ceiling, when it adapts).
-    pub timeout: Duration,
-    /// Whether the timeout follows the observed run times: it was derived, not given.
-    pub adaptive_timeout: bool,
-    /// Parallel jobs.
-    pub jobs: usize,
-    /// Candidate budget.
-    pub max_attempts: Option<u64>,
-    /// Time budget, from the start of reduction.
-    pub deadline: Option<Instant>,
-    /// Set by Ctrl-C.
-    pub interrupt: Arc<AtomicBool>,
-    /// Cache capacity in entries.
-    pub cache_capacity: usize,
-    /// How each candidate is sampled.
-    pub sampling: Sampling,
-}
-
-/// One place where candidates run: a workspace, its run layout and its normaliser.
-pub struct Worker {
-    dirs: RunDirs,
-    workspace: Workspace,
-    normalizer: Normalizer,
-}
-
-impl Worker {
-    /// A worker on an adopted directory (see [`Workspace::adopt`]).
-    pub fn adopted(dirs: RunDirs, workspace: Workspace) -> Worker {
-        let normalizer = Normalizer::new(&[
-            dirs.tree.display().to_string(),
-            dirs.wrapper.display().to_string(),
-            dirs.tmp.display().to_string(),
-        ]);
-        Worker {
-            dirs,
-            workspace,
-            normalizer,
-        }
-    }
-
-    /// Runs `command` on `tree` here and returns the outcome and this worker's normaliser.
-    ///
-    /// # Errors
-    /// Workspace I/O or a command that cannot start.
-    pub fn run(
-        &mut self,
-        tree: &Tree,
-        command: &CommandSpec,
-        timeout: Duration,
-        interrupt: &AtomicBool,
-    ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
-        self.workspace.apply(tree)?;
-        self.dirs.fresh_tmp()?;
-        let outcome = runner::run(command, &self.dirs.tree, &self.dirs.tmp, timeout, interrupt)?;
-        Ok((outcome, self.normalizer.clone()))
-    }
-}
-
-/// The answer for one candidate run.
-#[derive(Clone, Copy, Debug)]
-struct Answer {
-    pass: bool,
-    termination: Termination,
-    duration: Duration,
-    /// Samples executed.
-    samples: u64,
-    /// Planned samples not executed (early stop).
-    saved: u64,
-    /// Accepted before the planned count.
-    early_accept: bool,
-    /// Rejected before the planned count.
-    early_reject: bool,
-}
-
-/// The outcome of a finished run, for progress display.
-pub trait Observer: Send {
-    /// Called after every window.
-    fn update(&mut self, phase: &str, session: &SessionView);
-}
-
-/// A read-only summary of the session for progress display.
-pub struct SessionView {
-    /// Entries left.
-    pub entries: u64,
-    /// Regular-file bytes left.
-    pub bytes: u64,
-    /// Commands run so far.
-    pub oracle_samples: u64,
-    /// Cache hits so far.
-    pub cache_hits: u64,
-    /// Commits so far.
-    pub accepted: u64,
 }
 
 /// The reduction session.
@@ -283,18 +116,7 @@ impl Session {
             workers
         } else {
             (0..setup.jobs)
-                .map(|i| {
-                    let dirs = RunDirs::new(scratch, &format!("w{i}"), basename);
-                    let normalizer = Normalizer::new(&[
-                        dirs.wrapper.display().to_string(),
-                        dirs.tmp.display().to_string(),
-                    ]);
-                    Worker {
-                        workspace: Workspace::new(dirs.tree.clone()),
-                        dirs,
-                        normalizer,
-                    }
-                })
+                .map(|i| Worker::fresh(RunDirs::new(scratch, &format!("w{i}"), basename)))
                 .collect()
         };
         let mut clean = Workspace::private(scratch.join("accepted").join(basename));
@@ -930,106 +752,11 @@ fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
     }
 }
 
-/// Applies `tree` to the worker's workspace, runs the command and asks the oracle.
-fn probe(
-    worker: &mut Worker,
-    setup: &Setup,
-    timeout: Duration,
-    tree: &Tree,
-    confidence: f64,
-) -> Result<Answer, ReduceError> {
-    let plan = setup.sampling;
-    let mut passes = 0;
-    let mut duration = Duration::ZERO;
-    for t in 1..=plan.runs {
-        // Each sample starts from exactly the candidate tree: whatever the last one did is
-        // undone first.
-        worker.workspace.apply(tree)?;
-        worker.dirs.fresh_tmp()?;
-        let outcome = runner::run(
-            &setup.command,
-            &worker.dirs.tree,
-            &worker.dirs.tmp,
-            timeout,
-            &setup.interrupt,
-        )?;
-        duration += outcome.duration;
-        let answer = |pass: bool, early: bool| Answer {
-            pass,
-            termination: outcome.termination,
-            duration,
-            samples: t,
-            saved: plan.runs - t,
-            early_accept: pass && early,
-            early_reject: !pass && early,
-        };
-        match outcome.termination {
-            Termination::Interrupted => return Ok(answer(false, false)),
-            // Timeouts and resource failures reject the whole sample set.
-            Termination::TimedOut | Termination::OutputOverflow => {
-                return Ok(answer(false, t < plan.runs));
-            }
-            _ => {}
-        }
-        if setup.oracle.judge(&outcome, &worker.normalizer).pass {
-            passes += 1;
-        }
-        if plan.runs == 1 {
-            return Ok(answer(passes == 1, false));
-        }
-        let early = t < plan.runs;
-        match plan.rate {
-            Some(rate) => {
-                if crate::stats::early_reject(
-                    passes,
-                    t,
-                    plan.runs,
-                    plan.min_passes,
-                    Some(rate),
-                    confidence,
-                )
-                .unwrap_or(true)
-                {
-                    return Ok(answer(false, early));
-                }
-                if crate::stats::early_accept(
-                    passes,
-                    t,
-                    plan.runs,
-                    plan.min_passes,
-                    rate,
-                    confidence,
-                )
-                .unwrap_or(false)
-                {
-                    return Ok(answer(true, early));
-                }
-            }
-            None => {
-                if passes >= plan.min_passes {
-                    return Ok(answer(true, early));
-                }
-                if passes + (plan.runs - t) < plan.min_passes {
-                    return Ok(answer(false, early));
-                }
-            }
-        }
-    }
-    Ok(Answer {
-        pass: false,
-        termination: Termination::Exited(0),
-        duration,
-        samples: plan.runs,
-        saved: 0,
-        early_accept: false,
-        early_reject: false,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reduce::edits::tests::tree;
+    use crate::runner::CommandSpec;
 
     /// A session on `files` whose command is `sh -c script` and whose oracle wants exit 0.
     fn session_on(
