@@ -4,18 +4,12 @@
 //! that close it at its own indentation (`}`, `)`, `]`, `end`, also `} else {` chains with
 //! their bodies). Decorator and attribute lines (`@name`, `#[...]`) belong to the block they
 //! precede. Blank lines inside a body belong to it; elsewhere each blank line is a block of
-//! its own. The body's blocks are the block's children, so a file is a forest, and the
-//! [`Blocks`] pass deletes it level by level: siblings in chunks that shrink, largest first,
-//! then each block with more than one line on its own (single lines are the lines pass's
-//! work), with the [`crate::reduce::minimise`] list minimiser.
+//! its own. The body's blocks are the block's children, so a file is a forest, which the
+//! blocks and unwrap passes of [`crate::reduce::passes`] walk level by level.
 
 use std::ops::Range;
 
-use crate::reduce::ReduceError;
-use crate::reduce::minimise::Minimiser;
-use crate::reduce::passes::{Pass, PassContext, PassResult, by_levels, line_ranges, per_file};
-use crate::reduce::session::Session;
-use crate::tree::RelPath;
+use crate::reduce::pass::line_ranges;
 
 /// One block: a contiguous run of lines and the blocks of its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,13 +20,13 @@ pub struct Block {
     pub children: Vec<Block>,
 }
 
-struct Line<'a> {
+pub(crate) struct Line<'a> {
     text: &'a [u8],
     indent: usize,
     blank: bool,
 }
 
-fn classify<'a>(data: &'a [u8], ranges: &[Range<usize>]) -> Vec<Line<'a>> {
+pub(crate) fn classify<'a>(data: &'a [u8], ranges: &[Range<usize>]) -> Vec<Line<'a>> {
     ranges
         .iter()
         .map(|r| {
@@ -158,7 +152,7 @@ fn one(lines: &[Line<'_>], i: usize, end: usize) -> (Block, usize) {
 
 /// The sibling lists at `depth`: the top-level blocks at depth 0, otherwise the children
 /// of each block at `depth - 1`, in file order.
-fn siblings_at(forest: &[Block], depth: usize) -> Vec<&[Block]> {
+pub(crate) fn siblings_at(forest: &[Block], depth: usize) -> Vec<&[Block]> {
     let mut level: Vec<&[Block]> = vec![forest];
     for _ in 0..depth {
         level = level
@@ -171,70 +165,22 @@ fn siblings_at(forest: &[Block], depth: usize) -> Vec<&[Block]> {
 }
 
 /// The sibling groups at `depth`, as line ranges.
-fn groups(forest: &[Block], depth: usize) -> Vec<Vec<Range<usize>>> {
+pub(crate) fn groups(forest: &[Block], depth: usize) -> Vec<Vec<Range<usize>>> {
     siblings_at(forest, depth)
         .into_iter()
         .map(|s| s.iter().map(|b| b.lines.clone()).collect())
         .collect()
 }
 
-/// Deletes blocks level by level.
-#[derive(Debug, Default)]
-pub struct Blocks;
-
 /// Byte range of line range `lines` in content whose lines are `ranges`.
-fn bytes_of(ranges: &[Range<usize>], lines: &Range<usize>) -> Range<usize> {
+pub(crate) fn bytes_of(ranges: &[Range<usize>], lines: &Range<usize>) -> Range<usize> {
     ranges[lines.start].start..ranges[lines.end - 1].end
-}
-
-impl Blocks {
-    /// One file, every level; `None` when the session stopped.
-    fn file(
-        session: &mut Session,
-        name: &str,
-        minimiser: Minimiser,
-        guard: bool,
-        path: &RelPath,
-    ) -> Result<Option<u64>, ReduceError> {
-        by_levels(
-            session,
-            name,
-            minimiser,
-            guard,
-            path,
-            "block",
-            false,
-            |data, depth| {
-                let ranges = line_ranges(data);
-                let level = groups(&blocks(data), depth);
-                (!level.is_empty()).then(|| {
-                    level
-                        .iter()
-                        .map(|group| group.iter().map(|l| bytes_of(&ranges, l)).collect())
-                        .collect()
-                })
-            },
-        )
-    }
-}
-
-impl Pass for Blocks {
-    fn name(&self) -> &'static str {
-        "blocks"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let name = self.name();
-        per_file(session, ctx, false, |session, path| {
-            Blocks::file(session, name, ctx.minimiser, ctx.syntax_guard, path)
-        })
-    }
 }
 
 /// The cuts that unwrap block `b` of content whose lines are `ranges` (classified as
 /// `lines`): its header lines (decorators included) and closing lines go, and its body loses
 /// the indentation it has beyond the header's. `None` for a block without a body.
-fn unwrap_cuts(
+pub(crate) fn unwrap_cuts(
     lines: &[Line<'_>],
     ranges: &[Range<usize>],
     b: &Block,
@@ -261,50 +207,6 @@ fn unwrap_cuts(
         }
     }
     Some(cut)
-}
-
-/// Unwraps blocks level by level: drops a block's header and closing lines and dedents its
-/// body, so that what the body holds survives without what wraps it (`if`, a loop, a
-/// function or class around the code the failure needs).
-#[derive(Debug, Default)]
-pub struct Unwrap;
-
-impl Pass for Unwrap {
-    fn name(&self) -> &'static str {
-        "unwrap"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let name = self.name();
-        per_file(session, ctx, false, |session, path| {
-            by_levels(
-                session,
-                name,
-                ctx.minimiser,
-                ctx.syntax_guard,
-                path,
-                "unwrap",
-                true,
-                |data, depth| {
-                    let ranges = line_ranges(data);
-                    let lines = classify(data, &ranges);
-                    let forest = blocks(data);
-                    let level = siblings_at(&forest, depth);
-                    (!level.is_empty()).then(|| {
-                        level
-                            .iter()
-                            .map(|siblings| {
-                                siblings
-                                    .iter()
-                                    .filter_map(|b| unwrap_cuts(&lines, &ranges, b))
-                                    .collect()
-                            })
-                            .collect()
-                    })
-                },
-            )
-        })
-    }
 }
 
 #[cfg(test)]
@@ -380,7 +282,7 @@ mod tests {
         let forest = blocks(data);
         let b = forest.iter().find(|b| b.lines.start == line)?;
         let cut = unwrap_cuts(&lines, &ranges, b)?;
-        let kept: Vec<u8> = crate::reduce::passes::complement(data.len(), &cut)
+        let kept: Vec<u8> = crate::reduce::pass::complement(data.len(), &cut)
             .into_iter()
             .flat_map(|r| data[r].to_vec())
             .collect();

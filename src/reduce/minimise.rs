@@ -15,27 +15,16 @@
 //! Either way the last round is at size one. Every pass repeats its rounds until one commits
 //! nothing, so what a pass leaves is 1-minimal: no single element can go.
 //!
-//! CDD does not start from 0.1 blindly: the session keeps, per pass, a decayed count of the
-//! elements earlier lists kept and lost, and the first `p` is that pass's observed share of
+//! CDD does not start from 0.1 blindly: each pass keeps a decayed count of the elements its
+//! earlier lists kept and lost ([`NeededShare`]), and the first `p` is that pass's observed share of
 //! needed elements (0.1 before anything is known). Statements of a compiled language that
 //! are mostly needed go straight to single deletions; the files of a tree that are mostly
 //! not needed go in large chunks. The counts come from committed results in candidate
 //! order, so they do not depend on `--jobs`.
 
 use crate::reduce::ReduceError;
-use crate::reduce::passes::UNION_WINDOW;
-use crate::reduce::session::{Candidate, Session};
-
-/// How chunk sizes shrink from round to round.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Minimiser {
-    /// Counter-based probabilistic delta debugging.
-    #[default]
-    Cdd,
-    /// Chunks that halve from the whole list.
-    Halving,
-}
+pub use crate::reduce::options::Minimiser;
+use crate::reduce::session::{Candidate, Session, UNION_WINDOW};
 
 /// The initial probability that an element is needed, for [`Minimiser::Cdd`].
 pub const CDD_P0: f64 = 0.1;
@@ -160,8 +149,10 @@ pub(crate) trait Elements {
 }
 
 /// Deletes what it can of `elements`, ending with one round of single deletions (the
-/// caller repeats until a round commits nothing). Returns the commits made, or `None` when
-/// the session stopped.
+/// caller repeats until a round commits nothing). The CDD schedule starts from `needed`,
+/// the share of needed elements the calling pass has seen so far, and a list that runs to
+/// its end adds what it kept and lost to it. Returns the commits made, or `None` when the
+/// session stopped.
 ///
 /// # Errors
 /// Whatever the session reports.
@@ -169,10 +160,11 @@ pub(crate) fn minimise(
     session: &mut Session,
     phase: &str,
     minimiser: Minimiser,
+    needed: &mut NeededShare,
     elements: &mut dyn Elements,
 ) -> Result<Option<u64>, ReduceError> {
     let mut accepted = 0;
-    let mut schedule = Schedule::starting_at(minimiser, session.needed_share(phase));
+    let mut schedule = Schedule::starting_at(minimiser, needed.estimate());
     let mut size = schedule.first(elements.len());
     let listed = elements.len();
     while elements.len() > 0 {
@@ -222,7 +214,7 @@ pub(crate) fn minimise(
         size = schedule.next(size, elements.len());
     }
     let kept = elements.len();
-    session.learn_needed_share(phase, kept, listed.saturating_sub(kept));
+    needed.learn(kept, listed.saturating_sub(kept));
     Ok(Some(accepted))
 }
 

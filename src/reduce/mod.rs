@@ -8,48 +8,35 @@
 //! more and hands it to [`crate::export`].
 
 pub mod blocks;
-pub mod coupled;
 pub mod edits;
+pub mod identifiers;
 pub mod manifest;
 pub mod minimise;
+pub mod options;
+pub mod pass;
 pub mod passes;
 pub mod session;
 pub mod syntax;
-pub mod tokens;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use crate::oracle::{Oracle, OracleError, OracleSpec, OracleSummary};
-use crate::runner::{self, CommandSpec, RunDirs, RunOutcome, RunnerError, Termination};
+use crate::oracle::{Oracle, OracleError, OracleSummary};
+use crate::runner::{self, RunDirs, RunOutcome, RunnerError, Termination};
 use crate::signature::Normalizer;
-use crate::tree::{Fingerprint, IgnoreRules, ScanReport, Tree, TreeError};
+use crate::tree::{Fingerprint, ScanReport, Tree, TreeError};
 use crate::workspace::write_fresh;
 
 use edits::{Edit, EditSet, Mutation};
-use passes::{Pass, PassContext};
+use pass::{Pass, PassContext};
 use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
 
-/// The floor of the derived per-candidate timeout.
-pub const TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
-/// The derived timeout is this many times the slowest baseline run.
-pub const TIMEOUT_FACTOR: u32 = 3;
-/// The timeout of baseline runs when `--timeout` is not given.
-pub const BASELINE_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Why a reduction stopped before its fixed point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StopReason {
-    /// `--max-attempts` was reached.
-    MaxAttempts,
-    /// `--max-duration` was reached.
-    MaxDuration,
-    /// Ctrl-C.
-    Interrupted,
-}
+pub use options::{
+    BASELINE_TIMEOUT, BaselineRun, Level, PassName, ReduceOptions, StopReason, TIMEOUT_FACTOR,
+    TIMEOUT_FLOOR,
+};
 
 /// An error that ends a reduction.
 #[derive(Debug, thiserror::Error)]
@@ -90,184 +77,6 @@ pub enum ReduceError {
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
-}
-
-/// Which passes run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PassName {
-    /// Delete files and directories.
-    Files,
-    /// Empty each file; strip blank and comment lines.
-    Prelude,
-    /// Delete entries of package manifests.
-    Manifests,
-    /// Delete syntax nodes (tree-sitter grammars).
-    Syntax,
-    /// Delete a top-level declaration with the uses of its name.
-    Declarations,
-    /// Delete blocks by indentation and brackets.
-    Blocks,
-    /// Delete lines.
-    Lines,
-    /// Unwrap blocks (drop a header and its closing lines, dedent the body).
-    Unwrap,
-    /// Delete tokens inside lines (`--level tokens`).
-    Tokens,
-    /// Delete single characters (`--level chars`).
-    Chars,
-}
-
-impl PassName {
-    /// All passes, coarse to fine.
-    pub const ALL: [PassName; 10] = [
-        PassName::Files,
-        PassName::Prelude,
-        PassName::Manifests,
-        PassName::Syntax,
-        PassName::Declarations,
-        PassName::Blocks,
-        PassName::Lines,
-        PassName::Unwrap,
-        PassName::Tokens,
-        PassName::Chars,
-    ];
-
-    /// The passes of `level`, coarse to fine: everything down to whole lines, then tokens,
-    /// then characters.
-    pub fn up_to(level: Level) -> Vec<PassName> {
-        PassName::ALL
-            .into_iter()
-            .filter(|p| match p {
-                PassName::Tokens => level >= Level::Tokens,
-                PassName::Chars => level >= Level::Chars,
-                _ => true,
-            })
-            .collect()
-    }
-
-    fn build(self) -> Box<dyn Pass> {
-        match self {
-            PassName::Prelude => Box::new(passes::Prelude),
-            PassName::Files => Box::new(passes::Files),
-            PassName::Manifests => Box::new(passes::Manifests),
-            PassName::Syntax => Box::new(passes::Syntax),
-            PassName::Declarations => Box::new(coupled::Declarations),
-            PassName::Blocks => Box::new(blocks::Blocks),
-            PassName::Lines => Box::new(passes::Lines),
-            PassName::Unwrap => Box::new(blocks::Unwrap),
-            PassName::Tokens => Box::new(tokens::Tokens),
-            PassName::Chars => Box::new(tokens::Chars),
-        }
-    }
-}
-
-/// How fine the cuts of a reduction go: the default pass list ends at whole lines, tokens
-/// or characters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Level {
-    /// Files, manifest entries, syntax nodes, blocks and lines.
-    #[default]
-    Lines,
-    /// Those, then tokens inside lines.
-    Tokens,
-    /// Those, then single characters.
-    Chars,
-}
-
-/// Everything a reduction needs to know.
-#[derive(Clone, Debug)]
-pub struct ReduceOptions {
-    /// The tree to reduce (never modified).
-    pub source: PathBuf,
-    /// Where the result goes (must not exist).
-    pub output: PathBuf,
-    /// The failing command.
-    pub command: CommandSpec,
-    /// The oracle configuration.
-    pub oracle: OracleSpec,
-    /// Which entries take part.
-    pub rules: IgnoreRules,
-    /// Per-candidate timeout; derived from the baseline when `None`.
-    pub timeout: Option<Duration>,
-    /// Parallel jobs (at least 1).
-    pub jobs: usize,
-    /// Baseline runs (at least 2).
-    pub baseline_runs: usize,
-    /// Proceed even when the empty tree reproduces.
-    pub allow_trivial: bool,
-    /// Candidate budget.
-    pub max_attempts: Option<u64>,
-    /// Time budget for the reduction passes.
-    pub max_duration: Option<Duration>,
-    /// Passes to run.
-    pub passes: Vec<PassName>,
-    /// How the deletion passes shrink their chunks.
-    pub minimiser: minimise::Minimiser,
-    /// Whether the blocks and lines passes skip cuts that would leave a file that parses
-    /// (with a known grammar) unparsable.
-    pub syntax_guard: bool,
-    /// Content-addressed cache capacity in entries.
-    pub cache_capacity: usize,
-    /// Baseline runs that must reproduce (`None`: all of them).
-    pub min_baseline_passes: Option<u64>,
-    /// Exact rate gate on the baseline.
-    pub min_baseline_rate: Option<f64>,
-    /// How candidates are sampled.
-    pub sampling: session::Sampling,
-    /// Holdout runs on the final tree (0: none).
-    pub holdout_runs: u64,
-    /// Holdout target rate.
-    pub min_holdout_rate: f64,
-    /// Holdout confidence.
-    pub holdout_confidence: f64,
-    /// Runs of the command that must still fit in `max_duration` after the passes stop (a
-    /// later holdout): the passes' deadline moves earlier by this many times twice the last
-    /// baseline run's duration.
-    pub reserve_runs: u64,
-}
-
-impl ReduceOptions {
-    /// Defaults for everything but the source, output and command.
-    pub fn new(source: PathBuf, output: PathBuf, argv: Vec<String>) -> ReduceOptions {
-        ReduceOptions {
-            source,
-            output,
-            command: CommandSpec {
-                argv,
-                env: Vec::new(),
-            },
-            oracle: OracleSpec::default(),
-            rules: IgnoreRules::default(),
-            timeout: None,
-            jobs: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-            baseline_runs: 2,
-            allow_trivial: false,
-            max_attempts: None,
-            max_duration: None,
-            passes: PassName::up_to(Level::default()),
-            minimiser: minimise::Minimiser::default(),
-            syntax_guard: true,
-            cache_capacity: 200_000,
-            min_baseline_passes: None,
-            min_baseline_rate: None,
-            sampling: session::Sampling::default(),
-            holdout_runs: 0,
-            min_holdout_rate: 0.9,
-            holdout_confidence: 0.95,
-            reserve_runs: 0,
-        }
-    }
-}
-
-/// One baseline run, for reports.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct BaselineRun {
-    /// How it ended.
-    pub termination: Termination,
-    /// Wall time in milliseconds.
-    pub duration_ms: u64,
 }
 
 /// What the preflight found: enough for `doctor`, and the start of every reduction.
@@ -839,11 +648,7 @@ pub fn run_reduction(
         minimiser: options.minimiser,
         syntax_guard: options.syntax_guard,
     };
-    let mut passes: Vec<Box<dyn Pass>> = PassName::ALL
-        .iter()
-        .filter(|p| options.passes.contains(p))
-        .map(|p| p.build())
-        .collect();
+    let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
     // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
     let mut dirty = vec![true; passes.len()];
     while let Some(i) = dirty.iter().position(|d| *d) {
@@ -851,7 +656,7 @@ pub fn run_reduction(
         let name = passes[i].name();
         let timer = session.begin_pass(name);
         let result = passes[i].run(&mut session, &ctx)?;
-        session.end_pass(name, timer);
+        session.end_pass(name, timer, result.unparsable);
         if session.stop_reason().is_some() {
             break;
         }

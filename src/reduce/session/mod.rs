@@ -30,12 +30,26 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::oracle::Oracle;
+use crate::reduce::ReduceError;
 use crate::reduce::edits::{EditSet, Mutation};
-use crate::reduce::{ReduceError, StopReason};
-use crate::runner::{self, CommandSpec, RunDirs, Termination};
+use crate::reduce::identifiers::{count_identifiers, dropped_identifiers, identifiers};
+pub use crate::reduce::options::Sampling;
+use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
+use crate::runner::{self, RunDirs, Termination};
 use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, Tree, scan_exact};
 use crate::workspace::Workspace;
+
+mod records;
+mod worker;
+
+pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
+use worker::{Answer, probe};
+pub use worker::{Setup, Worker};
+
+/// Candidates evaluated together in a union window. Fixed, so that results never depend on
+/// `--jobs`.
+pub const UNION_WINDOW: usize = 8;
 
 /// What became of a union of passing candidates.
 enum UnionOutcome {
@@ -45,216 +59,6 @@ enum UnionOutcome {
     Failed,
     /// The run was interrupted.
     Interrupted,
-}
-
-/// Counters of one phase (one reducer pass).
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct PhaseStats {
-    /// The phase name.
-    pub phase: String,
-    /// How many times the pass ran.
-    pub passes: u64,
-    /// Candidates tried.
-    pub attempts: u64,
-    /// Candidates equal to the accepted state (or stale).
-    pub no_op: u64,
-    /// Cuts not run because they would leave a file that parses cleanly unparsable (the
-    /// syntax guard of the blocks and lines passes); not counted in `attempts`.
-    pub unparsable: u64,
-    /// Candidates the oracle rejected.
-    pub rejected: u64,
-    /// Candidates committed.
-    pub accepted: u64,
-    /// Candidates that passed but were not committed (a union or a lower index won).
-    pub superseded: u64,
-    /// Candidates cut short by an interrupt.
-    pub aborted: u64,
-    /// Commands actually run.
-    pub oracle_samples: u64,
-    /// Answers taken from the cache.
-    pub cache_hits: u64,
-    /// `oracle_samples + cache_hits`.
-    pub oracle_sample_uses: u64,
-    /// Regular-file bytes removed by this phase's commits.
-    pub bytes_removed: u64,
-    /// Entries removed by this phase's commits.
-    pub entries_removed: u64,
-    /// Wall time spent in the pass, in milliseconds.
-    pub wall_ms: u64,
-    /// Sum of command durations, in milliseconds (may exceed wall time with several jobs).
-    pub oracle_ms: u64,
-    /// Planned candidate samples left unexecuted because the decision came early.
-    pub samples_saved: u64,
-    /// Candidates accepted before their planned sample count.
-    pub early_acceptances: u64,
-    /// Candidates rejected before their planned sample count.
-    pub early_rejections: u64,
-}
-
-/// One committed change.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Event {
-    /// 1-based commit number.
-    pub index: u64,
-    /// The phase that made it.
-    pub phase: String,
-    /// What it did, in words.
-    pub change: String,
-    /// Whether it was the union of several passing candidates.
-    pub union: bool,
-    /// Entries left afterwards.
-    pub entries_after: u64,
-    /// Regular-file bytes left afterwards.
-    pub bytes_after: u64,
-    /// With run-wide confidence: the candidate family index of the committed candidate.
-    pub family: Option<u64>,
-    /// With run-wide confidence: the confidence that candidate was tested at.
-    pub candidate_confidence: Option<f64>,
-}
-
-/// A candidate: a mutation and a label for reports.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    /// The change.
-    pub mutation: Mutation,
-    /// A short description ("delete src/a.py", "lines 3-9 of x.c").
-    pub label: String,
-}
-
-/// Everything fixed for the session: command, oracle, timeout, limits.
-pub struct Setup {
-    /// The command.
-    pub command: CommandSpec,
-    /// The oracle.
-    pub oracle: Oracle,
-    /// Per-candidate timeout (the ceiling, when it adapts).
-    pub timeout: Duration,
-    /// Whether the timeout follows the observed run times: it was derived, not given.
-    pub adaptive_timeout: bool,
-    /// Parallel jobs.
-    pub jobs: usize,
-    /// Candidate budget.
-    pub max_attempts: Option<u64>,
-    /// Time budget, from the start of reduction.
-    pub deadline: Option<Instant>,
-    /// Set by Ctrl-C.
-    pub interrupt: Arc<AtomicBool>,
-    /// Cache capacity in entries.
-    pub cache_capacity: usize,
-    /// How each candidate is sampled.
-    pub sampling: Sampling,
-}
-
-/// How a candidate is sampled (seed semantics: fresh copy per sample, timeouts and
-/// resource failures are hard non-passes, no cache while sampling).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sampling {
-    /// Planned samples per candidate.
-    pub runs: u64,
-    /// Passes needed.
-    pub min_passes: u64,
-    /// Exact rate gate, when set.
-    pub rate: Option<f64>,
-    /// Confidence of the rate gate and of the confidence sequence.
-    pub confidence: f64,
-    /// Run-wide confidence: each changed candidate family `j` gets
-    /// `alpha_j = min(1 - confidence, (1 - C) / (j (j + 1)))`.
-    pub run_confidence: Option<f64>,
-}
-
-impl Default for Sampling {
-    fn default() -> Self {
-        Sampling {
-            runs: 1,
-            min_passes: 1,
-            rate: None,
-            confidence: 0.95,
-            run_confidence: None,
-        }
-    }
-}
-
-impl Sampling {
-    /// Whether candidates are sampled more than once (the cache is then off).
-    pub fn repeated(&self) -> bool {
-        self.runs > 1
-    }
-}
-
-/// One place where candidates run: a workspace, its run layout and its normaliser.
-pub struct Worker {
-    dirs: RunDirs,
-    workspace: Workspace,
-    normalizer: Normalizer,
-}
-
-impl Worker {
-    /// A worker on an adopted directory (see [`Workspace::adopt`]).
-    pub fn adopted(dirs: RunDirs, workspace: Workspace) -> Worker {
-        let normalizer = Normalizer::new(&[
-            dirs.tree.display().to_string(),
-            dirs.wrapper.display().to_string(),
-            dirs.tmp.display().to_string(),
-        ]);
-        Worker {
-            dirs,
-            workspace,
-            normalizer,
-        }
-    }
-
-    /// Runs `command` on `tree` here and returns the outcome and this worker's normaliser.
-    ///
-    /// # Errors
-    /// Workspace I/O or a command that cannot start.
-    pub fn run(
-        &mut self,
-        tree: &Tree,
-        command: &CommandSpec,
-        timeout: Duration,
-        interrupt: &AtomicBool,
-    ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
-        self.workspace.apply(tree)?;
-        self.dirs.fresh_tmp()?;
-        let outcome = runner::run(command, &self.dirs.tree, &self.dirs.tmp, timeout, interrupt)?;
-        Ok((outcome, self.normalizer.clone()))
-    }
-}
-
-/// The answer for one candidate run.
-#[derive(Clone, Copy, Debug)]
-struct Answer {
-    pass: bool,
-    termination: Termination,
-    duration: Duration,
-    /// Samples executed.
-    samples: u64,
-    /// Planned samples not executed (early stop).
-    saved: u64,
-    /// Accepted before the planned count.
-    early_accept: bool,
-    /// Rejected before the planned count.
-    early_reject: bool,
-}
-
-/// The outcome of a finished run, for progress display.
-pub trait Observer: Send {
-    /// Called after every window.
-    fn update(&mut self, phase: &str, session: &SessionView);
-}
-
-/// A read-only summary of the session for progress display.
-pub struct SessionView {
-    /// Entries left.
-    pub entries: u64,
-    /// Regular-file bytes left.
-    pub bytes: u64,
-    /// Commands run so far.
-    pub oracle_samples: u64,
-    /// Cache hits so far.
-    pub cache_hits: u64,
-    /// Commits so far.
-    pub accepted: u64,
 }
 
 /// The reduction session.
@@ -282,8 +86,6 @@ pub struct Session {
     name_drops: HashMap<String, u64>,
     /// How often each identifier occurs in the accepted tree.
     name_counts: HashMap<String, u64>,
-    /// Per phase, what its lists kept and lost (see [`Session::needed_share`]).
-    needed: HashMap<String, crate::reduce::minimise::NeededShare>,
     /// Where `REPROMIN_TRACE` asks every attempt to be logged.
     trace: Option<std::fs::File>,
     /// The per-candidate timeout in force (see [`Session::timeout`]).
@@ -314,31 +116,13 @@ impl Session {
             workers
         } else {
             (0..setup.jobs)
-                .map(|i| {
-                    let dirs = RunDirs::new(scratch, &format!("w{i}"), basename);
-                    let normalizer = Normalizer::new(&[
-                        dirs.wrapper.display().to_string(),
-                        dirs.tmp.display().to_string(),
-                    ]);
-                    Worker {
-                        workspace: Workspace::new(dirs.tree.clone()),
-                        dirs,
-                        normalizer,
-                    }
-                })
+                .map(|i| Worker::fresh(RunDirs::new(scratch, &format!("w{i}"), basename)))
                 .collect()
         };
         let mut clean = Workspace::private(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
-        let mut name_counts = HashMap::new();
-        for entry in current.entries.values() {
-            if let crate::tree::Node::File { data, .. } = &entry.node {
-                for (name, n) in identifiers(data) {
-                    *name_counts.entry(name.to_string()).or_insert(0) += n as u64;
-                }
-            }
-        }
+        let name_counts = count_identifiers(&current);
         let current_fp = current.fingerprint();
         let on_disk = scan_exact(clean.root())?.fingerprint();
         if on_disk != current_fp {
@@ -366,7 +150,6 @@ impl Session {
             families: 0,
             name_drops: HashMap::new(),
             name_counts,
-            needed: HashMap::new(),
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -378,8 +161,8 @@ impl Session {
     }
 
     /// The per-candidate timeout in force. When it was derived rather than given, it
-    /// follows the accepted candidates: [`crate::reduce::TIMEOUT_FACTOR`] times the slowest
-    /// of the last accepted runs, never below [`crate::reduce::TIMEOUT_FLOOR`] and never above
+    /// follows the accepted candidates: [`TIMEOUT_FACTOR`] times the slowest
+    /// of the last accepted runs, never below [`TIMEOUT_FLOOR`] and never above
     /// the timeout derived from the baseline. A tree that got faster to run then stops
     /// waiting as long for a candidate that hangs.
     pub fn timeout(&self) -> Duration {
@@ -402,8 +185,8 @@ impl Session {
             return;
         }
         let slowest = self.recent_passes.iter().max().copied().unwrap_or_default();
-        self.timeout = (slowest * crate::reduce::TIMEOUT_FACTOR)
-            .max(crate::reduce::TIMEOUT_FLOOR)
+        self.timeout = (slowest * TIMEOUT_FACTOR)
+            .max(TIMEOUT_FLOOR)
             .min(self.setup.timeout);
     }
 
@@ -498,17 +281,6 @@ impl Session {
         self.attempts
     }
 
-    /// The share of list elements that `phase` found needed so far: the starting
-    /// probability of the CDD minimiser. Before anything is known, 0.1 (one needed element
-    /// in ten pseudo-observations).
-    pub fn needed_share(&self, phase: &str) -> f64 {
-        self.needed
-            .get(phase)
-            .copied()
-            .unwrap_or_default()
-            .estimate()
-    }
-
     /// Commits made so far.
     pub fn commits(&self) -> u64 {
         self.events.len() as u64
@@ -532,21 +304,6 @@ impl Session {
             .any(|name| self.name_drops.get(name).is_some_and(|&at| at > since))
     }
 
-    /// Records `n` cuts of `phase` skipped by the syntax guard.
-    pub fn note_unparsable(&mut self, phase: &str, n: u64) {
-        if n > 0 {
-            self.phase(phase).unparsable += n;
-        }
-    }
-
-    /// Records that a list of `phase` ended with `kept` elements after `removed` went.
-    pub fn learn_needed_share(&mut self, phase: &str, kept: usize, removed: usize) {
-        self.needed
-            .entry(phase.to_string())
-            .or_default()
-            .learn(kept, removed);
-    }
-
     fn phase(&mut self, name: &str) -> &mut PhaseStats {
         if let Some(i) = self.phases.iter().position(|p| p.phase == name) {
             &mut self.phases[i]
@@ -566,10 +323,12 @@ impl Session {
         Instant::now()
     }
 
-    /// Records the wall time of a pass.
-    pub fn end_pass(&mut self, name: &str, started: Instant) {
+    /// Records the wall time of a pass, and the `unparsable` cuts its syntax guard skipped.
+    pub fn end_pass(&mut self, name: &str, started: Instant, unparsable: u64) {
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.phase(name).wall_ms += ms;
+        let stats = self.phase(name);
+        stats.wall_ms += ms;
+        stats.unparsable += unparsable;
     }
 
     fn check_budget(&mut self) -> bool {
@@ -980,41 +739,6 @@ impl Session {
     }
 }
 
-/// The byte ranges of the identifiers (`[A-Za-z_][A-Za-z0-9_]*` runs) of `data`, in order.
-pub(crate) fn identifier_spans(data: &[u8]) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < data.len() {
-        let b = data[i];
-        if b.is_ascii_alphabetic() || b == b'_' {
-            let start = i;
-            while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
-                i += 1;
-            }
-            out.push(start..i);
-        } else if b.is_ascii_digit() {
-            // A number's letters (`0x1f`, `10u8`) are no identifier.
-            while i < data.len() && (data[i].is_ascii_alphanumeric() || data[i] == b'_') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The identifiers of `data` (see [`identifier_spans`]), with their counts.
-fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
-    let mut out = HashMap::new();
-    for r in identifier_spans(data) {
-        if let Ok(name) = std::str::from_utf8(&data[r]) {
-            *out.entry(name).or_insert(0) += 1;
-        }
-    }
-    out
-}
-
 /// The paths a mutation names.
 fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
     match mutation {
@@ -1028,235 +752,11 @@ fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
     }
 }
 
-/// How many identifiers may be left in the whole tree for a drop to count anywhere: a
-/// definition and a use or two.
-const FEW_LEFT: u64 = 3;
-
-/// The identifiers whose removal may let a deletion elsewhere through, for a commit from
-/// `before` to `after` that changed the files at or below `paths`; updates `counts`, the
-/// tree-wide occurrence counts, to `after`. A name counts when it occurs less often than
-/// before and either at most [`FEW_LEFT`] times are left in the tree (a definition whose
-/// uses are going) or it left a file that is still there (an import that lost its use).
-fn dropped_identifiers(
-    before: &Tree,
-    after: &Tree,
-    paths: &[crate::tree::RelPath],
-    counts: &mut HashMap<String, u64>,
-) -> Vec<String> {
-    use crate::tree::Node;
-    let mut files = std::collections::BTreeSet::new();
-    for path in paths {
-        let below = format!("{path}/");
-        files.insert(path.clone());
-        files.extend(
-            before
-                .entries
-                .range::<str, _>((
-                    std::ops::Bound::Excluded(&**path),
-                    std::ops::Bound::Unbounded,
-                ))
-                .take_while(|(p, _)| p.starts_with(&below))
-                .map(|(p, _)| p.clone()),
-        );
-    }
-    fn file_names<'t>(tree: &'t Tree, path: &str) -> Option<(HashMap<&'t str, usize>, [u8; 32])> {
-        match tree.entries.get(path).map(|e| &e.node) {
-            Some(Node::File { data, digest }) => Some((identifiers(data), *digest)),
-            _ => None,
-        }
-    }
-    let mut lost: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    let mut left_a_file = std::collections::BTreeSet::new();
-    for path in &files {
-        let old = file_names(before, path);
-        let new = file_names(after, path);
-        if let (Some((_, a)), Some((_, b))) = (&old, &new)
-            && a == b
-        {
-            continue;
-        }
-        let (old, new) = (
-            old.map(|o| o.0).unwrap_or_default(),
-            new.map(|n| (n.0, true)),
-        );
-        for (name, count) in &old {
-            let now = new
-                .as_ref()
-                .and_then(|n| n.0.get(name))
-                .copied()
-                .unwrap_or(0);
-            if now < *count {
-                lost.insert((*name).to_string());
-                if now == 0 && new.is_some() {
-                    left_a_file.insert((*name).to_string());
-                }
-            }
-            if let Some(total) = counts.get_mut(*name) {
-                *total = total.saturating_sub(*count as u64);
-            }
-        }
-        if let Some((names, _)) = &new {
-            for (name, count) in names {
-                *counts.entry((*name).to_string()).or_insert(0) += *count as u64;
-            }
-        }
-    }
-    lost.into_iter()
-        .filter(|name| {
-            left_a_file.contains(name) || counts.get(name).copied().unwrap_or(0) <= FEW_LEFT
-        })
-        .collect()
-}
-
-/// Applies `tree` to the worker's workspace, runs the command and asks the oracle.
-fn probe(
-    worker: &mut Worker,
-    setup: &Setup,
-    timeout: Duration,
-    tree: &Tree,
-    confidence: f64,
-) -> Result<Answer, ReduceError> {
-    let plan = setup.sampling;
-    let mut passes = 0;
-    let mut duration = Duration::ZERO;
-    for t in 1..=plan.runs {
-        // Each sample starts from exactly the candidate tree: whatever the last one did is
-        // undone first.
-        worker.workspace.apply(tree)?;
-        worker.dirs.fresh_tmp()?;
-        let outcome = runner::run(
-            &setup.command,
-            &worker.dirs.tree,
-            &worker.dirs.tmp,
-            timeout,
-            &setup.interrupt,
-        )?;
-        duration += outcome.duration;
-        let answer = |pass: bool, early: bool| Answer {
-            pass,
-            termination: outcome.termination,
-            duration,
-            samples: t,
-            saved: plan.runs - t,
-            early_accept: pass && early,
-            early_reject: !pass && early,
-        };
-        match outcome.termination {
-            Termination::Interrupted => return Ok(answer(false, false)),
-            // Timeouts and resource failures reject the whole sample set.
-            Termination::TimedOut | Termination::OutputOverflow => {
-                return Ok(answer(false, t < plan.runs));
-            }
-            _ => {}
-        }
-        if setup.oracle.judge(&outcome, &worker.normalizer).pass {
-            passes += 1;
-        }
-        if plan.runs == 1 {
-            return Ok(answer(passes == 1, false));
-        }
-        let early = t < plan.runs;
-        match plan.rate {
-            Some(rate) => {
-                if crate::stats::early_reject(
-                    passes,
-                    t,
-                    plan.runs,
-                    plan.min_passes,
-                    Some(rate),
-                    confidence,
-                )
-                .unwrap_or(true)
-                {
-                    return Ok(answer(false, early));
-                }
-                if crate::stats::early_accept(
-                    passes,
-                    t,
-                    plan.runs,
-                    plan.min_passes,
-                    rate,
-                    confidence,
-                )
-                .unwrap_or(false)
-                {
-                    return Ok(answer(true, early));
-                }
-            }
-            None => {
-                if passes >= plan.min_passes {
-                    return Ok(answer(true, early));
-                }
-                if passes + (plan.runs - t) < plan.min_passes {
-                    return Ok(answer(false, early));
-                }
-            }
-        }
-    }
-    Ok(Answer {
-        pass: false,
-        termination: Termination::Exited(0),
-        duration,
-        samples: plan.runs,
-        saved: 0,
-        early_accept: false,
-        early_reject: false,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reduce::edits::tests::tree;
-    use crate::tree::Node;
-
-    #[test]
-    fn identifiers_are_words_not_numbers() {
-        let found = identifiers(b"let x_1 = foo(0x1f, 10u8) + foo(x_1);");
-        let mut names: Vec<(&str, usize)> = found.into_iter().collect();
-        names.sort_unstable();
-        assert_eq!(names, [("foo", 2), ("let", 1), ("x_1", 2)]);
-    }
-
-    #[test]
-    fn dropped_identifiers_are_those_nearly_gone_or_gone_from_a_file() {
-        let before = tree(&[
-            (
-                "lib.rs",
-                "fn helper() {}\nfn used() { helper(); }\nfn other() {}\n",
-            ),
-            (
-                "main.rs",
-                "use lib::other;\nfn main() { used(); used(); other(); }\n",
-            ),
-            ("gone.rs", "fn only_here() {}\n"),
-        ]);
-        let after = tree(&[
-            ("lib.rs", "fn helper() {}\nfn used() {}\nfn other() {}\n"),
-            (
-                "main.rs",
-                "use lib::other;\nfn main() { used(); used(); }\n",
-            ),
-        ]);
-        let mut counts = HashMap::new();
-        for entry in before.entries.values() {
-            if let Node::File { data, .. } = &entry.node {
-                for (name, n) in identifiers(data) {
-                    *counts.entry(name.to_string()).or_insert(0) += n as u64;
-                }
-            }
-        }
-        let paths: Vec<crate::tree::RelPath> =
-            ["lib.rs", "main.rs", "gone.rs"].map(Arc::from).to_vec();
-        // `helper` and `only_here` have a definition left at most, `other` one use; `fn`
-        // is still everywhere, `used` did not change.
-        assert_eq!(
-            dropped_identifiers(&before, &after, &paths, &mut counts),
-            ["helper", "only_here", "other"]
-        );
-        assert_eq!(counts["fn"], 4);
-        assert_eq!(counts.get("only_here"), Some(&0));
-    }
+    use crate::runner::CommandSpec;
 
     /// A session on `files` whose command is `sh -c script` and whose oracle wants exit 0.
     fn session_on(

@@ -3,23 +3,11 @@
 //! Deleting a module usually fails only because something still names it: Rust's `mod x;`,
 //! C's `#include "x.h"`, Python's `import pkg.x`, JavaScript's `import ... from './x'`. The
 //! files pass therefore deletes a file or directory together with the single-line
-//! statements of the remaining files that reference it.
-//!
-//! Deleting a declaration fails for the same reason when its name is still used. The
-//! [`Declarations`] pass deletes each top-level declaration together with the references
-//! it would leave dangling: in every file, the smallest syntax element (or, in a file
-//! without a grammar, the line) around each whole-word use of its name.
+//! statements of the remaining files that reference it ([`references_to`]).
 
-use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::reduce::ReduceError;
-use crate::reduce::edits::Mutation;
-use crate::reduce::passes::{
-    Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, line_ranges, per_file,
-};
-use crate::reduce::session::{Candidate, Session, identifier_spans};
-use crate::reduce::syntax;
+use crate::reduce::pass::line_ranges;
 use crate::tree::{Node, RelPath, Tree};
 
 /// Cuts in several files: per file, the digest of the content they were computed from and
@@ -305,158 +293,6 @@ pub fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
         }
     }
     out
-}
-
-/// Uses of one name beyond which a declaration is not offered with them: a name used that
-/// often is rarely removable, and the cut would be most of the tree.
-const MAX_USES: usize = 64;
-
-/// Where each identifier occurs in one state of the tree, and the syntax levels of the files
-/// that hold a use, parsed once per state.
-struct Uses<'t> {
-    tree: &'t Tree,
-    at: std::collections::HashMap<&'t [u8], Vec<(&'t RelPath, Range<usize>)>>,
-    levels: std::collections::HashMap<&'t RelPath, Option<syntax::Levels>>,
-}
-
-impl<'t> Uses<'t> {
-    fn new(tree: &'t Tree) -> Uses<'t> {
-        let mut at: std::collections::HashMap<&[u8], Vec<(&RelPath, Range<usize>)>> =
-            std::collections::HashMap::new();
-        for (file, entry) in &tree.entries {
-            if let Node::File { data, .. } = &entry.node {
-                for r in identifier_spans(data) {
-                    at.entry(&data[r.clone()]).or_default().push((file, r));
-                }
-            }
-        }
-        Uses {
-            tree,
-            at,
-            levels: std::collections::HashMap::new(),
-        }
-    }
-
-    /// The cuts that delete the declaration at `range` of `path`, named `name`, with every
-    /// use of the name: per file, its digest and the ranges to cut (the smallest syntax node
-    /// around each use, or its line). `None` when the name is used nowhere else (the syntax
-    /// pass already tries the declaration alone) or more than [`MAX_USES`] times.
-    fn cuts(&mut self, path: &RelPath, range: &Range<usize>, name: &str) -> Option<FileCuts> {
-        let uses: Vec<(&RelPath, Range<usize>)> = self
-            .at
-            .get(name.as_bytes())?
-            .iter()
-            .filter(|(file, r)| !(*file == path && range.start <= r.start && r.end <= range.end))
-            .cloned()
-            .collect();
-        if uses.is_empty() || uses.len() > MAX_USES {
-            return None;
-        }
-        let mut by_file: std::collections::BTreeMap<&RelPath, Vec<Range<usize>>> =
-            std::collections::BTreeMap::new();
-        by_file.entry(path).or_default().push(range.clone());
-        for (file, r) in uses {
-            let Some(Node::File { data, .. }) = self.tree.entries.get(file).map(|e| &e.node) else {
-                continue;
-            };
-            let levels = self.levels.entry(file).or_insert_with(|| {
-                syntax::lang_for_path(file).and_then(|l| syntax::deletion_levels(l, data).ok())
-            });
-            let cut = levels
-                .as_ref()
-                .and_then(|levels| syntax::smallest_enclosing(levels, &r))
-                .or_else(|| {
-                    line_ranges(data)
-                        .into_iter()
-                        .find(|l| l.start <= r.start && r.end <= l.end)
-                })?;
-            by_file.entry(file).or_default().push(cut);
-        }
-        let mut out = Vec::new();
-        for (file, cut) in by_file {
-            if let Some(Node::File { digest, .. }) = self.tree.entries.get(file).map(|e| &e.node) {
-                out.push((file.clone(), *digest, cut));
-            }
-        }
-        Some(out)
-    }
-}
-
-/// Deletes each top-level declaration together with the uses of its name.
-#[derive(Debug, Default)]
-pub struct Declarations;
-
-impl Declarations {
-    /// The declarations of one file, in windows, until each name was tried once; `None`
-    /// when the session stopped.
-    fn file(
-        session: &mut Session,
-        phase: &str,
-        path: &RelPath,
-    ) -> Result<Option<u64>, ReduceError> {
-        let Some(lang) = syntax::lang_for_path(path) else {
-            return Ok(Some(0));
-        };
-        let mut tried: HashSet<String> = HashSet::new();
-        let mut accepted = 0;
-        loop {
-            let Some((data, _)) = file_state(session, path) else {
-                return Ok(Some(accepted));
-            };
-            let Ok(declared) = syntax::declarations(lang, &data) else {
-                return Ok(Some(accepted));
-            };
-            let mut candidates = Vec::new();
-            let mut uses_of = Uses::new(&session.current);
-            for (range, name) in declared {
-                if candidates.len() == UNION_WINDOW || !tried.insert(name.clone()) {
-                    continue;
-                }
-                let Some(cuts) = uses_of.cuts(path, &range, &name) else {
-                    continue;
-                };
-                let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
-                let mut parts = Vec::new();
-                for (file, digest, cut) in cuts {
-                    let Some((now, _)) = file_state(session, &file) else {
-                        continue;
-                    };
-                    parts.push(Mutation::Keep {
-                        path: file,
-                        expect: digest,
-                        keep: complement(now.len(), &cut),
-                    });
-                }
-                candidates.push(Candidate {
-                    mutation: Mutation::Union(parts),
-                    label: format!(
-                        "declaration {name} of {path} with {uses} use{}",
-                        if uses == 1 { "" } else { "s" }
-                    ),
-                });
-            }
-            if candidates.is_empty() {
-                return Ok(Some(accepted));
-            }
-            let Some(done) = session.try_window(phase, candidates)? else {
-                return Ok(None);
-            };
-            accepted += done.iter().filter(|c| **c).count() as u64;
-        }
-    }
-}
-
-impl Pass for Declarations {
-    fn name(&self) -> &'static str {
-        "declarations"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let name = self.name();
-        per_file(session, ctx, false, |session, path| {
-            Declarations::file(session, name, path)
-        })
-    }
 }
 
 #[cfg(test)]

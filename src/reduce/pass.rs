@@ -1,35 +1,56 @@
-//! Reducer passes, coarse to fine.
+//! The pass framework: what a reducer pass is and the machinery the passes share.
 //!
 //! A pass proposes candidates to the [`Session`] and updates its own view from what was
 //! committed. Each pass is locally stable when it returns: it repeats its rounds until one
-//! commits nothing. The driver in [`crate::reduce`] runs them to a global fixed point.
+//! commits nothing. The driver in [`crate::reduce`] runs the passes to a global fixed point.
 //!
-//! - [`Prelude`]: per file, one probe that empties it and one that strips its blank and
-//!   comment lines;
-//! - [`Files`]: hierarchical deletion over files and directories, level by level;
-//! - [`crate::reduce::blocks::Blocks`]: blocks by indentation and brackets, level by level;
-//! - [`Lines`]: line deletion to 1-minimality.
-//!
-//! The deletion passes share the list minimiser of [`crate::reduce::minimise`].
+//! This module holds the [`Pass`] trait and its [`PassContext`], [`PassResult`] and the
+//! [`PassState`] a pass keeps across its runs; the per-file walk ([`per_file`]) and the
+//! level walk ([`by_levels`]); and [`Ranges`], the byte ranges of one file as a list for the
+//! list minimiser of [`crate::reduce::minimise`], whose entry points it re-exports.
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
-use crate::reduce::minimise::{Elements, Minimiser, minimise};
+pub use crate::reduce::minimise::NeededShare;
+pub(crate) use crate::reduce::minimise::{Elements, minimise};
+use crate::reduce::options::Minimiser;
+pub use crate::reduce::session::UNION_WINDOW;
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
-
-/// Candidates evaluated together in a union window. Fixed, so that results never depend on
-/// `--jobs`.
-pub const UNION_WINDOW: usize = 8;
 
 /// What a pass run did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PassResult {
     /// Commits made.
     pub accepted: u64,
+    /// Cuts the syntax guard skipped (see [`Ranges::guarded`]), for the report's
+    /// per-phase counters.
+    pub unparsable: u64,
+}
+
+/// What a pass learns as it runs, kept in the pass across its runs (a pass lives for the
+/// whole reduction, through every round of the fixed point).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PassState {
+    /// What the pass's lists kept and lost: where its CDD schedule starts (see
+    /// [`NeededShare`]).
+    pub needed: NeededShare,
+    /// Cuts the syntax guard skipped since the pass last reported them.
+    pub unparsable: u64,
+}
+
+impl PassState {
+    /// The result of a run that made `accepted` commits: it reports, and forgets, the cuts
+    /// the guard skipped.
+    pub fn result(&mut self, accepted: u64) -> PassResult {
+        PassResult {
+            accepted,
+            unparsable: std::mem::take(&mut self.unparsable),
+        }
+    }
 }
 
 /// Context a pass may use beyond the session.
@@ -163,207 +184,6 @@ pub fn line_ranges(data: &[u8]) -> Vec<Range<usize>> {
         out.push(start..data.len());
     }
     out
-}
-
-/// The comment leaders for a file, by extension.
-fn comment_leaders(path: &str) -> &'static [&'static str] {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    match ext {
-        "py" | "pyi" | "sh" | "bash" | "toml" | "yaml" | "yml" | "rb" | "pl" | "r" | "cfg"
-        | "conf" | "mk" | "cmake" | "txt" | "ini" => &["#"],
-        "c" | "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "rs" | "js" | "mjs" | "cjs" | "ts"
-        | "tsx" | "jsx" | "go" | "java" | "kt" | "scala" | "swift" | "cs" | "dart" | "php" => {
-            &["//"]
-        }
-        "sql" | "lua" | "hs" => &["--"],
-        "el" | "lisp" | "clj" | "asm" | "s" => &[";"],
-        _ if name == "Makefile" || name == "Dockerfile" || name.ends_with("file") => &["#"],
-        _ => &[],
-    }
-}
-
-/// The lines of `data` that are neither blank nor whole-line comments.
-fn strip_ranges(path: &str, data: &[u8]) -> Vec<Range<usize>> {
-    let leaders = comment_leaders(path);
-    line_ranges(data)
-        .into_iter()
-        .filter(|r| {
-            let line = String::from_utf8_lossy(&data[r.clone()]);
-            let t = line.trim();
-            !(t.is_empty()
-                || leaders
-                    .iter()
-                    .any(|l| t.starts_with(l) && !t.starts_with("#!")))
-        })
-        .collect()
-}
-
-/// Per file: empty it; strip its blank and comment lines.
-#[derive(Debug, Default)]
-pub struct Prelude;
-
-impl Pass for Prelude {
-    fn name(&self) -> &'static str {
-        "prelude"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let mut result = PassResult::default();
-        loop {
-            let mut round = 0;
-            let files = ctx.file_order(session);
-            for group in files.chunks(UNION_WINDOW / 2) {
-                let mut candidates = Vec::new();
-                for path in group {
-                    let Some((data, digest)) = file_state(session, path) else {
-                        continue;
-                    };
-                    candidates.push(Candidate {
-                        mutation: Mutation::Keep {
-                            path: path.clone(),
-                            expect: digest,
-                            keep: Vec::new(),
-                        },
-                        label: format!("empty {path}"),
-                    });
-                    let stripped = strip_ranges(path, &data);
-                    let kept: usize = stripped.iter().map(|r| r.end - r.start).sum();
-                    if kept > 0 && kept < data.len() {
-                        candidates.push(Candidate {
-                            mutation: Mutation::Keep {
-                                path: path.clone(),
-                                expect: digest,
-                                keep: stripped,
-                            },
-                            label: format!("strip blank and comment lines of {path}"),
-                        });
-                    }
-                }
-                if candidates.is_empty() {
-                    continue;
-                }
-                let Some(done) = session.try_window(self.name(), candidates)? else {
-                    result.accepted += round;
-                    return Ok(result);
-                };
-                round += done.iter().filter(|c| **c).count().min(1) as u64;
-            }
-            result.accepted += round;
-            if round == 0 {
-                return Ok(result);
-            }
-        }
-    }
-}
-
-/// Hierarchical deletion of files and directories.
-#[derive(Debug, Default)]
-pub struct Files;
-
-/// The children of one directory, as a list to minimise.
-struct Paths(Vec<RelPath>);
-
-impl Elements for Paths {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn weight(&self, session: &Session, i: usize) -> u64 {
-        session.current.weight(&self.0[i]) + 1
-    }
-
-    fn candidate(&self, session: &Session, chunk: &[usize], _: &[usize]) -> Option<Candidate> {
-        let paths: Vec<RelPath> = chunk.iter().map(|&i| self.0[i].clone()).collect();
-        let mut label = describe_removal(&paths);
-        // The lines that name what goes (`mod x;`, `#include "x.h"`, `import x`) go too.
-        let references = crate::reduce::coupled::references_to(&session.current, &paths);
-        let mut parts = vec![Mutation::Remove(paths)];
-        let lines: usize = references.iter().map(|(_, _, cut)| cut.len()).sum();
-        if lines > 0 {
-            label.push_str(&format!(
-                " with {lines} line{} that reference{} it",
-                if lines == 1 { "" } else { "s" },
-                if lines == 1 { "s" } else { "" }
-            ));
-        }
-        for (path, digest, cut) in references {
-            let Some((data, _)) = file_state(session, &path) else {
-                continue;
-            };
-            parts.push(Mutation::Keep {
-                path,
-                expect: digest,
-                keep: complement(data.len(), &cut),
-            });
-        }
-        let mutation = if parts.len() == 1 {
-            parts.pop()?
-        } else {
-            Mutation::Union(parts)
-        };
-        Some(Candidate { label, mutation })
-    }
-
-    fn remove(&mut self, _: &Session, gone: &[usize]) {
-        let mut i = 0;
-        self.0.retain(|_| {
-            i += 1;
-            gone.binary_search(&(i - 1)).is_err()
-        });
-    }
-}
-
-fn describe_removal(paths: &[RelPath]) -> String {
-    match paths {
-        [one] => format!("delete {one}"),
-        [first, .., last] => format!("delete {} entries, {first} to {last}", paths.len()),
-        [] => "delete nothing".to_string(),
-    }
-}
-
-impl Pass for Files {
-    fn name(&self) -> &'static str {
-        "files"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let mut result = PassResult::default();
-        loop {
-            let mut round = 0;
-            let mut queue: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-            queue.push_back(String::new());
-            while let Some(dir) = queue.pop_front() {
-                if !dir.is_empty() && !session.current.entries.contains_key(dir.as_str()) {
-                    continue;
-                }
-                let elements: Vec<RelPath> = session
-                    .current
-                    .children(&dir)
-                    .into_iter()
-                    .filter(|p| !ctx.protected(p))
-                    .collect();
-                let Some(n) = minimise(session, self.name(), ctx.minimiser, &mut Paths(elements))?
-                else {
-                    result.accepted += round;
-                    return Ok(result);
-                };
-                round += n;
-                for child in session.current.children(&dir) {
-                    if matches!(
-                        session.current.entries.get(&child).map(|e| &e.node),
-                        Some(Node::Dir)
-                    ) {
-                        queue.push_back(child.to_string());
-                    }
-                }
-            }
-            result.accepted += round;
-            if round == 0 {
-                return Ok(result);
-            }
-        }
-    }
 }
 
 /// Disjoint byte ranges of one file's content, as a list to minimise: blocks, lines, or
@@ -575,117 +395,13 @@ impl Elements for Ranges {
     }
 }
 
-/// Entries of package manifests, found by parsing them.
-#[derive(Debug, Default)]
-pub struct Manifests;
-
-impl Manifests {
-    /// One manifest to local stability; `None` when the session stopped.
-    fn file(
-        session: &mut Session,
-        name: &str,
-        path: &RelPath,
-        kind: crate::reduce::manifest::ManifestKind,
-    ) -> Result<Option<u64>, ReduceError> {
-        let mut accepted = 0;
-        let mut level = 0;
-        loop {
-            let Some((data, digest)) = file_state(session, path) else {
-                return Ok(Some(accepted));
-            };
-            // A manifest that does not parse (any more) is left to the other passes.
-            let Ok(levels) = crate::reduce::manifest::candidates(kind, &data) else {
-                return Ok(Some(accepted));
-            };
-            let Some(edits) = levels.get(level) else {
-                return Ok(Some(accepted));
-            };
-            let mut committed = false;
-            for window in edits.chunks(UNION_WINDOW) {
-                let candidates = window
-                    .iter()
-                    .map(|edit| Candidate {
-                        mutation: Mutation::Keep {
-                            path: path.clone(),
-                            expect: digest,
-                            keep: complement(data.len(), &edit.delete),
-                        },
-                        label: format!("{} of {path}", edit.label),
-                    })
-                    .collect();
-                let Some(done) = session.try_window(name, candidates)? else {
-                    return Ok(None);
-                };
-                if done.iter().any(|c| *c) {
-                    accepted += 1;
-                    committed = true;
-                    break;
-                }
-            }
-            // After a commit the file is parsed again and this level starts over; a level
-            // that commits nothing hands over to the next, finer one.
-            if !committed {
-                level += 1;
-            }
-        }
-    }
-}
-
-impl Pass for Manifests {
-    fn name(&self) -> &'static str {
-        "manifests"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let name = self.name();
-        per_file(
-            session,
-            ctx,
-            false,
-            |session, path| match crate::reduce::manifest::manifest_kind(path) {
-                Some(kind) => Manifests::file(session, name, path, kind),
-                None => Ok(Some(0)),
-            },
-        )
-    }
-}
-
-/// Syntax nodes, level by level, from tree-sitter grammars.
-#[derive(Debug, Default)]
-pub struct Syntax;
-
-impl Syntax {
-    /// One file, every level; `None` when the session stopped.
-    fn file(
-        session: &mut Session,
-        name: &str,
-        minimiser: Minimiser,
-        path: &RelPath,
-        lang: crate::reduce::syntax::Lang,
-    ) -> Result<Option<u64>, ReduceError> {
-        // A file the grammar cannot take (too large, too slow) is left to other passes.
-        by_levels(
-            session,
-            name,
-            minimiser,
-            false,
-            path,
-            "node",
-            true,
-            |data, depth| {
-                let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
-                levels.get(depth).cloned()
-            },
-        )
-    }
-}
-
 /// Minimises `path` level by level: `level(content, depth)` gives the groups of sibling
 /// ranges at `depth` of the current content (`None`: no such level). Each group goes through
 /// the list minimiser, the last group first: groups of one level never nest, so cuts in one
 /// never move the bytes of the groups before it. Returns the commits made, or `None` when
 /// the session stopped. With `guard`, cuts that would leave the file unparsable are skipped
-/// (see [`Ranges::guarded`]).
+/// (see [`Ranges::guarded`]) and counted in `state`, whose needed share starts and learns
+/// from each list.
 #[expect(
     clippy::too_many_arguments,
     reason = "a level walk needs the pass's name, settings and the level function"
@@ -693,6 +409,7 @@ impl Syntax {
 pub(crate) fn by_levels<C: Cut>(
     session: &mut Session,
     name: &str,
+    state: &mut PassState,
     minimiser: Minimiser,
     guard: bool,
     path: &RelPath,
@@ -725,59 +442,14 @@ pub(crate) fn by_levels<C: Cut>(
                 return Ok(Some(accepted));
             };
             let mut list = list.guarded(session, guard);
-            let outcome = minimise(session, name, minimiser, &mut list)?;
-            session.note_unparsable(name, list.unparsable());
+            let outcome = minimise(session, name, minimiser, &mut state.needed, &mut list)?;
+            state.unparsable += list.unparsable();
             let Some(n) = outcome else {
                 return Ok(None);
             };
             accepted += n;
         }
         depth += 1;
-    }
-}
-
-impl Pass for Syntax {
-    fn name(&self) -> &'static str {
-        "syntax"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let name = self.name();
-        per_file(
-            session,
-            ctx,
-            false,
-            |session, path| match crate::reduce::syntax::lang_for_path(path) {
-                Some(lang) => Syntax::file(session, name, ctx.minimiser, path, lang),
-                None => Ok(Some(0)),
-            },
-        )
-    }
-}
-
-/// Line deletion to 1-minimality.
-#[derive(Debug, Default)]
-pub struct Lines;
-
-impl Pass for Lines {
-    fn name(&self) -> &'static str {
-        "lines"
-    }
-
-    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
-        let name = self.name();
-        per_file(session, ctx, false, |session, path| {
-            let Some((data, _)) = file_state(session, path) else {
-                return Ok(Some(0));
-            };
-            let Some(lines) = Ranges::new(session, path, line_ranges(&data), "line", true) else {
-                return Ok(Some(0));
-            };
-            let mut lines = lines.guarded(session, ctx.syntax_guard);
-            let outcome = minimise(session, name, ctx.minimiser, &mut lines);
-            session.note_unparsable(name, lines.unparsable());
-            outcome
-        })
     }
 }
 
@@ -790,20 +462,5 @@ mod tests {
         assert_eq!(line_ranges(b"a\nbb\nc"), vec![0..2, 2..5, 5..6]);
         assert_eq!(line_ranges(b""), Vec::<Range<usize>>::new());
         assert_eq!(line_ranges(b"\n"), vec![0..1]);
-    }
-
-    #[test]
-    fn strip_keeps_code_and_shebangs_but_drops_blank_and_comment_lines() {
-        let py = b"#!/usr/bin/env python3\n# comment\n\nx = 1  # trailing\n    # indented\n";
-        let kept: Vec<_> = strip_ranges("a.py", py)
-            .into_iter()
-            .map(|r| String::from_utf8_lossy(&py[r]).to_string())
-            .collect();
-        assert_eq!(kept, ["#!/usr/bin/env python3\n", "x = 1  # trailing\n"]);
-        // `#include` is code in C, not a comment.
-        let c = b"#include <stdio.h>\n// note\nint x;\n";
-        assert_eq!(strip_ranges("a.c", c).len(), 2);
-        // Unknown types: only blank lines go.
-        assert_eq!(strip_ranges("notes", b"# a\n\nb\n").len(), 2);
     }
 }

@@ -14,7 +14,7 @@ use std::ops::Range;
 use crate::bytes::{DeletionSearch, RestartPolicy};
 use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
-use crate::reduce::passes::{
+use crate::reduce::pass::{
     Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, per_file,
 };
 use crate::reduce::session::{Candidate, Session};

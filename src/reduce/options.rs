@@ -1,0 +1,241 @@
+//! What a reduction is asked to do: its options, the passes and levels it may run, the
+//! budgets and timeouts it derives, and why it may stop early.
+//!
+//! These are plain values shared by the driver in [`crate::reduce`], the session and the
+//! passes; this module imports nothing else from the reducer.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::oracle::OracleSpec;
+use crate::runner::{CommandSpec, Termination};
+use crate::tree::IgnoreRules;
+
+/// The floor of the derived per-candidate timeout.
+pub const TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
+/// The derived timeout is this many times the slowest baseline run.
+pub const TIMEOUT_FACTOR: u32 = 3;
+/// The timeout of baseline runs when `--timeout` is not given.
+pub const BASELINE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Why a reduction stopped before its fixed point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// `--max-attempts` was reached.
+    MaxAttempts,
+    /// `--max-duration` was reached.
+    MaxDuration,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// Which passes run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PassName {
+    /// Delete files and directories.
+    Files,
+    /// Empty each file; strip blank and comment lines.
+    Prelude,
+    /// Delete entries of package manifests.
+    Manifests,
+    /// Delete syntax nodes (tree-sitter grammars).
+    Syntax,
+    /// Delete a top-level declaration with the uses of its name.
+    Declarations,
+    /// Delete blocks by indentation and brackets.
+    Blocks,
+    /// Delete lines.
+    Lines,
+    /// Unwrap blocks (drop a header and its closing lines, dedent the body).
+    Unwrap,
+    /// Delete tokens inside lines (`--level tokens`).
+    Tokens,
+    /// Delete single characters (`--level chars`).
+    Chars,
+}
+
+impl PassName {
+    /// All passes, coarse to fine.
+    pub const ALL: [PassName; 10] = [
+        PassName::Files,
+        PassName::Prelude,
+        PassName::Manifests,
+        PassName::Syntax,
+        PassName::Declarations,
+        PassName::Blocks,
+        PassName::Lines,
+        PassName::Unwrap,
+        PassName::Tokens,
+        PassName::Chars,
+    ];
+
+    /// The passes of `level`, coarse to fine: everything down to whole lines, then tokens,
+    /// then characters.
+    pub fn up_to(level: Level) -> Vec<PassName> {
+        PassName::ALL
+            .into_iter()
+            .filter(|p| match p {
+                PassName::Tokens => level >= Level::Tokens,
+                PassName::Chars => level >= Level::Chars,
+                _ => true,
+            })
+            .collect()
+    }
+}
+
+/// How fine the cuts of a reduction go: the default pass list ends at whole lines, tokens
+/// or characters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    /// Files, manifest entries, syntax nodes, blocks and lines.
+    #[default]
+    Lines,
+    /// Those, then tokens inside lines.
+    Tokens,
+    /// Those, then single characters.
+    Chars,
+}
+
+/// How chunk sizes shrink from round to round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Minimiser {
+    /// Counter-based probabilistic delta debugging.
+    #[default]
+    Cdd,
+    /// Chunks that halve from the whole list.
+    Halving,
+}
+
+/// How a candidate is sampled (seed semantics: fresh copy per sample, timeouts and
+/// resource failures are hard non-passes, no cache while sampling).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampling {
+    /// Planned samples per candidate.
+    pub runs: u64,
+    /// Passes needed.
+    pub min_passes: u64,
+    /// Exact rate gate, when set.
+    pub rate: Option<f64>,
+    /// Confidence of the rate gate and of the confidence sequence.
+    pub confidence: f64,
+    /// Run-wide confidence: each changed candidate family `j` gets
+    /// `alpha_j = min(1 - confidence, (1 - C) / (j (j + 1)))`.
+    pub run_confidence: Option<f64>,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            runs: 1,
+            min_passes: 1,
+            rate: None,
+            confidence: 0.95,
+            run_confidence: None,
+        }
+    }
+}
+
+impl Sampling {
+    /// Whether candidates are sampled more than once (the cache is then off).
+    pub fn repeated(&self) -> bool {
+        self.runs > 1
+    }
+}
+
+/// Everything a reduction needs to know.
+#[derive(Clone, Debug)]
+pub struct ReduceOptions {
+    /// The tree to reduce (never modified).
+    pub source: PathBuf,
+    /// Where the result goes (must not exist).
+    pub output: PathBuf,
+    /// The failing command.
+    pub command: CommandSpec,
+    /// The oracle configuration.
+    pub oracle: OracleSpec,
+    /// Which entries take part.
+    pub rules: IgnoreRules,
+    /// Per-candidate timeout; derived from the baseline when `None`.
+    pub timeout: Option<Duration>,
+    /// Parallel jobs (at least 1).
+    pub jobs: usize,
+    /// Baseline runs (at least 2).
+    pub baseline_runs: usize,
+    /// Proceed even when the empty tree reproduces.
+    pub allow_trivial: bool,
+    /// Candidate budget.
+    pub max_attempts: Option<u64>,
+    /// Time budget for the reduction passes.
+    pub max_duration: Option<Duration>,
+    /// Passes to run.
+    pub passes: Vec<PassName>,
+    /// How the deletion passes shrink their chunks.
+    pub minimiser: Minimiser,
+    /// Whether the blocks and lines passes skip cuts that would leave a file that parses
+    /// (with a known grammar) unparsable.
+    pub syntax_guard: bool,
+    /// Content-addressed cache capacity in entries.
+    pub cache_capacity: usize,
+    /// Baseline runs that must reproduce (`None`: all of them).
+    pub min_baseline_passes: Option<u64>,
+    /// Exact rate gate on the baseline.
+    pub min_baseline_rate: Option<f64>,
+    /// How candidates are sampled.
+    pub sampling: Sampling,
+    /// Holdout runs on the final tree (0: none).
+    pub holdout_runs: u64,
+    /// Holdout target rate.
+    pub min_holdout_rate: f64,
+    /// Holdout confidence.
+    pub holdout_confidence: f64,
+    /// Runs of the command that must still fit in `max_duration` after the passes stop (a
+    /// later holdout): the passes' deadline moves earlier by this many times twice the last
+    /// baseline run's duration.
+    pub reserve_runs: u64,
+}
+
+impl ReduceOptions {
+    /// Defaults for everything but the source, output and command.
+    pub fn new(source: PathBuf, output: PathBuf, argv: Vec<String>) -> ReduceOptions {
+        ReduceOptions {
+            source,
+            output,
+            command: CommandSpec {
+                argv,
+                env: Vec::new(),
+            },
+            oracle: OracleSpec::default(),
+            rules: IgnoreRules::default(),
+            timeout: None,
+            jobs: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            baseline_runs: 2,
+            allow_trivial: false,
+            max_attempts: None,
+            max_duration: None,
+            passes: PassName::up_to(Level::default()),
+            minimiser: Minimiser::default(),
+            syntax_guard: true,
+            cache_capacity: 200_000,
+            min_baseline_passes: None,
+            min_baseline_rate: None,
+            sampling: Sampling::default(),
+            holdout_runs: 0,
+            min_holdout_rate: 0.9,
+            holdout_confidence: 0.95,
+            reserve_runs: 0,
+        }
+    }
+}
+
+/// One baseline run, for reports.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BaselineRun {
+    /// How it ended.
+    pub termination: Termination,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+}

@@ -1,0 +1,129 @@
+//! The files pass: hierarchical deletion of files and directories, level by level, each
+//! with the lines of other files that reference it (see [`super::references`]).
+
+use crate::reduce::ReduceError;
+use crate::reduce::edits::Mutation;
+use crate::reduce::pass::{
+    Elements, Pass, PassContext, PassResult, PassState, complement, file_state, minimise,
+};
+use crate::reduce::session::{Candidate, Session};
+use crate::tree::{Node, RelPath};
+
+use super::references::references_to;
+
+/// Hierarchical deletion of files and directories.
+#[derive(Debug, Default)]
+pub struct Files {
+    state: PassState,
+}
+
+/// The children of one directory, as a list to minimise.
+struct Paths(Vec<RelPath>);
+
+impl Elements for Paths {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn weight(&self, session: &Session, i: usize) -> u64 {
+        session.current.weight(&self.0[i]) + 1
+    }
+
+    fn candidate(&self, session: &Session, chunk: &[usize], _: &[usize]) -> Option<Candidate> {
+        let paths: Vec<RelPath> = chunk.iter().map(|&i| self.0[i].clone()).collect();
+        let mut label = describe_removal(&paths);
+        // The lines that name what goes (`mod x;`, `#include "x.h"`, `import x`) go too.
+        let references = references_to(&session.current, &paths);
+        let mut parts = vec![Mutation::Remove(paths)];
+        let lines: usize = references.iter().map(|(_, _, cut)| cut.len()).sum();
+        if lines > 0 {
+            label.push_str(&format!(
+                " with {lines} line{} that reference{} it",
+                if lines == 1 { "" } else { "s" },
+                if lines == 1 { "s" } else { "" }
+            ));
+        }
+        for (path, digest, cut) in references {
+            let Some((data, _)) = file_state(session, &path) else {
+                continue;
+            };
+            parts.push(Mutation::Keep {
+                path,
+                expect: digest,
+                keep: complement(data.len(), &cut),
+            });
+        }
+        let mutation = if parts.len() == 1 {
+            parts.pop()?
+        } else {
+            Mutation::Union(parts)
+        };
+        Some(Candidate { label, mutation })
+    }
+
+    fn remove(&mut self, _: &Session, gone: &[usize]) {
+        let mut i = 0;
+        self.0.retain(|_| {
+            i += 1;
+            gone.binary_search(&(i - 1)).is_err()
+        });
+    }
+}
+
+fn describe_removal(paths: &[RelPath]) -> String {
+    match paths {
+        [one] => format!("delete {one}"),
+        [first, .., last] => format!("delete {} entries, {first} to {last}", paths.len()),
+        [] => "delete nothing".to_string(),
+    }
+}
+
+impl Pass for Files {
+    fn name(&self) -> &'static str {
+        "files"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let mut result = PassResult::default();
+        loop {
+            let mut round = 0;
+            let mut queue: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+            queue.push_back(String::new());
+            while let Some(dir) = queue.pop_front() {
+                if !dir.is_empty() && !session.current.entries.contains_key(dir.as_str()) {
+                    continue;
+                }
+                let elements: Vec<RelPath> = session
+                    .current
+                    .children(&dir)
+                    .into_iter()
+                    .filter(|p| !ctx.protected(p))
+                    .collect();
+                let Some(n) = minimise(
+                    session,
+                    self.name(),
+                    ctx.minimiser,
+                    &mut self.state.needed,
+                    &mut Paths(elements),
+                )?
+                else {
+                    result.accepted += round;
+                    return Ok(self.state.result(result.accepted));
+                };
+                round += n;
+                for child in session.current.children(&dir) {
+                    if matches!(
+                        session.current.entries.get(&child).map(|e| &e.node),
+                        Some(Node::Dir)
+                    ) {
+                        queue.push_back(child.to_string());
+                    }
+                }
+            }
+            result.accepted += round;
+            if round == 0 {
+                return Ok(self.state.result(result.accepted));
+            }
+        }
+    }
+}

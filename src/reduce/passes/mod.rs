@@ -1,0 +1,65 @@
+//! The reducer's passes, coarse to fine, one module each, and the list the driver runs.
+//!
+//! - [`Files`]: hierarchical deletion over files and directories, level by level, with the
+//!   lines that reference what goes ([`references`]);
+//! - [`Prelude`]: per file, one probe that empties it and one that strips its blank and
+//!   comment lines;
+//! - [`Manifests`]: entries of package manifests;
+//! - [`Syntax`]: syntax nodes, level by level;
+//! - [`Declarations`]: a top-level declaration with the uses of its name;
+//! - [`Blocks`]: blocks by indentation and brackets, level by level;
+//! - [`Lines`]: line deletion to 1-minimality;
+//! - [`Unwrap`]: a block's header and closing lines, its body dedented;
+//! - [`Tokens`] and [`Chars`]: tokens inside lines, and single characters.
+//!
+//! Every pass is built on [`crate::reduce::pass`]; the deletion passes share the list
+//! minimiser of [`crate::reduce::minimise`].
+
+pub mod blocks;
+pub mod declarations;
+pub mod files;
+pub mod lines;
+pub mod manifests;
+pub mod prelude;
+pub mod references;
+pub mod syntax_nodes;
+pub mod tokens;
+pub mod unwrap;
+
+pub use blocks::Blocks;
+pub use declarations::Declarations;
+pub use files::Files;
+pub use lines::Lines;
+pub use manifests::Manifests;
+pub use prelude::Prelude;
+pub use syntax_nodes::Syntax;
+pub use tokens::{Chars, Tokens};
+pub use unwrap::Unwrap;
+
+use crate::reduce::options::PassName;
+use crate::reduce::pass::Pass;
+
+/// The pass that `name` stands for, with nothing learned yet.
+pub fn build(name: PassName) -> Box<dyn Pass> {
+    match name {
+        PassName::Prelude => Box::new(Prelude),
+        PassName::Files => Box::<Files>::default(),
+        PassName::Manifests => Box::new(Manifests),
+        PassName::Syntax => Box::<Syntax>::default(),
+        PassName::Declarations => Box::new(Declarations),
+        PassName::Blocks => Box::<Blocks>::default(),
+        PassName::Lines => Box::<Lines>::default(),
+        PassName::Unwrap => Box::<Unwrap>::default(),
+        PassName::Tokens => Box::new(Tokens),
+        PassName::Chars => Box::new(Chars),
+    }
+}
+
+/// The passes of `enabled`, in the order they run: coarse to fine, as in [`PassName::ALL`].
+pub fn list(enabled: &[PassName]) -> Vec<Box<dyn Pass>> {
+    PassName::ALL
+        .iter()
+        .filter(|p| enabled.contains(p))
+        .map(|p| build(*p))
+        .collect()
+}

@@ -1,0 +1,58 @@
+//! The unwrap pass: drops a block's header and closing lines and dedents its body, level by
+//! level (see [`crate::reduce::blocks::unwrap_cuts`]).
+
+use crate::reduce::ReduceError;
+use crate::reduce::blocks::{blocks, classify, siblings_at, unwrap_cuts};
+use crate::reduce::pass::{
+    Pass, PassContext, PassResult, PassState, by_levels, line_ranges, per_file,
+};
+use crate::reduce::session::Session;
+
+/// Unwraps blocks level by level: drops a block's header and closing lines and dedents its
+/// body, so that what the body holds survives without what wraps it (`if`, a loop, a
+/// function or class around the code the failure needs).
+#[derive(Debug, Default)]
+pub struct Unwrap {
+    state: PassState,
+}
+
+impl Pass for Unwrap {
+    fn name(&self) -> &'static str {
+        "unwrap"
+    }
+
+    fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        let name = self.name();
+        let state = &mut self.state;
+        let result = per_file(session, ctx, false, |session, path| {
+            by_levels(
+                session,
+                name,
+                state,
+                ctx.minimiser,
+                ctx.syntax_guard,
+                path,
+                "unwrap",
+                true,
+                |data, depth| {
+                    let ranges = line_ranges(data);
+                    let lines = classify(data, &ranges);
+                    let forest = blocks(data);
+                    let level = siblings_at(&forest, depth);
+                    (!level.is_empty()).then(|| {
+                        level
+                            .iter()
+                            .map(|siblings| {
+                                siblings
+                                    .iter()
+                                    .filter_map(|b| unwrap_cuts(&lines, &ranges, b))
+                                    .collect()
+                            })
+                            .collect()
+                    })
+                },
+            )
+        })?;
+        Ok(self.state.result(result.accepted))
+    }
+}
