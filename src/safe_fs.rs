@@ -566,4 +566,39 @@ mod tests {
         let err = read_capped(&dir.path().join("gone"), 9).unwrap_err();
         assert!(matches!(err, SafeFsError::NotFound { .. }), "{err}");
     }
+
+    #[test]
+    fn mutations_are_written_over_regular_files_only_never_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/calc.py"), "old text, longer than the new").unwrap();
+        overwrite_inside(&root, "src/calc.py", b"new").unwrap();
+        assert_eq!(std::fs::read(root.join("src/calc.py")).unwrap(), b"new");
+        // A symlinked file, a symlinked directory, a FIFO and a missing file are refused,
+        // and nothing outside the tree changes.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("calc.py"), "outside").unwrap();
+        std::os::unix::fs::symlink(outside.join("calc.py"), root.join("src/link.py")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("lib")).unwrap();
+        nix::unistd::mkfifo(&root.join("src/fifo.py"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::create_dir_all(root.join("src/dir.py")).unwrap();
+        for rel in [
+            "src/link.py",
+            "lib/calc.py",
+            "src/fifo.py",
+            "src/dir.py",
+            "src/gone.py",
+            "../outside/calc.py",
+        ] {
+            let err = overwrite_inside(&root, rel, b"x").unwrap_err();
+            assert!(
+                err.to_string().contains(&format!("cannot write `{rel}`")),
+                "{err}"
+            );
+        }
+        assert_eq!(std::fs::read(outside.join("calc.py")).unwrap(), b"outside");
+        assert!(!root.join("src/gone.py").exists());
+    }
 }
