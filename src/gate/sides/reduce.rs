@@ -202,9 +202,10 @@ fn run_reduce_side(
             interrupt,
             None,
         )?;
-        // For people: how each pass spent its time (the judge never reads it).
+        // For people: how each pass spent its time (the judge never reads it, so a failure
+        // to write it does not fail the side).
         if let Ok(text) = serde_json::to_string_pretty(&reduction.phases) {
-            let _ = std::fs::write(side.options.out.join("reduce-phases.json"), text);
+            let _ = super::write_file(&side.options.out.join("reduce-phases.json"), &text);
         }
         // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
         // Its runs are spread over the workers, each in its own prepared worktree.
