@@ -24,6 +24,7 @@
 //! # Overview
 //! - [`tree`]: the closed tree model, ignore rules and fingerprints;
 //! - [`workspace`]: directories kept equal to a tree with delta application;
+//! - [`safe_fs`]: bounded reads and writes that never follow a symlink;
 //! - [`runner`]: one command in its own process group, with timeout and output cap;
 //! - [`signature`] and [`oracle`]: normalisation, failure signatures, the same-failure test;
 //! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
@@ -42,6 +43,7 @@ pub mod oracle;
 pub mod reduce;
 pub mod report;
 pub mod runner;
+pub mod safe_fs;
 pub mod signature;
 pub mod stats;
 pub mod tree;

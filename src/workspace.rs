@@ -29,7 +29,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -88,11 +88,7 @@ fn is_kind(stat: &FileStat, kind: SFlag) -> bool {
 
 /// Opens a directory for lookups relative to it.
 fn open_dir_fd(path: &Path) -> Result<fs::File, TreeError> {
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(io_err("open", path))
+    crate::safe_fs::open_dir(path).map_err(|e| io_err("open", path)(e.into()))
 }
 
 fn root_key() -> RelPath {
@@ -188,17 +184,6 @@ fn write_entry(path: &Path, entry: &Entry) -> Result<(), TreeError> {
             .map_err(io_err("set permissions of", path))?;
     }
     Ok(())
-}
-
-/// Replaces the bytes of the existing regular file at `path`, keeping its inode.
-fn rewrite(path: &Path, data: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
-    file.write_all(data)
 }
 
 /// Whether the file or symlink at `path`, whose metadata is `meta`, holds exactly `expected`.
@@ -621,7 +606,7 @@ impl Workspace {
                     // A file of ours (its stamp held, or it was just checked) is rewritten in
                     // place, which is much cheaper than a new inode on some filesystems; one
                     // that cannot be opened for writing is replaced.
-                    if rewrite(&full, data).is_err() {
+                    if crate::safe_fs::rewrite(&full, data).is_err() {
                         remove_any(&full)?;
                         fs::write(&full, data).map_err(io_err("write", &full))?;
                     }

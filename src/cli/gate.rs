@@ -249,7 +249,8 @@ fn publish_reports(console: &Console, out: &std::path::Path, names: &[&str], cap
     }
 }
 
-/// `exec`: prints nothing on success, exits 0 always.
+/// `exec`: prints nothing on success and exits 0 whatever the side found; exits 1 only when
+/// a report cannot be written.
 pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
     let side = match args.side {
@@ -269,14 +270,17 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
                 local_config: local,
             };
             let base_report = args.base_report.clone().unwrap_or_default();
-            gate::certificate::reduce_side(
-                &gate::certificate::ReduceSide {
+            let written = gate::sides::reduce::reduce_side(
+                &gate::sides::reduce::ReduceSide {
                     options: &options,
                     base_report: &base_report,
                     holdout_runs: args.holdout_runs,
                 },
                 interrupt,
             );
+            if let Err(err) = written {
+                return write_failed(&console, &err);
+            }
             publish_reports(
                 &console,
                 &args.out,
@@ -291,8 +295,11 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
         Err(message) => {
             // The marker carries the problem to the judge.
             let commit = side.commit(&args.commits.base, &args.commits.head);
-            exec::write_error_markers(&args.out, side, commit, &message);
+            let written = exec::write_error_markers(&args.out, side, commit, &message);
             console.err(&format!("error: {message}"));
+            if let Err(err) = written {
+                return write_failed(&console, &err);
+            }
             publish_reports(&console, &args.out, side.reports(), TEST_REPORT_CAP);
             return Exit::Ok;
         }
@@ -307,9 +314,18 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
         budget: budget(args.budget_ms, side),
         local_config: local,
     };
-    exec::exec(&options, interrupt);
+    if let Err(err) = exec::exec(&options, interrupt) {
+        return write_failed(&console, &err);
+    }
     publish_reports(&console, &args.out, side.reports(), TEST_REPORT_CAP);
     Exit::Ok
+}
+
+/// A side's own report could not be written: said on stderr, and the exit status is 1 (the
+/// judge would find no report, or an earlier one).
+fn write_failed(console: &Console, err: &exec::WriteReportError) -> Exit {
+    console.err(&format!("error: {}", with_causes(err)));
+    Exit::Error
 }
 
 /// On GitHub Actions: annotations on stderr, the step summary and the `verdict` and `line`

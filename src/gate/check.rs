@@ -13,6 +13,29 @@ use crate::gate::readers::ReadContext;
 use crate::gate::test_report::Status;
 use crate::runner::{self, CommandSpec, Termination};
 
+/// Why the build directory of a worker cannot be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum CargoTargetError {
+    /// It could not be made.
+    #[error("cannot create the build directory `{}`: {source}", dir.display())]
+    Create {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It could not be emptied.
+    #[error("cannot empty the build directory `{}`: {source}", dir.display())]
+    Empty {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// What to check.
 #[derive(Clone, Debug)]
 pub struct CheckSpec {
@@ -46,13 +69,13 @@ pub fn check(spec: &CheckSpec) -> (i32, String) {
     if spec.command.contains("{node_reporter}") {
         let _ = std::fs::write(&reporter, crate::gate::node_test::REPORTER);
     }
-    let command = crate::gate::exec::expand(
+    let command = crate::gate::sides::expand(
         &spec.command,
         std::slice::from_ref(&spec.file),
         &report,
         &reporter,
     );
-    let mut env = crate::gate::exec::side_env();
+    let mut env = crate::gate::sides::side_env();
     let never = std::sync::atomic::AtomicBool::new(false);
     if let Some(root) = &spec.cargo_target_root {
         match cargo_target(root, &cwd, &tmp, spec.timeout, &never) {
@@ -97,7 +120,7 @@ pub fn check(spec: &CheckSpec) -> (i32, String) {
         root: &root,
         selected: &selected,
     };
-    let parsed = crate::gate::exec::read_report(spec.format, &bytes, &ctx);
+    let parsed = crate::gate::sides::read_report(spec.format, &bytes, &ctx);
     let report = match parsed {
         Ok(report) => report,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
@@ -145,13 +168,15 @@ fn cargo_target(
     tmp: &std::path::Path,
     timeout: std::time::Duration,
     never: &std::sync::atomic::AtomicBool,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, CargoTargetError> {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(cwd.as_os_str().as_encoded_bytes());
     let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     let dir = root.join(name);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("cannot create the build directory `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| CargoTargetError::Create {
+        dir: dir.clone(),
+        source,
+    })?;
     let env = vec![("CARGO_TARGET_DIR".to_string(), dir.display().to_string())];
     let metadata = CommandSpec {
         argv: [
@@ -187,7 +212,10 @@ fn cargo_target(
         // Whatever cargo could not clean goes entirely.
         std::fs::remove_dir_all(&dir)
             .and_then(|()| std::fs::create_dir_all(&dir))
-            .map_err(|e| format!("cannot empty the build directory `{}`: {e}", dir.display()))?;
+            .map_err(|source| CargoTargetError::Empty {
+                dir: dir.clone(),
+                source,
+            })?;
     }
     Ok(dir)
 }

@@ -17,8 +17,7 @@
 //! to `repromin[/]v1`. An annotation can therefore neither be nor contain a result line.
 
 use std::fmt::Write as _;
-use std::io::{Read as _, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::gate::line::{self, CertificateVerdict, ResultLine, TestClass, Verdict};
@@ -132,24 +131,19 @@ pub fn format_outputs(outputs: &[(String, String)]) -> Result<String, GithubErro
 /// # Errors
 /// The path is a symlink, not a regular file, or cannot be opened or written.
 pub fn append(path: &Path, text: &str) -> Result<(), GithubError> {
-    use nix::fcntl::OFlag;
-    let file = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o644)
-        // O_NONBLOCK: opening a FIFO must not hang; it is refused below.
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).bits())
-        .open(path)
-        .map_err(|source| GithubError::Open {
+    use crate::safe_fs::SafeFsError;
+    let mut file = crate::safe_fs::open_append(path, 0o644).map_err(|err| match err {
+        SafeFsError::NotFound { source, .. }
+        | SafeFsError::Symlink { source, .. }
+        | SafeFsError::Open { source, .. }
+        | SafeFsError::Io { source, .. } => GithubError::Open {
             path: path.to_path_buf(),
             source,
-        })?;
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(GithubError::NotRegular {
+        },
+        SafeFsError::WrongKind { .. } | SafeFsError::TooLarge { .. } => GithubError::NotRegular {
             path: path.to_path_buf(),
-        });
-    }
-    let mut file = file;
+        },
+    })?;
     file.write_all(text.as_bytes())
         .map_err(|source| GithubError::Write {
             path: path.to_path_buf(),
@@ -180,22 +174,18 @@ pub fn report_outputs(
     for name in names {
         let file_name = format!("{name}.report");
         let path = dir.join(&file_name);
-        let read_error = |source| GithubError::ReadReport {
-            path: dir.join(&file_name),
-            source,
+        let value = match crate::safe_fs::read_prefix_to_string(&path, cap as u64 + 1) {
+            Ok(value) => value,
+            Err(crate::safe_fs::SafeFsError::WrongKind { .. }) => {
+                return Err(GithubError::NotRegular { path });
+            }
+            Err(err) => {
+                return Err(GithubError::ReadReport {
+                    path,
+                    source: err.into(),
+                });
+            }
         };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
-            .open(&path)
-            .map_err(read_error)?;
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(GithubError::NotRegular { path });
-        }
-        let mut value = String::new();
-        file.take(cap as u64 + 1)
-            .read_to_string(&mut value)
-            .map_err(read_error)?;
         if value.len() > cap {
             return Err(GithubError::ReportTooLong { path, cap });
         }

@@ -4,7 +4,7 @@
 //! carries its own evidence instead: a spec beside a test file,
 //! `<test file minus extension>.mutations.json`, that names up to five small edits of
 //! source files (`find` replaced by `replace`) and, for each, the tests that must fail
-//! under it. The mutants side ([`crate::gate::exec`]) applies each edit to the merge base
+//! under it. The mutants side ([`crate::gate::sides`]) applies each edit to the merge base
 //! with the head's tests laid over it, runs the spec's test file, and reports what failed;
 //! the judge ([`classify`]) decides whether each mutant was killed, and by assertions only.
 //!
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::gate::config::{ConfigError, RepoConfig};
 use crate::gate::encode::{DecodeError, INFLATED_CAP, Outcome, TEST_REPORT_CAP};
-use crate::gate::git::Repo;
+use crate::gate::git::{GitError, Repo};
 use crate::gate::line::{MutantLine, MutantOutcome, Mutants, MutantsVerdict};
 use crate::gate::plan::{Planned, SPEC_SUFFIX, is_changeset, is_spec};
 use crate::gate::test_report::{Status, TestCase, TestReport};
@@ -313,8 +313,8 @@ pub fn test_file_of_spec(
     spec: &str,
     files: &[String],
     config: &RepoConfig,
-) -> Result<String, String> {
-    let globs = config.globs("configuration").map_err(|e| e.to_string())?;
+) -> Result<String, TestFileError> {
+    let globs = config.globs("configuration")?;
     let stem = spec.strip_suffix(SPEC_SUFFIX).unwrap_or(spec);
     let beside: Vec<&String> = files
         .iter()
@@ -326,16 +326,95 @@ pub fn test_file_of_spec(
         .collect();
     match beside.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(format!("`{spec}` has no test file beside it")),
-        many => {
-            let names: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
-            Err(format!(
-                "`{spec}` has {} test files beside it ({})",
-                many.len(),
-                names.join(", ")
-            ))
-        }
+        [] => Err(TestFileError::None {
+            spec: spec.to_string(),
+        }),
+        many => Err(TestFileError::Several {
+            spec: spec.to_string(),
+            names: many.iter().map(|s| (*s).clone()).collect(),
+        }),
     }
+}
+
+/// Why a spec has no single test file beside it.
+#[derive(Debug, thiserror::Error)]
+pub enum TestFileError {
+    /// The configuration's globs do not compile.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No test file is beside the spec.
+    #[error("`{spec}` has no test file beside it")]
+    None {
+        /// The spec.
+        spec: String,
+    },
+    /// Several test files are beside the spec.
+    #[error("`{spec}` has {} test files beside it ({})", names.len(), names.join(", "))]
+    Several {
+        /// The spec.
+        spec: String,
+        /// The test files.
+        names: Vec<String>,
+    },
+}
+
+/// What is wrong with one spec.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecProblem {
+    /// git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The spec is not in the head's tree.
+    #[error("not found at head")]
+    NotAtHead,
+    /// The spec is not UTF-8.
+    #[error("not UTF-8")]
+    NotUtf8,
+    /// A mutated file is not UTF-8 at the merge base.
+    #[error("`{file}` is not UTF-8 at the merge base")]
+    BaseNotUtf8 {
+        /// The file.
+        file: String,
+    },
+    /// The spec does not parse or a mutation does not apply.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
+/// Why the specs of a pull request cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecsError {
+    /// git failed listing the head's tree.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// One spec is unusable.
+    #[error("`{path}`: {problem}")]
+    Spec {
+        /// The spec.
+        path: String,
+        /// What is wrong.
+        problem: SpecProblem,
+    },
+    /// A spec has no single test file.
+    #[error(transparent)]
+    TestFile(#[from] TestFileError),
+}
+
+/// Why the judge has no mutants report to classify.
+#[derive(Debug, thiserror::Error)]
+pub enum MutantsReportError {
+    /// The specs could not be loaded.
+    #[error(transparent)]
+    Specs(#[from] SpecsError),
+    /// No report was given.
+    #[error("no {SIDE} report was given")]
+    NotGiven,
+    /// The report file could not be read (the reader's message).
+    #[error("{0}")]
+    Read(Box<dyn std::error::Error + Send + Sync>),
+    /// The report did not decode.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
 }
 
 /// A spec read at head, checked against the merge base, with its test file.
@@ -359,35 +438,34 @@ pub fn load_specs(
     base: &str,
     head: &str,
     planned: &Planned,
-) -> Result<Vec<LoadedSpec>, String> {
-    let files: Vec<String> = repo
-        .ls_tree(head)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
+) -> Result<Vec<LoadedSpec>, SpecsError> {
+    let files: Vec<String> = repo.ls_tree(head)?.into_iter().map(|(p, _)| p).collect();
     let mut specs = Vec::new();
     for path in &planned.plan.mutations {
-        let named = |e: String| format!("`{path}`: {e}");
+        let named = |problem: SpecProblem| SpecsError::Spec {
+            path: path.clone(),
+            problem,
+        };
         let bytes = repo
             .blob(head, path)
-            .map_err(|e| named(e.to_string()))?
-            .ok_or_else(|| named("not found at head".into()))?;
-        let text = String::from_utf8(bytes).map_err(|_| named("not UTF-8".into()))?;
-        let spec = parse_spec(&text).map_err(|e| named(e.to_string()))?;
+            .map_err(|e| named(e.into()))?
+            .ok_or_else(|| named(SpecProblem::NotAtHead))?;
+        let text = String::from_utf8(bytes).map_err(|_| named(SpecProblem::NotUtf8))?;
+        let spec = parse_spec(&text).map_err(|e| named(e.into()))?;
         let test = test_file_of_spec(path, &files, &planned.config)?;
         let mut mutations = Vec::new();
         for m in spec.mutations {
-            let base_bytes = repo.blob(base, &m.file).map_err(|e| named(e.to_string()))?;
-            let base_text =
-                match base_bytes {
-                    Some(b) => Some(String::from_utf8(b).map_err(|_| {
-                        named(format!("`{}` is not UTF-8 at the merge base", m.file))
-                    })?),
-                    None => None,
-                };
+            let base_bytes = repo.blob(base, &m.file).map_err(|e| named(e.into()))?;
+            let base_text = match base_bytes {
+                Some(b) => Some(String::from_utf8(b).map_err(|_| {
+                    named(SpecProblem::BaseNotUtf8 {
+                        file: m.file.clone(),
+                    })
+                })?),
+                None => None,
+            };
             check_mutation(&m, base_text.as_deref(), &planned.config)
-                .map_err(|e| named(e.to_string()))?;
+                .map_err(|e| named(e.into()))?;
             mutations.push((m, base_text.unwrap_or_default()));
         }
         specs.push(LoadedSpec {
@@ -597,7 +675,7 @@ pub fn is_assertion_failure(test: &TestCase) -> bool {
 /// What the judge concludes from the specs and the mutants side's report.
 pub fn classify(
     specs: &[LoadedSpec],
-    report: Result<MutantsReport, String>,
+    report: Result<MutantsReport, MutantsReportError>,
     base: &str,
 ) -> Mutants {
     let error = |message: String| Mutants {
@@ -607,7 +685,7 @@ pub fn classify(
     };
     let report = match report {
         Ok(report) => report,
-        Err(message) => return error(message),
+        Err(err) => return error(err.to_string()),
     };
     if report.commit != base {
         return error(format!(
@@ -951,19 +1029,25 @@ mod tests {
         let files = |names: &[&str]| names.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
         let spec = "tests/test_parse.mutations.json";
         let found = test_file_of_spec(spec, &files(&[spec, "tests/test_parse.py"]), &c);
-        assert_eq!(found.as_deref(), Ok("tests/test_parse.py"));
+        assert_eq!(found.unwrap(), "tests/test_parse.py");
         let none = test_file_of_spec(spec, &files(&[spec, "tests/test_parser.py"]), &c);
-        assert!(none.unwrap_err().contains("no test file beside it"));
+        assert!(
+            none.unwrap_err()
+                .to_string()
+                .contains("no test file beside it")
+        );
         let two = files(&["tests/test_parse.py", "tests/test_parse.pyi"]);
         let c2 = RepoConfig::parse(
             r#"{"version":1,"tests":["tests/test_*"],"command":"c","report":"junit"}"#,
             "t",
         )
         .unwrap();
-        let err = test_file_of_spec(spec, &two, &c2).unwrap_err();
+        let err = test_file_of_spec(spec, &two, &c2).unwrap_err().to_string();
         assert!(err.contains("2 test files beside it"), "{err}");
         // A file beside it that is not a test by the globs does not count.
-        let err = test_file_of_spec(spec, &files(&["tests/test_parse.txt"]), &c).unwrap_err();
+        let err = test_file_of_spec(spec, &files(&["tests/test_parse.txt"]), &c)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no test file"), "{err}");
     }
 
@@ -1283,7 +1367,7 @@ mod tests {
     #[test]
     fn unusable_reports_give_an_error_verdict() {
         let sha = "b".repeat(40);
-        let m = classify(&[spec()], Err("no mutants report was given".into()), &sha);
+        let m = classify(&[spec()], Err(MutantsReportError::NotGiven), &sha);
         assert_eq!(
             (m.verdict, m.error.as_deref()),
             (MutantsVerdict::Error, Some("no mutants report was given"))

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::util::{
-    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, run_env, sandbox, stderr,
-    stdout, tool_runs, vitest_modules,
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, run_env, sandbox,
+    stderr, stdout, tool_runs, vitest_modules,
 };
 
 const CALC_BUGGY: &str = "def add(a, b):\n    return a - b\n";
@@ -674,4 +674,29 @@ fn the_sandbox_clears_the_environment() {
         line(&["--sandbox-user", SANDBOX_USER])["tests"][0]["base"],
         "passed"
     );
+}
+
+#[test]
+fn exec_fails_when_it_cannot_write_its_reports() {
+    let (repo, base) = python_base();
+    let dir = tempfile::tempdir().unwrap();
+    // `--out` is a regular file, so no report can be written under it.
+    let out = dir.path().join("out");
+    std::fs::write(&out, "not a directory").unwrap();
+    let out_path = out.display().to_string();
+    let repo_path = repo.path().display().to_string();
+    let o = run(
+        &[
+            "exec", "--side", "head", "--out", &out_path, "--base", &base, "--head", &base,
+            "--repo", &repo_path,
+        ],
+        repo.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: cannot write the report") && err.contains("head.report"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "not a directory");
 }

@@ -305,11 +305,6 @@ impl GitRepo {
     }
 
     /// Writes files (an empty content deletes the file) and commits; returns the commit.
-    /// Renames a tracked file with `git mv`.
-    pub fn mv(&self, from: &str, to: &str) {
-        self.git(&["mv", from, to]);
-    }
-
     pub fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
         for (path, text) in files {
             let full = self.path().join(path);

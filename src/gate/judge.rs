@@ -1,0 +1,279 @@
+//! The judge: reads the sides' reports and git, runs no code of either commit, and makes
+//! the [`Judgement`] behind one strict [`line`](crate::gate::line). Every problem is an
+//! error verdict, never a failure of the judge.
+//!
+//! It reads each side's report file (a regular file of bounded size, never through a
+//! symlink), checks that it is for the commit it claims, classifies the plan's tests, and
+//! adds the certificate ([`certificate::verify`]) and the mutation check when they apply.
+
+use std::path::{Path, PathBuf};
+
+use crate::gate::certificate;
+use crate::gate::classify::{self, Classified, SideInput, SideInputError, Verdict};
+use crate::gate::config::RepoConfig;
+use crate::gate::encode::{self, TEST_REPORT_CAP};
+use crate::gate::git::{self, Repo};
+use crate::gate::line;
+use crate::gate::mutants::{self, MutantsReportError};
+use crate::gate::plan;
+
+/// What the judge reads.
+#[derive(Clone, Debug)]
+pub struct JudgeInput {
+    /// The repository (for git only).
+    pub repo: PathBuf,
+    /// The merge base.
+    pub base: String,
+    /// The head.
+    pub head: String,
+    /// `base.report`.
+    pub base_report: Option<PathBuf>,
+    /// `base-rerun.report`.
+    pub rerun_report: Option<PathBuf>,
+    /// `head.report`.
+    pub head_report: Option<PathBuf>,
+    /// `reduce.report`, for the certificate.
+    pub reduce_report: Option<PathBuf>,
+    /// `mutants.report`, for a pull request of tests alone that adds or changes a spec.
+    pub mutants_report: Option<PathBuf>,
+    /// A trusted local configuration.
+    pub local_config: Option<(RepoConfig, String)>,
+}
+
+/// The judge's result: the line and what it was made from.
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    /// The line's content.
+    pub line: line::ResultLine,
+    /// The classification behind it.
+    pub classified: Classified,
+}
+
+const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
+
+fn certificate_cap() -> usize {
+    encode::REDUCE_REPORT_CAP
+}
+
+/// Why a side's report file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportFileError {
+    /// It could not be opened (missing, a symlink, unreadable).
+    #[error("cannot read the {side} report `{}`: {source}", path.display())]
+    Open {
+        /// The side.
+        side: String,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is a directory, FIFO, device or socket.
+    #[error("the {side} report `{}` is not a regular file", path.display())]
+    NotRegular {
+        /// The side.
+        side: String,
+        /// The file.
+        path: PathBuf,
+    },
+    /// Reading it failed or it is not UTF-8.
+    #[error("the {side} report is malformed: {source}")]
+    Malformed {
+        /// The side.
+        side: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Reads a report file of at most `cap` characters (plus a newline): a regular file, never
+/// through a symlink, never waiting on a FIFO.
+fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, ReportFileError> {
+    use crate::safe_fs::SafeFsError;
+    let side = side.to_string();
+    crate::safe_fs::read_prefix_to_string(path, cap as u64 + 2).map_err(|err| match err {
+        SafeFsError::NotFound { source, .. }
+        | SafeFsError::Symlink { source, .. }
+        | SafeFsError::Open { source, .. } => ReportFileError::Open {
+            side,
+            path: path.to_path_buf(),
+            source,
+        },
+        SafeFsError::WrongKind { .. } | SafeFsError::TooLarge { .. } => {
+            ReportFileError::NotRegular {
+                side,
+                path: path.to_path_buf(),
+            }
+        }
+        SafeFsError::Io { source, .. } => ReportFileError::Malformed { side, source },
+    })
+}
+
+/// Reads one report file under the cap: a regular file, never through a symlink.
+fn read_side(path: Option<&Path>, side: &str) -> SideInput {
+    let Some(path) = path else {
+        return Err(SideInputError::Missing { side: side.into() });
+    };
+    let text =
+        read_bounded(path, TEST_REPORT_CAP, side).map_err(|e| SideInputError::Unreadable {
+            message: e.to_string(),
+        })?;
+    Ok(encode::decode(&text, side, TEST_REPORT_CAP)?)
+}
+
+fn clip(message: &str) -> String {
+    let one_line: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    line::clip(&one_line, line::MAX_ERROR_CHARS, "...")
+}
+
+pub(crate) fn error_line(
+    head: &str,
+    base: &str,
+    message: &str,
+    config_edited: bool,
+) -> line::ResultLine {
+    let sha = |s: &str| {
+        if git::is_full_sha(s) {
+            s.to_string()
+        } else {
+            ZERO_SHA.to_string()
+        }
+    };
+    line::ResultLine {
+        head: sha(head),
+        merge_base: sha(base),
+        verdict: line::Verdict::Error,
+        error: Some(clip(message)),
+        config_edited,
+        counts: line::Counts::default(),
+        tests: Vec::new(),
+        deleted_tests: Vec::new(),
+        not_collected: Vec::new(),
+        truncated: false,
+        certificate: None,
+        mutants: None,
+    }
+}
+
+/// An error judgement for a problem found before judging (a bad option).
+pub fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
+    Judgement {
+        line: error_line(head, base, message, false),
+        classified: Classified {
+            verdict: Verdict::Error,
+            error: Some(message.to_string()),
+            rows: Vec::new(),
+            not_collected: Vec::new(),
+        },
+    }
+}
+
+/// Judges a pull request from its reports and git. Never fails: every problem is an error
+/// verdict.
+pub fn judge(input: &JudgeInput) -> Judgement {
+    let empty = Classified {
+        verdict: Verdict::Error,
+        error: None,
+        rows: Vec::new(),
+        not_collected: Vec::new(),
+    };
+    let repo = Repo::new(&input.repo);
+    for sha in [&input.base, &input.head] {
+        if let Err(err) = repo.commit(sha) {
+            return Judgement {
+                line: error_line(&input.head, &input.base, &err.to_string(), false),
+                classified: empty,
+            };
+        }
+    }
+    let planned = match plan::plan(&repo, &input.base, &input.head, input.local_config.clone()) {
+        Ok(planned) => planned,
+        Err(err) => {
+            return Judgement {
+                line: error_line(&input.head, &input.base, &err.to_string(), false),
+                classified: empty,
+            };
+        }
+    };
+    let base = read_side(input.base_report.as_deref(), "base");
+    let rerun = read_side(input.rerun_report.as_deref(), "base-rerun");
+    let head = read_side(input.head_report.as_deref(), "head");
+    // A report must be for the commit it claims to be for.
+    let check = |side: SideInput, want: &str| -> SideInput {
+        let report = side?;
+        if report.commit == want {
+            Ok(report)
+        } else {
+            Err(SideInputError::WrongCommit {
+                side: report.side,
+                commit: report.commit,
+                expected: want.to_string(),
+            })
+        }
+    };
+    let base = check(base, &input.base);
+    let rerun = check(rerun, &input.base);
+    let head = check(head, &input.head);
+    let classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
+    let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
+    let tests = classified
+        .rows
+        .iter()
+        .map(|row| line::TestLine {
+            file: row.file.clone(),
+            name: row.name.clone(),
+            class: row.class,
+            base: row.base,
+            rerun: row.rerun,
+            head: row.head,
+        })
+        .collect();
+    let certificate = input.reduce_report.as_deref().map(|path| {
+        let text = read_bounded(path, certificate_cap(), "reduce");
+        certificate::verify(&repo, &input.base, &input.head, &planned, &classified, text)
+    });
+    let mutants = planned
+        .plan
+        .checks_mutants()
+        .then(|| judge_mutants(&repo, input, &planned));
+    let result = line::ResultLine {
+        head: input.head.clone(),
+        merge_base: input.base.clone(),
+        verdict: classified.verdict,
+        error: classified.error.as_deref().map(clip),
+        config_edited: planned.plan.config_edited,
+        counts,
+        tests,
+        deleted_tests: planned.plan.deleted_tests.clone(),
+        not_collected: classified.not_collected.clone(),
+        truncated: false,
+        certificate,
+        mutants,
+    };
+    Judgement {
+        line: result,
+        classified,
+    }
+}
+
+/// The mutation check: the specs read at head and checked against the merge base, and
+/// the mutants side's report.
+fn judge_mutants(repo: &Repo, input: &JudgeInput, planned: &plan::Planned) -> line::Mutants {
+    let specs = match mutants::load_specs(repo, &input.base, &input.head, planned) {
+        Ok(specs) => specs,
+        Err(err) => return mutants::classify(&[], Err(err.into()), &input.base),
+    };
+    let report = match input.mutants_report.as_deref() {
+        None => Err(MutantsReportError::NotGiven),
+        Some(path) => match read_bounded(path, TEST_REPORT_CAP, mutants::SIDE) {
+            Ok(text) => mutants::decode(&text).map_err(MutantsReportError::Decode),
+            Err(err) => Err(MutantsReportError::Read(Box::new(err))),
+        },
+    };
+    mutants::classify(&specs, report, &input.base)
+}

@@ -1,0 +1,169 @@
+//! `run`: the local mode of the gate. It runs the base and head sides (and the mutants side
+//! when it applies) into one reports directory, judges, and when the verdict is reproduced
+//! runs the reduce side and judges again with its certificate.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use crate::gate::classify::{Classified, Verdict};
+use crate::gate::config::RepoConfig;
+use crate::gate::git::Repo;
+use crate::gate::judge::{self, JudgeInput, Judgement, judge, judge_error};
+use crate::gate::sides::{self, ExecOptions, Side, WriteReportError, reduce};
+use crate::gate::{line, mutants, plan};
+
+/// Where `run` puts the reports.
+enum OutDir {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl OutDir {
+    fn path(&self) -> &Path {
+        match self {
+            OutDir::Temp(dir) => dir.path(),
+            OutDir::Kept(dir) => dir,
+        }
+    }
+}
+
+/// What `run` needs.
+#[derive(Clone, Debug)]
+pub struct RunInput {
+    /// The repository.
+    pub repo: PathBuf,
+    /// The merge base.
+    pub base: String,
+    /// The head.
+    pub head: String,
+    /// A trusted local configuration.
+    pub local_config: Option<(RepoConfig, String)>,
+    /// Sandbox user for the base side.
+    pub sandbox_user: Option<String>,
+    /// Per-side deadline.
+    pub budget: std::time::Duration,
+    /// The mutants side's deadline.
+    pub mutants_budget: std::time::Duration,
+    /// Also run the reduce side and certify its result.
+    pub reduce: bool,
+    /// Holdout runs of the reduce side.
+    pub holdout_runs: u64,
+    /// Where to keep the reports (a directory that does not exist yet).
+    pub reports: Option<PathBuf>,
+}
+
+/// Runs both sides and the judge in one process.
+pub fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgement {
+    let made = match &input.reports {
+        // Kept: the directory must be new, so nothing of an earlier run is read or lost.
+        Some(dir) => std::fs::create_dir(dir).map(|()| OutDir::Kept(dir.clone())),
+        None => tempfile::Builder::new()
+            .prefix("repromin-run-")
+            .tempdir()
+            .map(OutDir::Temp),
+    };
+    let out = match made {
+        Ok(dir) => dir,
+        Err(err) => {
+            return Judgement {
+                line: judge::error_line(
+                    &input.head,
+                    &input.base,
+                    &format!("cannot create the reports directory: {err}"),
+                    false,
+                ),
+                classified: Classified {
+                    verdict: Verdict::Error,
+                    error: None,
+                    rows: Vec::new(),
+                    not_collected: Vec::new(),
+                },
+            };
+        }
+    };
+    for side in [Side::Base, Side::Head] {
+        let options = ExecOptions {
+            repo: input.repo.clone(),
+            base: input.base.clone(),
+            head: input.head.clone(),
+            out: out.path().to_path_buf(),
+            side,
+            sandbox_user: input.sandbox_user.clone(),
+            budget: input.budget,
+            local_config: input.local_config.clone(),
+        };
+        if let Err(err) = sides::exec(&options, interrupt) {
+            return write_failed(input, &err);
+        }
+    }
+    // The mutants side applies only to tests alone with a spec; the judge plans again.
+    let repo = Repo::new(&input.repo);
+    let planned = plan::plan(&repo, &input.base, &input.head, input.local_config.clone());
+    let mutants_ran = planned.is_ok_and(|p| p.plan.checks_mutants());
+    if mutants_ran {
+        let options = ExecOptions {
+            repo: input.repo.clone(),
+            base: input.base.clone(),
+            head: input.head.clone(),
+            out: out.path().to_path_buf(),
+            side: Side::Mutants,
+            sandbox_user: input.sandbox_user.clone(),
+            budget: input.mutants_budget,
+            local_config: input.local_config.clone(),
+        };
+        if let Err(err) = sides::exec(&options, interrupt) {
+            return write_failed(input, &err);
+        }
+    }
+    let report = |name: &str| Some(out.path().join(format!("{name}.report")));
+    let judged = |reduce_report: Option<PathBuf>| {
+        judge(&JudgeInput {
+            repo: input.repo.clone(),
+            base: input.base.clone(),
+            head: input.head.clone(),
+            base_report: report("base"),
+            rerun_report: report("base-rerun"),
+            head_report: report("head"),
+            reduce_report,
+            mutants_report: report(mutants::SIDE).filter(|_| mutants_ran),
+            local_config: input.local_config.clone(),
+        })
+    };
+    let first = judged(None);
+    // Only a reproduced verdict has a test worth certifying.
+    if !input.reduce || first.line.verdict != line::Verdict::Reproduced {
+        return first;
+    }
+    let options = ExecOptions {
+        repo: input.repo.clone(),
+        base: input.base.clone(),
+        head: input.head.clone(),
+        out: out.path().to_path_buf(),
+        side: Side::Base,
+        sandbox_user: None,
+        budget: input.budget,
+        local_config: input.local_config.clone(),
+    };
+    let base_report = out.path().join("base.report");
+    let reduced = reduce::reduce_side(
+        &reduce::ReduceSide {
+            options: &options,
+            base_report: &base_report,
+            holdout_runs: input.holdout_runs,
+        },
+        interrupt,
+    );
+    if let Err(err) = reduced {
+        return write_failed(input, &err);
+    }
+    judged(report("reduce"))
+}
+
+/// The error judgement when a side's report could not be written.
+fn write_failed(input: &RunInput, err: &WriteReportError) -> Judgement {
+    let message = match std::error::Error::source(err) {
+        Some(cause) => format!("{err}: {cause}"),
+        None => err.to_string(),
+    };
+    judge_error(&input.head, &input.base, &message)
+}

@@ -1,0 +1,83 @@
+//! The base and head sides: install and build at the side's commit, lay the head's tests
+//! over the base, then run the tests (`base` and `base-rerun`, or `head`).
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::git::Repo;
+use crate::gate::plan::Planned;
+
+use super::common::{
+    Deadline, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
+};
+use super::error::SideError;
+use super::{ExecOptions, Side};
+
+/// Runs the base or head side: its reports by name.
+pub(super) fn run_side(
+    options: &ExecOptions,
+    commit: &str,
+    interrupt: &AtomicBool,
+) -> Result<Vec<(String, SideReport)>, SideError> {
+    let deadline = Deadline(Instant::now() + options.budget);
+    let repo = Repo::new(&options.repo);
+    repo.commit(&options.base)?;
+    repo.commit(&options.head)?;
+    let Planned { plan, config, .. } = crate::gate::plan::plan(
+        &repo,
+        &options.base,
+        &options.head,
+        options.local_config.clone(),
+    )?;
+    if plan.tests.is_empty() {
+        return Ok(options
+            .side
+            .reports()
+            .iter()
+            .map(|name| {
+                let report = SideReport {
+                    v: crate::gate::encode::VERSION,
+                    side: (*name).to_string(),
+                    commit: commit.to_string(),
+                    outcome: Outcome::Skipped {
+                        reason: "the pull request changes no test".into(),
+                    },
+                };
+                ((*name).to_string(), report)
+            })
+            .collect());
+    }
+    let sandbox = side_sandbox(options)?;
+    with_worktree(&repo, commit, sandbox.is_some(), |tree, scratch| {
+        install_and_build(&config, tree, scratch, &deadline, interrupt)?;
+        if options.side == Side::Base {
+            overlay_tree(&repo, &options.head, &plan, tree)?;
+        }
+        let mut reports = Vec::new();
+        for name in options.side.reports() {
+            let limit = deadline.limit(Duration::from_secs(config.timeouts.test))?;
+            let outcome = test_run(
+                name,
+                &config,
+                &plan.tests,
+                tree,
+                scratch,
+                sandbox.as_ref(),
+                limit,
+                interrupt,
+            );
+            let report = match outcome {
+                Ok(outcome) => SideReport {
+                    v: crate::gate::encode::VERSION,
+                    side: (*name).to_string(),
+                    commit: commit.to_string(),
+                    outcome,
+                },
+                Err(err) => SideReport::error(name, commit, err.to_string()),
+            };
+            reports.push(((*name).to_string(), report));
+        }
+        Ok(reports)
+    })
+}

@@ -1,0 +1,471 @@
+//! What every side shares: the deadline, the command template, shell steps, the overlay,
+//! the worktree, and test runs (in the sandbox when there is one) with their reports.
+//!
+//! A test run's report is read as a regular file of bounded size, never through a symlink
+//! ([`crate::safe_fs`]); overlay files are written never through a symlink either.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::gate::config::{RepoConfig, ReportFormat};
+use crate::gate::encode::Outcome;
+use crate::gate::git::Repo;
+use crate::gate::plan::Plan;
+use crate::gate::readers::{self, Format, ReadContext};
+use crate::gate::sandbox::{self, Sandbox};
+use crate::gate::test_report::TestReport;
+use crate::runner::{self, CommandSpec, Termination};
+use crate::safe_fs::SafeFsError;
+
+use super::error::{REPORT_FILE_CAP, ReportReadError, SideError};
+use super::{ExecOptions, Side};
+
+/// Shell-quotes one argument.
+pub fn quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+/// Expands the command template; `node_reporter` is the path of the node:test reporter.
+pub fn expand(template: &str, tests: &[String], report: &Path, node_reporter: &Path) -> String {
+    let quoted: Vec<String> = tests.iter().map(|t| quote(t)).collect();
+    let mut targets: Vec<String> = Vec::new();
+    for t in tests {
+        let name = t
+            .strip_prefix("tests/")
+            .and_then(|rest| {
+                rest.strip_suffix("/main.rs")
+                    .or_else(|| rest.strip_suffix(".rs").filter(|n| !n.contains('/')))
+            })
+            .map(str::to_string);
+        if let Some(name) = name {
+            let arg = format!("--test {}", quote(&name));
+            if !targets.contains(&arg) {
+                targets.push(arg);
+            }
+        }
+    }
+    let mut packages: Vec<String> = Vec::new();
+    for t in tests {
+        let dir = crate::tree::parent_of(t);
+        let pkg = if dir.is_empty() {
+            "./".to_string()
+        } else {
+            format!("./{dir}")
+        };
+        let pkg = quote(&pkg);
+        if !packages.contains(&pkg) {
+            packages.push(pkg);
+        }
+    }
+    template
+        .replace("{tests}", &quoted.join(" "))
+        .replace("{report}", &quote(&report.display().to_string()))
+        .replace("{test_targets}", &targets.join(" "))
+        .replace("{packages}", &packages.join(" "))
+        .replace(
+            "{node_reporter}",
+            &quote(&node_reporter.display().to_string()),
+        )
+}
+
+/// Reads a run's report in the configured format.
+///
+/// # Errors
+/// The reader refuses the report.
+pub fn read_report(
+    format: ReportFormat,
+    bytes: &[u8],
+    ctx: &ReadContext,
+) -> Result<TestReport, ReportReadError> {
+    let reader = match format {
+        ReportFormat::Junit => Format::Junit,
+        ReportFormat::VitestJson => Format::VitestJson,
+        ReportFormat::JestJson => Format::JestJson,
+        ReportFormat::Libtest => Format::LibtestPlain,
+        ReportFormat::GoTestJson => Format::GoTestJson,
+        ReportFormat::NodeTest => Format::NodeTest,
+    };
+    Ok(readers::read(reader, bytes, ctx)?)
+}
+
+/// The moment a side must be done by.
+pub(crate) struct Deadline(pub(crate) Instant);
+
+impl Deadline {
+    /// The time limit of a step: `step`, or what is left if that is less.
+    pub(crate) fn limit(&self, step: Duration) -> Result<Duration, SideError> {
+        let left = self.0.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(SideError::Deadline);
+        }
+        Ok(step.min(left))
+    }
+
+    /// Fails once the deadline has passed.
+    pub(crate) fn check(&self) -> Result<(), SideError> {
+        self.limit(Duration::ZERO).map(|_| ())
+    }
+}
+
+/// GitHub Actions' file commands: where one is set, a side's install, build and test
+/// commands get `/dev/null` for it, so that nothing they run (a test tool that writes a job
+/// summary, a build script that sets outputs) can add to the worker step's outputs,
+/// environment or summary. Only repromin writes the step's outputs (`crate::gate::github`).
+pub const GITHUB_FILE_COMMANDS: [&str; 5] = [
+    "GITHUB_OUTPUT",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+];
+
+/// The environment overrides of a side's commands.
+pub(crate) fn side_env() -> Vec<(String, String)> {
+    let mut env = vec![("CI".to_string(), "1".to_string())];
+    env.extend(
+        GITHUB_FILE_COMMANDS
+            .iter()
+            .filter(|name| std::env::var_os(name).is_some())
+            .map(|name| ((*name).to_string(), "/dev/null".to_string())),
+    );
+    env
+}
+
+/// Runs a shell step (install or build) in the tree; its failure is the side's.
+pub(crate) fn shell_step(
+    what: &'static str,
+    command: &str,
+    tree: &Path,
+    tmp: &Path,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<(), SideError> {
+    let spec = CommandSpec {
+        argv: vec!["sh".into(), "-c".into(), command.into()],
+        env: side_env(),
+    };
+    let outcome = runner::run(&spec, tree, tmp, timeout, interrupt)?;
+    match outcome.termination {
+        Termination::Exited(0) => Ok(()),
+        other => Err(SideError::Step {
+            what,
+            command: command.to_string(),
+            how: other.describe(),
+            tail: crate::oracle::tail(&outcome.output, 5),
+        }),
+    }
+}
+
+/// Writes `bytes` at `rel` inside `root`, never through a symlink: every parent must be a
+/// real directory inside the tree, and whatever is at the path is replaced.
+fn write_inside(root: &Path, rel: &str, bytes: &[u8], mode: &str) -> Result<(), SideError> {
+    let mut dir = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((name, parents)) = parts.split_last() else {
+        return Err(SideError::BadOverlayPath {
+            rel: rel.to_string(),
+        });
+    };
+    for part in parents {
+        if part.is_empty() || *part == "." || *part == ".." {
+            return Err(SideError::BadOverlayPath {
+                rel: rel.to_string(),
+            });
+        }
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                crate::workspace::remove_any(&dir)?;
+                std::fs::create_dir(&dir)?;
+            }
+            Err(_) => std::fs::create_dir(&dir)?,
+        }
+    }
+    let path = dir.join(name);
+    crate::workspace::remove_any(&path)?;
+    if mode == "120000" {
+        let target = String::from_utf8_lossy(bytes).to_string();
+        std::os::unix::fs::symlink(target, &path)?;
+        return Ok(());
+    }
+    crate::safe_fs::write_new(&path, bytes)?;
+    let perm = if mode == "100755" { 0o755 } else { 0o644 };
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(perm))?;
+    Ok(())
+}
+
+/// Lays the head's tests and carried files over the base tree and removes the removals.
+pub(crate) fn overlay_tree(
+    repo: &Repo,
+    head: &str,
+    plan: &Plan,
+    tree: &Path,
+) -> Result<(), SideError> {
+    let modes: std::collections::HashMap<String, String> =
+        repo.ls_tree(head)?.into_iter().collect();
+    for path in plan.tests.iter().chain(&plan.carry) {
+        let Some(bytes) = repo.blob(head, path)? else {
+            continue;
+        };
+        let mode = modes.get(path).map_or("100644", String::as_str);
+        write_inside(tree, path, &bytes, mode)?;
+    }
+    for path in &plan.overlay_removals {
+        if !plan.tests.contains(path) && !plan.carry.contains(path) {
+            crate::workspace::remove_any(&tree.join(path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a report file: a regular file (not a symlink) of bounded size.
+fn read_report_file(path: &Path) -> Result<Vec<u8>, SideError> {
+    crate::safe_fs::read_capped(path, REPORT_FILE_CAP).map_err(|err| match err {
+        SafeFsError::NotFound { source, .. }
+        | SafeFsError::Symlink { source, .. }
+        | SafeFsError::Open { source, .. } => SideError::ReportMissing {
+            path: path.to_path_buf(),
+            source,
+        },
+        SafeFsError::WrongKind { .. } => SideError::ReportNotRegular {
+            path: path.to_path_buf(),
+        },
+        SafeFsError::TooLarge { len, .. } => SideError::ReportTooLarge { len },
+        SafeFsError::Io { source, .. } => SideError::Io(source),
+    })
+}
+
+/// Runs `command` in `tree` under `sh -c`, in the sandbox when there is one: `dirs` (the
+/// tree and the run's own directories) are handed to the sandbox user for the run and
+/// taken back afterwards.
+fn run_shell(
+    command: &str,
+    tree: &Path,
+    dirs: &[&Path],
+    tmp: &Path,
+    sandbox: Option<&Sandbox>,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<runner::RunOutcome, SideError> {
+    let argv = match sandbox {
+        Some(sandbox) => {
+            for dir in std::iter::once(&tree).chain(dirs) {
+                sandbox::chown_dirs(dir, sandbox.uid, sandbox.gid);
+            }
+            sandbox::sandboxed(sandbox, command, tree)
+        }
+        None => vec!["sh".into(), "-c".into(), command.into()],
+    };
+    let spec = CommandSpec {
+        argv,
+        env: side_env(),
+    };
+    let outcome = runner::run(&spec, tree, tmp, timeout, interrupt);
+    if sandbox.is_some() {
+        let me = nix::unistd::getuid().as_raw();
+        let group = nix::unistd::getgid().as_raw();
+        for dir in std::iter::once(&tree).chain(dirs) {
+            sandbox::chown_back(dir, me, group);
+        }
+    }
+    Ok(outcome?)
+}
+
+/// A fresh, empty directory `scratch/PREFIX-NAME`.
+pub(crate) fn fresh_dir(scratch: &Path, prefix: &str, name: &str) -> Result<PathBuf, SideError> {
+    let dir = scratch.join(format!("{prefix}-{name}"));
+    crate::workspace::remove_any(&dir)?;
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// A build step after head test code has run in the tree (the mutants side): in the
+/// sandbox when there is one.
+pub(crate) fn build_step(
+    name: &str,
+    build: &str,
+    tree: &Path,
+    scratch: &Path,
+    sandbox: Option<&Sandbox>,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<(), SideError> {
+    let tmp = fresh_dir(scratch, "tmp", name)?;
+    let outcome = run_shell(build, tree, &[&tmp], &tmp, sandbox, timeout, interrupt)?;
+    match outcome.termination {
+        Termination::Exited(0) => Ok(()),
+        other => Err(SideError::Step {
+            what: "build",
+            command: build.to_string(),
+            how: other.describe(),
+            tail: crate::oracle::tail(&outcome.output, 5),
+        }),
+    }
+}
+
+/// Runs the test files `tests` once and reads the report.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site per side, all inputs distinct"
+)]
+pub(crate) fn test_run(
+    name: &str,
+    config: &RepoConfig,
+    tests: &[String],
+    tree: &Path,
+    scratch: &Path,
+    sandbox: Option<&Sandbox>,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+) -> Result<Outcome, SideError> {
+    let out_dir = fresh_dir(scratch, "out", name)?;
+    let tmp = fresh_dir(scratch, "tmp", name)?;
+    let report_path = out_dir.join(match config.report {
+        ReportFormat::Junit => "report.xml",
+        _ => "report.json",
+    });
+    let node_reporter = out_dir.join("repromin-node-reporter.mjs");
+    if config.command.contains("{node_reporter}") {
+        std::fs::write(&node_reporter, crate::gate::node_test::REPORTER)?;
+    }
+    let command = expand(&config.command, tests, &report_path, &node_reporter);
+    let dirs = [out_dir.as_path(), tmp.as_path()];
+    let outcome = run_shell(&command, tree, &dirs, &tmp, sandbox, timeout, interrupt)?;
+    let exit_code = match outcome.termination {
+        Termination::Exited(code) => Some(code),
+        Termination::TimedOut => {
+            return Err(SideError::TestTimeout {
+                name: name.to_string(),
+            });
+        }
+        Termination::OutputOverflow => {
+            return Err(SideError::TestOverflow {
+                name: name.to_string(),
+            });
+        }
+        Termination::Interrupted => return Err(SideError::Interrupted),
+        Termination::Signaled(_) => None,
+    };
+    let bytes = if config.command.contains("{report}") {
+        read_report_file(&report_path)?
+    } else {
+        outcome.output.clone()
+    };
+    let root = std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_path_buf());
+    let root_text = root.display().to_string();
+    let ctx = ReadContext {
+        root: &root_text,
+        selected: tests,
+    };
+    let mut report =
+        read_report(config.report, &bytes, &ctx).map_err(|source| SideError::ReportUnreadable {
+            name: name.to_string(),
+            source,
+        })?;
+    // Only what the judge reads: the selected files.
+    report.files.retain(|f| tests.contains(&f.path));
+    Ok(Outcome::Report { exit_code, report })
+}
+
+/// Adds a detached worktree of `commit` in a fresh scratch directory, runs `work` in it
+/// (tree, scratch), and removes the worktree either way.
+pub(crate) fn with_worktree<T>(
+    repo: &Repo,
+    commit: &str,
+    sandboxed: bool,
+    work: impl FnOnce(&Path, &Path) -> Result<T, SideError>,
+) -> Result<T, SideError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-exec-")
+        .tempdir()?;
+    if sandboxed {
+        // The sandbox user must be able to reach the tree.
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
+    }
+    let tree = scratch.path().join("tree");
+    repo.add_worktree(&tree, commit)?;
+    let result = work(&tree, scratch.path());
+    repo.remove_worktree(&tree);
+    result
+}
+
+/// Installs and builds the tree, before any file of the head lands on it.
+pub(crate) fn install_and_build(
+    config: &RepoConfig,
+    tree: &Path,
+    scratch: &Path,
+    deadline: &Deadline,
+    interrupt: &AtomicBool,
+) -> Result<(), SideError> {
+    let tmp = fresh_dir(scratch, "tmp", "setup")?;
+    for command in &config.install {
+        let limit = deadline.limit(Duration::from_secs(config.timeouts.install))?;
+        shell_step("install", command, tree, &tmp, limit, interrupt)?;
+    }
+    if let Some(build) = &config.build {
+        let limit = deadline.limit(Duration::from_secs(config.timeouts.build))?;
+        shell_step("build", build, tree, &tmp, limit, interrupt)?;
+    }
+    Ok(())
+}
+
+/// The sandbox of a side that runs head test code on base.
+pub(crate) fn side_sandbox(options: &ExecOptions) -> Result<Option<Sandbox>, SideError> {
+    match (&options.sandbox_user, options.side) {
+        (Some(name), Side::Base | Side::Mutants) => Ok(Some(sandbox::sandbox_user(name)?)),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_expand_with_quoting() {
+        let tests = vec![
+            "tests/test a.py".to_string(),
+            "tests/lib.rs".to_string(),
+            "tests/it/main.rs".to_string(),
+        ];
+        let out = expand(
+            "run {tests} --out {report} {test_targets} {packages} {node_reporter}",
+            &tests,
+            Path::new("/r/x.xml"),
+            Path::new("/r/n.mjs"),
+        );
+        assert_eq!(
+            out,
+            "run 'tests/test a.py' tests/lib.rs tests/it/main.rs --out /r/x.xml --test lib --test it ./tests ./tests/it /r/n.mjs"
+        );
+    }
+
+    #[test]
+    fn overlay_writes_never_follow_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(&root).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("tests")).unwrap();
+        write_inside(&root, "tests/test_x.py", b"x", "100644").unwrap();
+        assert!(
+            std::fs::symlink_metadata(root.join("tests"))
+                .unwrap()
+                .is_dir()
+        );
+        assert!(!outside.join("test_x.py").exists());
+        assert!(write_inside(&root, "../escape", b"x", "100644").is_err());
+    }
+}

@@ -1,0 +1,198 @@
+//! The worker sides of the gate: plan, check out, install, build, overlay, test, encode.
+//!
+//! A side adds a detached worktree at its commit and installs and builds there *before* any
+//! file of the head lands on it, so nothing the pull request carries runs during install or
+//! build, and the base still lacks the fix. The base side then lays the head's tests and
+//! carried files over the tree, removes the overlay removals and runs the tests twice
+//! (`base`, `base-rerun`); the head side runs them once. Every failure becomes an error
+//! marker in place of each report the side owes; the worktree is removed either way.
+//!
+//! With a sandbox user ([`crate::gate::sandbox`]), every test run of the base side (head
+//! test code on base) runs in new PID and mount namespaces as that user, with no new
+//! privileges and a cleared environment; everything it starts dies with the namespace, and
+//! its report is read as a regular file of bounded size, never through a symlink.
+//!
+//! The mutants side prepares the tree like the base side, runs the specs' test files once
+//! as a baseline, then applies each mutation in turn: it writes the mutated text (never
+//! through a symlink), rebuilds, runs the spec's test file, writes the merge base's text
+//! back and rebuilds again. With a sandbox user, every build and test run from the
+//! baseline on runs in the sandbox, since head test code has run in the tree by then.
+
+//!
+//! The reduce side ([`reduce`]) reduces the base-plus-overlay tree for the first test that
+//! fails on base and writes `reduce.report` for the certificate.
+//!
+//! - this module: [`Side`], [`ExecOptions`], [`exec`] and the writing of reports and markers;
+//! - [`common`]: the deadline, shell steps, the overlay, the worktree and test runs;
+//! - [`base_head`]: the base and head sides; [`mutants`]: the mutants side;
+//! - [`reduce`]: the reduce side; [`error`]: what can fail in a side.
+
+mod base_head;
+pub mod common;
+pub mod error;
+mod mutants;
+pub mod reduce;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::gate::config::RepoConfig;
+use crate::gate::encode::{SideReport, TEST_REPORT_CAP, encode};
+use crate::gate::mutants::{self as spec, MutantsReport};
+
+pub(crate) use common::side_env;
+pub use common::{GITHUB_FILE_COMMANDS, expand, quote, read_report};
+pub use error::{REPORT_FILE_CAP, SideError, WriteReportError};
+
+/// The default deadline of a side.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
+/// The default deadline of the mutants side.
+pub const MUTANTS_BUDGET: Duration = Duration::from_secs(13 * 60);
+/// Which side to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The merge base with the head's tests laid over it, tested twice.
+    Base,
+    /// The head, tested once.
+    Head,
+    /// The merge base with the head's tests laid over it, mutated by the pull request's
+    /// specs one mutation at a time.
+    Mutants,
+}
+
+impl Side {
+    /// The report names this side writes.
+    pub fn reports(self) -> &'static [&'static str] {
+        match self {
+            Side::Base => &["base", "base-rerun"],
+            Side::Head => &["head"],
+            Side::Mutants => &[spec::SIDE],
+        }
+    }
+
+    /// The commit the side checks out.
+    pub fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
+        match self {
+            Side::Base | Side::Mutants => base,
+            Side::Head => head,
+        }
+    }
+
+    /// The side's default deadline.
+    pub fn default_budget(self) -> Duration {
+        match self {
+            Side::Base | Side::Head => DEFAULT_BUDGET,
+            Side::Mutants => MUTANTS_BUDGET,
+        }
+    }
+}
+
+/// What `exec` needs.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// The repository.
+    pub repo: PathBuf,
+    /// The merge base (full SHA).
+    pub base: String,
+    /// The head (full SHA).
+    pub head: String,
+    /// Where the reports go.
+    pub out: PathBuf,
+    /// Which side.
+    pub side: Side,
+    /// Run head test code on base as this user, in namespaces.
+    pub sandbox_user: Option<String>,
+    /// The side's deadline.
+    pub budget: Duration,
+    /// A trusted local configuration (never from the pull request).
+    pub local_config: Option<(RepoConfig, String)>,
+}
+
+/// Runs a side and writes its reports into `options.out`. Every failure of the side
+/// becomes an error marker. Returns the test reports written, by name (none for the
+/// mutants side, whose one report is `mutants.report`).
+///
+/// # Errors
+/// A report or marker could not be written.
+pub fn exec(
+    options: &ExecOptions,
+    interrupt: &AtomicBool,
+) -> Result<Vec<(String, SideReport)>, WriteReportError> {
+    let commit = options
+        .side
+        .commit(&options.base, &options.head)
+        .to_string();
+    if options.side == Side::Mutants {
+        let report = match mutants::run_mutants(options, interrupt) {
+            Ok(report) => report,
+            Err(err) => MutantsReport::error(&commit, err.to_string()),
+        };
+        write_report(&options.out, spec::SIDE, &spec::encode(&report))?;
+        return Ok(Vec::new());
+    }
+    let reports = match base_head::run_side(options, &commit, interrupt) {
+        Ok(reports) => reports,
+        Err(err) => {
+            let message = err.to_string();
+            options
+                .side
+                .reports()
+                .iter()
+                .map(|name| {
+                    (
+                        (*name).to_string(),
+                        SideReport::error(name, &commit, message.clone()),
+                    )
+                })
+                .collect()
+        }
+    };
+    for (name, report) in &reports {
+        write_report(&options.out, name, &encode(report, TEST_REPORT_CAP))?;
+    }
+    Ok(reports)
+}
+
+/// Writes an error marker in place of every report `side` owes, into `out`.
+///
+/// # Errors
+/// A marker could not be written.
+pub fn write_error_markers(
+    out: &Path,
+    side: Side,
+    commit: &str,
+    message: &str,
+) -> Result<(), WriteReportError> {
+    if side == Side::Mutants {
+        let marker = MutantsReport::error(commit, message);
+        return write_report(out, spec::SIDE, &spec::encode(&marker));
+    }
+    for name in side.reports() {
+        let marker = SideReport::error(name, commit, message);
+        write_report(out, name, &encode(&marker, TEST_REPORT_CAP))?;
+    }
+    Ok(())
+}
+
+/// Writes `out/NAME.report`, replacing whatever is there (never through a symlink).
+///
+/// # Errors
+/// `out` cannot be made, or the file cannot be replaced or written.
+pub fn write_report(out: &Path, name: &str, text: &str) -> Result<(), WriteReportError> {
+    write_file(&out.join(format!("{name}.report")), text)
+}
+
+/// Writes `path`, replacing whatever is there (never through a symlink); its directory is
+/// made if missing.
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), WriteReportError> {
+    let failed = |source| WriteReportError {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    crate::workspace::remove_any(path).map_err(|e| failed(std::io::Error::other(e)))?;
+    crate::safe_fs::write_new(path, text.as_bytes()).map_err(|e| failed(e.into()))
+}

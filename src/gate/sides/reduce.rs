@@ -1,0 +1,331 @@
+//! The reduce side: `exec --side reduce` takes the base tree with the head's tests
+//! overlaid, picks the first selected test (path, then name order) that failed on base, and
+//! reduces the tree so that this test still fails with the same normalised signature. It
+//! then runs a holdout on the frozen result, and writes `reduce.report`
+//! ([`crate::gate::certificate`]) with the reduction as an edit set.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::gate::certificate::{
+    HOLDOUT_CONFIDENCE, HOLDOUT_RATE, HoldoutCounts, ReduceOutcome, ReduceReport, Reduced, encode,
+    size_of,
+};
+use crate::gate::config::ReportFormat;
+use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::git::Repo;
+use crate::gate::plan::{Plan, Planned};
+use crate::gate::test_report::Status;
+use crate::tree::{Entry, Node, Tree};
+
+use super::ExecOptions;
+use super::error::{SideError, WriteReportError};
+
+/// The first selected test, in path then name order, that failed on base.
+pub fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
+    let Outcome::Report { report, .. } = &base.outcome else {
+        return None;
+    };
+    let mut failing: Vec<(String, String)> = report
+        .files
+        .iter()
+        .filter(|f| plan.tests.contains(&f.path) && f.load_error.is_none())
+        .flat_map(|f| {
+            f.tests
+                .iter()
+                .filter(|t| t.status == Status::Failed)
+                .filter(|t| {
+                    !t.messages
+                        .iter()
+                        .any(|m| crate::gate::classify::names_missing_symbol(m))
+                })
+                .map(|t| (f.path.clone(), t.name.clone()))
+        })
+        .collect();
+    failing.sort();
+    failing.into_iter().next()
+}
+
+/// What the reduce side needs beyond the exec options.
+pub struct ReduceSide<'a> {
+    /// The exec options (side, commits, out, budget).
+    pub options: &'a ExecOptions,
+    /// The base side's report.
+    pub base_report: &'a Path,
+    /// Holdout runs.
+    pub holdout_runs: u64,
+}
+
+/// Runs the reduce side and writes `reduce.report`. Every failure of the side becomes an
+/// error report.
+///
+/// # Errors
+/// The report could not be written.
+pub fn reduce_side(
+    side: &ReduceSide,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<ReduceReport, WriteReportError> {
+    let base = side.options.base.clone();
+    let outcome = match run_reduce_side(side, interrupt) {
+        Ok(outcome) => outcome,
+        Err(err) => ReduceOutcome::Error {
+            message: err.to_string(),
+        },
+    };
+    let report = ReduceReport {
+        v: 1,
+        side: "reduce".into(),
+        commit: base,
+        outcome,
+    };
+    super::write_report(&side.options.out, "reduce", &encode(&report))?;
+    Ok(report)
+}
+
+fn run_reduce_side(
+    side: &ReduceSide,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<ReduceOutcome, SideError> {
+    let options = side.options;
+    let started = Instant::now();
+    let repo = Repo::new(&options.repo);
+    repo.commit(&options.base)?;
+    repo.commit(&options.head)?;
+    let planned = crate::gate::plan::plan(
+        &repo,
+        &options.base,
+        &options.head,
+        options.local_config.clone(),
+    )?;
+    let cap = crate::gate::encode::TEST_REPORT_CAP as u64 + 2;
+    let text = crate::safe_fs::read_prefix_to_string(side.base_report, cap).map_err(|e| {
+        SideError::BaseReport {
+            path: side.base_report.to_path_buf(),
+            source: e.into(),
+        }
+    })?;
+    let base_report =
+        crate::gate::encode::decode(&text, "base", crate::gate::encode::TEST_REPORT_CAP)?;
+    let Some((file, name)) = pick_test(&planned.plan, &base_report) else {
+        return Ok(ReduceOutcome::Skipped {
+            reason: "no selected test fails on base".into(),
+        });
+    };
+    let config = &planned.config;
+    let scratch = tempfile::Builder::new()
+        .prefix("repromin-reduce-")
+        .tempdir()?;
+    // One worktree per job, each with its own installed environment (an editable install
+    // or node_modules points at its own directory, so it cannot be shared or copied).
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4);
+    let tree_dirs: Vec<std::path::PathBuf> = (0..jobs)
+        .map(|i| scratch.path().join(format!("tree{i}")))
+        .collect();
+    let result = (|| -> Result<ReduceOutcome, SideError> {
+        let mut prepared = Vec::new();
+        for (i, tree_dir) in tree_dirs.iter().enumerate() {
+            repo.add_worktree(tree_dir, &options.base)?;
+            prepared.push(prepare_tree(
+                &repo,
+                options,
+                &planned,
+                tree_dir,
+                &scratch.path().join(format!("tmp-setup{i}")),
+                interrupt,
+            )?);
+        }
+        let unmanaged = prepared[0].1.clone();
+        let tree_dir = tree_dirs[0].clone();
+        let rules = crate::tree::IgnoreRules {
+            paths: unmanaged.clone(),
+            ..crate::tree::IgnoreRules::default()
+        };
+        let exe = std::env::current_exe()?;
+        let mut argv = vec![
+            exe.display().to_string(),
+            "check-test".into(),
+            "--format".into(),
+            format_name(config.report).into(),
+            "--file".into(),
+            file.clone(),
+            "--name".into(),
+            name.clone(),
+            "--timeout-ms".into(),
+            (config.timeouts.test * 1000).to_string(),
+        ];
+        if config.report == ReportFormat::Libtest
+            || config.command.split_whitespace().any(|w| w == "cargo")
+        {
+            // Dependencies stay built between runs; the tree's own packages do not.
+            argv.push("--cargo-target-root".into());
+            argv.push(scratch.path().join("cargo-target").display().to_string());
+        }
+        argv.push("--".into());
+        argv.push(config.command.clone());
+        let mut reduce_options = crate::reduce::ReduceOptions::new(
+            tree_dir.clone(),
+            scratch.path().join("unused"),
+            argv,
+        );
+        reduce_options.rules = rules;
+        reduce_options.jobs = jobs;
+        reduce_options.timeout = Some(Duration::from_secs(config.timeouts.test));
+        let spent = started.elapsed();
+        // The holdout runs after the passes; the passes stop early enough for it (twice the
+        // last baseline run's duration per holdout run), and a minute stays for the rest.
+        let left = options.budget.saturating_sub(spent);
+        reduce_options.max_duration = Some(
+            left.saturating_sub(Duration::from_secs(60))
+                .max(Duration::from_secs(1)),
+        );
+        reduce_options.reserve_runs = side.holdout_runs;
+        let mut workers = Vec::new();
+        for (i, ((model, unmanaged), tree_dir)) in prepared.into_iter().zip(&tree_dirs).enumerate()
+        {
+            let dirs = crate::runner::RunDirs {
+                wrapper: scratch.path().join(format!("w{i}")),
+                tree: tree_dir.clone(),
+                tmp: scratch.path().join(format!("w{i}")).join("tmp"),
+            };
+            let workspace =
+                crate::workspace::Workspace::adopt(tree_dir.clone(), &model, unmanaged)?;
+            workers.push(crate::reduce::session::Worker::adopted(dirs, workspace));
+        }
+        let (reduction, mut session) = crate::reduce::run_reduction(
+            &reduce_options,
+            scratch.path(),
+            crate::reduce::Place::Adopted(workers),
+            interrupt,
+            None,
+        )?;
+        // For people: how each pass spent its time (the judge never reads it, so a failure
+        // to write it does not fail the side).
+        if let Ok(text) = serde_json::to_string_pretty(&reduction.phases) {
+            let _ = super::write_file(&side.options.out.join("reduce-phases.json"), &text);
+        }
+        // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
+        // Its runs are spread over the workers, each in its own prepared worktree.
+        let passes = session.sample_current(side.holdout_runs)?;
+        let ended_by = match reduction.stopped {
+            None => "fixed-point",
+            Some(crate::reduce::StopReason::MaxAttempts) => "max-attempts",
+            Some(crate::reduce::StopReason::MaxDuration) => "max-duration",
+            Some(crate::reduce::StopReason::Interrupted) => "interrupted",
+        };
+        Ok(ReduceOutcome::Reduced(Box::new(Reduced {
+            file,
+            name,
+            signature: reduction.oracle.signature.clone(),
+            edits: reduction.edits.clone(),
+            before: size_of(&reduction.preflight.tree),
+            after: size_of(&reduction.tree),
+            content_sha256: reduction.tree.content_fingerprint().to_string(),
+            tree_sha256_v2: reduction.fingerprint.to_string(),
+            attempts: reduction.attempts,
+            accepted: reduction.events.len() as u64,
+            ended_by: ended_by.into(),
+            holdout: Some(HoldoutCounts {
+                runs: side.holdout_runs,
+                passes,
+                rate: HOLDOUT_RATE,
+                confidence: HOLDOUT_CONFIDENCE,
+            }),
+            oracle_samples: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
+            reduce_ms: reduction.reduce_ms,
+        })))
+    })();
+    for tree_dir in &tree_dirs {
+        repo.remove_worktree(tree_dir);
+    }
+    result
+}
+
+/// Installs and builds in a fresh worktree of the merge base, then lays the head's tests
+/// over it; returns the base-plus-overlay tree and the paths install created (the
+/// environment, never reduced and never touched).
+fn prepare_tree(
+    repo: &Repo,
+    options: &ExecOptions,
+    planned: &Planned,
+    tree_dir: &Path,
+    tmp: &Path,
+    interrupt: &AtomicBool,
+) -> Result<(Tree, Vec<String>), SideError> {
+    let config = &planned.config;
+    // What git put there, before install adds anything.
+    let (before_install, _) = crate::tree::scan(tree_dir, &crate::tree::IgnoreRules::default())?;
+    std::fs::create_dir_all(tmp)?;
+    for command in config.install.iter().chain(config.build.iter()) {
+        super::common::shell_step(
+            "install",
+            command,
+            tree_dir,
+            tmp,
+            Duration::from_secs(config.timeouts.install),
+            interrupt,
+        )?;
+    }
+    // Only the top-most new paths are needed: nothing below them is looked at.
+    let mut unmanaged = Vec::new();
+    new_paths(tree_dir, "", &before_install, &mut unmanaged)?;
+    super::common::overlay_tree(repo, &options.head, &planned.plan, tree_dir)?;
+    let rules = crate::tree::IgnoreRules {
+        paths: unmanaged.clone(),
+        ..crate::tree::IgnoreRules::default()
+    };
+    let (model, _) = crate::tree::scan(tree_dir, &rules)?;
+    Ok((model, unmanaged))
+}
+
+/// Collects the top-most paths under `dir` that `known` does not hold, without following
+/// or judging symlinks (an installed environment may link anywhere).
+fn new_paths(root: &Path, rel: &str, known: &Tree, out: &mut Vec<String>) -> std::io::Result<()> {
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    for name in names {
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if name == ".git" && rel.is_empty() {
+            continue;
+        }
+        match known.entries.get(path.as_str()) {
+            None => out.push(path),
+            Some(Entry {
+                node: Node::Dir, ..
+            }) => {
+                if std::fs::symlink_metadata(root.join(&path))?.is_dir() {
+                    new_paths(root, &path, known, out)?;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The configuration name of a report format.
+pub fn format_name(format: ReportFormat) -> &'static str {
+    match format {
+        ReportFormat::Junit => "junit",
+        ReportFormat::VitestJson => "vitest-json",
+        ReportFormat::JestJson => "jest-json",
+        ReportFormat::Libtest => "libtest",
+        ReportFormat::GoTestJson => "go-test-json",
+        ReportFormat::NodeTest => "node-test",
+    }
+}
