@@ -301,6 +301,23 @@ mod tests {
     }
 
     #[test]
+    fn a_timed_out_baseline_has_its_own_exit_code() {
+        let baseline = |timed_out| {
+            ReduceError::Oracle(OracleError::BaselineNotFailing {
+                reason: "timed out".into(),
+                timed_out,
+                output_tail: String::new(),
+            })
+        };
+        assert_eq!(exit_for(&baseline(true)), Exit::BaselineTimeout);
+        assert_eq!(exit_for(&baseline(false)), Exit::NotFailing);
+        let final_tree = ReduceError::FinalNotReproducing {
+            reason: "exit 0 (the command did not fail)".into(),
+        };
+        assert_eq!(exit_for(&final_tree), Exit::FinalNotReproducing);
+    }
+
+    #[test]
     fn command_lines_parse_or_are_refused() {
         let ok = [
             "repromin reduce src out -- sh -c true",
