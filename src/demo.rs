@@ -3,7 +3,9 @@
 //! The project is a little Python shop: a catalog, a cart, coupons, a report, docs and
 //! tests. Its bug is real: a coupon can be applied twice, which drives the total negative and
 //! makes `main.py` raise. The demo writes the project into a temporary directory, reduces it
-//! with the default same-failure oracle and prints what was removed and the figures.
+//! with the default same-failure oracle and prints what was removed and the figures. Its
+//! progress goes through [`Console`]; errors are returned to the command line, which renders
+//! them and picks the exit code.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,10 +13,38 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::{Exit, exit_for, render_error};
 use crate::console::Console;
 use crate::reduce::{ReduceError, ReduceOptions};
 use crate::tree::{Node, TreeError};
+
+/// An error that ends the demo.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// The reduction of the demo project failed.
+    #[error(transparent)]
+    Reduce(#[from] ReduceError),
+    /// The demo project could not be written.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    /// git could not be started.
+    #[error("the demo needs git")]
+    GitMissing(#[source] std::io::Error),
+    /// A git command of the gate part failed.
+    #[error("git {args} failed: {stderr}")]
+    Git {
+        /// The git arguments, space-separated.
+        args: String,
+        /// What git printed on stderr, trimmed.
+        stderr: String,
+    },
+}
+
+/// What the demo tells after its progress: the gate part of the story, for stdout.
+#[derive(Clone, Debug)]
+pub struct DemoSummary {
+    /// The pull request, the gate's table, the certificate and the line a bot reads.
+    pub gate: String,
+}
 
 /// The demo project, as (path, contents).
 pub const PROJECT: &[(&str, &str)] = &[
@@ -177,7 +207,7 @@ def test_subtotal():
 ///
 /// # Errors
 /// I/O failures.
-pub fn write_project(dir: &Path) -> Result<(), ReduceError> {
+pub fn write_project(dir: &Path) -> Result<(), TreeError> {
     for (path, text) in PROJECT {
         write(dir, path, text)?;
     }
@@ -197,7 +227,11 @@ fn python() -> String {
     "python3".to_string()
 }
 
-fn demo(console: &Console, interrupt: &Arc<AtomicBool>) -> Result<String, ReduceError> {
+/// Runs the demo: prints its first part through `console` and returns the gate part.
+///
+/// # Errors
+/// The project cannot be written, git is missing or fails, or the reduction fails.
+pub fn run(console: &Console, interrupt: &Arc<AtomicBool>) -> Result<DemoSummary, DemoError> {
     let temp = tempfile::Builder::new()
         .prefix("repromin-demo-")
         .tempdir()
@@ -266,7 +300,7 @@ fn demo(console: &Console, interrupt: &Arc<AtomicBool>) -> Result<String, Reduce
     console.out(&out);
     console.err("\ndemo, part 2: the fix as a pull request, through the gate");
     let gate = gate_demo(temp.path(), &python, interrupt)?;
-    Ok(gate)
+    Ok(DemoSummary { gate })
 }
 
 /// A tiny test runner for the demo repository: runs `test_*` functions and writes JUnit,
@@ -352,7 +386,7 @@ def test_subtotal():
     assert round(cart.subtotal(), 2) == 0.80
 "#;
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, ReduceError> {
+fn git(dir: &Path, args: &[&str]) -> Result<String, DemoError> {
     let out = std::process::Command::new("git")
         .args([
             "-c",
@@ -365,18 +399,17 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, ReduceError> {
         .args(args)
         .current_dir(dir)
         .output()
-        .map_err(|e| ReduceError::Usage(format!("the demo needs git: {e}")))?;
+        .map_err(DemoError::GitMissing)?;
     if !out.status.success() {
-        return Err(ReduceError::Usage(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(DemoError::Git {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn write(dir: &Path, path: &str, text: &str) -> Result<(), ReduceError> {
+fn write(dir: &Path, path: &str, text: &str) -> Result<(), TreeError> {
     let full = dir.join(path);
     if let Some(parent) = full.parent() {
         std::fs::create_dir_all(parent).map_err(|source| TreeError::Io {
@@ -395,11 +428,7 @@ fn write(dir: &Path, path: &str, text: &str) -> Result<(), ReduceError> {
 
 /// Builds the shop as a git repository with the bug at the merge base and a fix with its
 /// test at head, runs the gate with the reduce side, and describes the result.
-fn gate_demo(
-    temp: &Path,
-    python: &str,
-    interrupt: &Arc<AtomicBool>,
-) -> Result<String, ReduceError> {
+fn gate_demo(temp: &Path, python: &str, interrupt: &Arc<AtomicBool>) -> Result<String, DemoError> {
     let repo = temp.join("shop-repo");
     write_project(&repo)?;
     // The old test of the project moves aside: the pull request's test is the one to prove.
@@ -467,18 +496,4 @@ fn gate_demo(
     let _ = writeln!(out, "\nthe line a bot reads:");
     let _ = write!(out, "{}", crate::gate::format(&judgement));
     Ok(out)
-}
-
-/// Runs the demo and prints its story.
-pub fn run(console: &Console, interrupt: &Arc<AtomicBool>) -> Exit {
-    match demo(console, interrupt) {
-        Ok(text) => {
-            console.out(&text);
-            Exit::Ok
-        }
-        Err(err) => {
-            render_error(console, &err);
-            exit_for(&err)
-        }
-    }
 }

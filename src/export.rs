@@ -11,30 +11,17 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub use crate::output_layout::{parent_dir, sidecar_path};
+
 use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 
+use crate::output_layout::{
+    OutputLayout, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR, STAGING_PREFIX,
+};
 use crate::reduce::{ReduceError, Reduction};
 use crate::report::{self, Report};
 use crate::tree::{TreeError, scan_exact};
 use crate::workspace::{remove_any, write_fresh};
-
-/// `OUTPUT.repromin`, the sidecar directory beside OUTPUT.
-pub fn sidecar_path(output: &Path) -> PathBuf {
-    let mut name = output
-        .file_name()
-        .map(std::ffi::OsStr::to_os_string)
-        .unwrap_or_default();
-    name.push(".repromin");
-    output.with_file_name(name)
-}
-
-/// The directory OUTPUT will be created in.
-pub fn parent_dir(output: &Path) -> PathBuf {
-    match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
 
 fn rename_noreplace(from: &Path, to: &Path) -> Result<(), TreeError> {
     renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE).map_err(|errno| {
@@ -77,23 +64,25 @@ pub fn publish(
     reduction: &Reduction,
     options: &crate::reduce::ReduceOptions,
 ) -> Result<Published, ReduceError> {
-    let output = &options.output;
-    let sidecar = sidecar_path(output);
-    for path in [output, &sidecar] {
-        if fs::symlink_metadata(path).is_ok() {
-            return Err(ReduceError::OutputExists(path.clone()));
-        }
+    let layout = OutputLayout::new(&options.output);
+    if let Some(existing) = layout.existing() {
+        return Err(ReduceError::OutputExists(existing.to_path_buf()));
     }
-    let parent = parent_dir(output);
+    let OutputLayout {
+        output,
+        sidecar,
+        parent,
+    } = layout;
+    let output = &output;
     let stage_root = tempfile::Builder::new()
-        .prefix(".repromin-staging-")
+        .prefix(STAGING_PREFIX)
         .tempdir_in(&parent)
         .map_err(|source| TreeError::Io {
             action: "create a staging directory in",
             path: parent.clone(),
             source,
         })?;
-    let payload = stage_root.path().join("payload");
+    let payload = stage_root.path().join(STAGED_PAYLOAD);
     write_fresh(&reduction.tree, &payload)?;
     let staged = scan_exact(&payload)?.fingerprint();
     if staged != reduction.fingerprint {
@@ -102,16 +91,20 @@ pub fn publish(
             found: staged.to_string(),
         });
     }
-    let meta = stage_root.path().join("meta");
+    let meta = stage_root.path().join(STAGED_SIDECAR);
     fs::create_dir(&meta).map_err(|source| TreeError::Io {
         action: "create directory",
         path: meta.clone(),
         source,
     })?;
-    let report = report::build(reduction, options);
+    let gitignore_contents: Vec<Vec<u8>> = report::gitignore_sources(reduction, options)
+        .iter()
+        .map(|file| fs::read(file).unwrap_or_default())
+        .collect();
+    let report = report::build(reduction, options, &gitignore_contents);
     let json = report::to_json(&report);
     let markdown = report::to_markdown(&report);
-    for (name, text) in [("report.json", json), ("REPROMIN.md", markdown)] {
+    for (name, text) in [(REPORT_JSON, json), (REPORT_MARKDOWN, markdown)] {
         let path = meta.join(name);
         fs::write(&path, text).map_err(|source| TreeError::Io {
             action: "write",

@@ -29,17 +29,20 @@
 //! - [`signature`] and [`oracle`]: normalisation, failure signatures, the same-failure test;
 //! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
 //! - [`reduce`]: the session, the passes and the fixed point;
-//! - [`export`] and [`report`]: publication and `report.json` / `REPROMIN.md`;
+//! - [`output_layout`], [`export`] and [`report`]: where a result goes, its publication and
+//!   `report.json` / `REPROMIN.md`;
 //! - [`gate`]: the pull-request gate: plan, sides, reports, classification, the line;
-//! - [`cli`]: the command line.
+//! - [`cli`] and [`exit_code`]: the command line and its documented exit codes.
 
 pub mod bytes;
 pub mod cli;
 pub mod console;
 pub mod demo;
+pub mod exit_code;
 pub mod export;
 pub mod gate;
 pub mod oracle;
+pub mod output_layout;
 pub mod reduce;
 pub mod report;
 pub mod runner;

@@ -36,6 +36,8 @@ pub enum OracleError {
     BaselineNotFailing {
         /// Why the baseline did not pass the oracle.
         reason: String,
+        /// Whether the baseline run was stopped by its timeout.
+        timed_out: bool,
         /// The tail of the baseline's output.
         output_tail: String,
     },
@@ -204,6 +206,7 @@ impl OracleSpec {
         let Some((first, first_norm)) = runs.first() else {
             return Err(OracleError::BaselineNotFailing {
                 reason: "no baseline run was made".into(),
+                timed_out: false,
                 output_tail: String::new(),
             });
         };
@@ -211,6 +214,7 @@ impl OracleSpec {
         if !basic.pass {
             return Err(OracleError::BaselineNotFailing {
                 reason: basic.reason,
+                timed_out: first.termination == Termination::TimedOut,
                 output_tail: tail(&first.output, 20),
             });
         }

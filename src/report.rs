@@ -8,6 +8,7 @@
 //! never written.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -223,21 +224,47 @@ pub fn env_digest(env: &[(String, String)]) -> (Vec<String>, Option<String>) {
     )
 }
 
-fn gitignore_digest(files: &[std::path::PathBuf]) -> Option<String> {
-    if files.is_empty() {
+/// The rule files whose contents the report digests, in order: the `--gitignore-file`s,
+/// then the nested `.gitignore` files the scan read. [`crate::export`] reads them and hands
+/// their contents to [`build`].
+pub fn gitignore_sources(reduction: &Reduction, options: &ReduceOptions) -> Vec<PathBuf> {
+    options
+        .rules
+        .gitignore_files
+        .iter()
+        .cloned()
+        .chain(
+            reduction
+                .preflight
+                .scan
+                .nested_gitignores
+                .iter()
+                .map(|p| options.source.join(p)),
+        )
+        .collect()
+}
+
+fn gitignore_digest(contents: &[Vec<u8>]) -> Option<String> {
+    if contents.is_empty() {
         return None;
     }
     let mut hasher = Sha256::new();
-    for file in files {
-        let data = std::fs::read(file).unwrap_or_default();
+    for data in contents {
         hasher.update((data.len() as u64).to_le_bytes());
-        hasher.update(&data);
+        hasher.update(data);
     }
     Some(hex(&hasher.finalize()))
 }
 
 /// Builds the report of a finished reduction.
-pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
+///
+/// `gitignore_contents` holds the contents of [`gitignore_sources`], in that order (an
+/// unreadable file counts as empty); the report digests them and reads no file itself.
+pub fn build(
+    reduction: &Reduction,
+    options: &ReduceOptions,
+    gitignore_contents: &[Vec<u8>],
+) -> Report {
     let source_tree = &reduction.preflight.tree;
     let (env_names, env_sha256) = env_digest(&options.command.env);
     let ended_by = match reduction.stopped {
@@ -292,22 +319,7 @@ pub fn build(reduction: &Reduction, options: &ReduceOptions) -> Report {
                 .map(|p| p.display().to_string())
                 .collect(),
             gitignore_nested: reduction.preflight.scan.nested_gitignores.clone(),
-            gitignore_sha256: gitignore_digest(
-                &options
-                    .rules
-                    .gitignore_files
-                    .iter()
-                    .cloned()
-                    .chain(
-                        reduction
-                            .preflight
-                            .scan
-                            .nested_gitignores
-                            .iter()
-                            .map(|p| options.source.join(p)),
-                    )
-                    .collect::<Vec<_>>(),
-            ),
+            gitignore_sha256: gitignore_digest(gitignore_contents),
             gitignore_recursive: options.rules.gitignore_recursive,
             keep_paths: sorted(&options.rules.keep),
             env_names,

@@ -351,8 +351,27 @@ pub struct DoctorArgs {
     pub level: Option<LevelArg>,
 }
 
+/// Why a duration on the command line was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum DurationError {
+    /// The number part does not parse.
+    #[error("`{0}` is not a duration (try 30s, 500ms, 2m)")]
+    NotANumber(String),
+    /// The unit is not one of ms, s, m and h.
+    #[error("unknown unit `{unit}` in `{text}` (use ms, s, m or h)")]
+    UnknownUnit {
+        /// The unit given.
+        unit: String,
+        /// The whole value.
+        text: String,
+    },
+    /// Zero, negative or not finite.
+    #[error("`{0}` must be a positive duration")]
+    NotPositive(String),
+}
+
 /// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -360,21 +379,22 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = text.split_at(split);
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("`{text}` is not a duration (try 30s, 500ms, 2m)"))?;
+        .map_err(|_| DurationError::NotANumber(text.to_string()))?;
     let factor = match unit.trim() {
         "" | "s" | "sec" | "secs" => 1.0,
         "ms" => 0.001,
         "m" | "min" => 60.0,
         "h" => 3600.0,
         other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}` (use ms, s, m or h)"
-            ));
+            return Err(DurationError::UnknownUnit {
+                unit: other.to_string(),
+                text: text.to_string(),
+            });
         }
     };
     let secs = value * factor;
     if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("`{text}` must be a positive duration"));
+        return Err(DurationError::NotPositive(text.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
 }

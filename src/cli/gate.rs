@@ -11,7 +11,7 @@ use crate::gate::config::{RepoConfig, ReportFormat};
 use crate::gate::encode::TEST_REPORT_CAP;
 use crate::gate::{self, exec, github, line};
 
-use super::Exit;
+use super::{Exit, with_causes};
 
 /// Options shared by the gate commands.
 #[derive(Debug, Args, Clone)]
@@ -222,16 +222,6 @@ fn github_file(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-}
-
-fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 /// With `$GITHUB_OUTPUT` set, hands the side's reports to the judge job as job outputs.
@@ -455,7 +445,7 @@ pub fn line_command() -> Exit {
 }
 
 /// `check-test`: exits with the check's status, its message on stdout.
-pub fn check_command(args: &CheckArgs) -> std::process::ExitCode {
+pub fn check_command(args: &CheckArgs) -> Exit {
     let console = Console::new(true);
     let format = match args.format.as_str() {
         "junit" => ReportFormat::Junit,
@@ -466,7 +456,7 @@ pub fn check_command(args: &CheckArgs) -> std::process::ExitCode {
         "node-test" => ReportFormat::NodeTest,
         other => {
             console.err(&format!("error: unknown report format `{other}`"));
-            return std::process::ExitCode::from(125);
+            return Exit::CannotTell;
         }
     };
     let (code, message) = gate::check::check(&gate::check::CheckSpec {
@@ -478,5 +468,14 @@ pub fn check_command(args: &CheckArgs) -> std::process::ExitCode {
         cargo_target_root: args.cargo_target_root.clone(),
     });
     console.out(message.trim_end());
-    std::process::ExitCode::from(u8::try_from(code).unwrap_or(125))
+    check_exit(code)
+}
+
+/// The exit code for the check's status: 0 passed, 1 failed, anything else cannot tell.
+fn check_exit(code: i32) -> Exit {
+    match code {
+        0 => Exit::Ok,
+        1 => Exit::Error,
+        _ => Exit::CannotTell,
+    }
 }

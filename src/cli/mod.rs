@@ -12,40 +12,15 @@ use std::sync::atomic::AtomicBool;
 use clap::{Parser, Subcommand};
 
 use crate::console::Console;
+use crate::demo::DemoError;
 use crate::oracle::OracleError;
+use crate::output_layout::REPORT_JSON;
 use crate::reduce::{self, ReduceError};
+use crate::runner::RunnerError;
+use crate::tree::TreeError;
 
+pub use crate::exit_code::Exit;
 pub use args::{DoctorArgs, ReduceArgs};
-
-/// Exit codes of `reduce`, `doctor` and `demo`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Exit {
-    /// A result was published (or, for `doctor`, a reduction could start).
-    Ok = 0,
-    /// An I/O or internal error.
-    Error = 1,
-    /// Invalid options or input (clap's own usage errors also exit 2).
-    Usage = 2,
-    /// The baseline timed out.
-    BaselineTimeout = 3,
-    /// The baseline does not fail the way the oracle requires.
-    NotFailing = 4,
-    /// The baseline (or the final tree) does not reproduce every time.
-    Flaky = 5,
-    /// The oracle accepts the empty tree.
-    Trivial = 6,
-    /// The output already exists.
-    OutputExists = 7,
-    /// Interrupted before anything could be published.
-    Interrupted = 130,
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> ExitCode {
-        ExitCode::from(exit as u8)
-    }
-}
 
 /// Repromin: prove that a pull request's test reproduces its bug, and reduce a failing tree
 /// to what the failure needs.
@@ -119,48 +94,88 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Judge(args) => gate::judge_command(&args).into(),
         Command::Run(args) => gate::run_command(&args, &interrupt).into(),
         Command::Line => gate::line_command().into(),
-        Command::CheckTest(args) => gate::check_command(&args),
-        Command::Demo => crate::demo::run(&Console::new(false), &interrupt).into(),
+        Command::CheckTest(args) => gate::check_command(&args).into(),
+        Command::Demo => demo_command(&interrupt).into(),
     }
 }
 
-/// The exit code for an error.
+/// The exit code for an error of `reduce` or `doctor`.
 pub fn exit_for(err: &ReduceError) -> Exit {
     match err {
-        ReduceError::Usage(_)
-        | ReduceError::Tree(
-            crate::tree::TreeError::BadRelPath { .. }
-            | crate::tree::TreeError::NotADirectory { .. }
-            | crate::tree::TreeError::KeepMissing { .. },
-        ) => Exit::Usage,
-        ReduceError::Interrupted => Exit::Interrupted,
-        ReduceError::Tree(_)
-        | ReduceError::Internal(_)
-        | ReduceError::Unfaithful { .. }
-        | ReduceError::Runner(_) => Exit::Error,
-        ReduceError::Oracle(OracleError::BadRegex(_) | OracleError::Conflict(_)) => Exit::Usage,
-        ReduceError::Oracle(OracleError::BaselineNotFailing { reason, .. })
-            if reason.starts_with("timed out") =>
-        {
-            Exit::BaselineTimeout
-        }
-        ReduceError::Oracle(
-            OracleError::BaselineNotFailing { .. } | OracleError::NoSignature { .. },
-        ) => Exit::NotFailing,
-        ReduceError::Oracle(OracleError::Flaky { .. }) => Exit::Flaky,
-        ReduceError::Trivial => Exit::Trivial,
+        ReduceError::Tree(err) => tree_exit(err),
+        ReduceError::Runner(err) => runner_exit(err),
+        ReduceError::Oracle(err) => oracle_exit(err),
+        ReduceError::Usage(_) => Exit::Usage,
         ReduceError::OutputExists(_) => Exit::OutputExists,
+        ReduceError::Trivial => Exit::Trivial,
+        ReduceError::Unfaithful { .. } | ReduceError::Internal(_) => Exit::Error,
+        ReduceError::FinalNotReproducing { .. } => Exit::FinalNotReproducing,
+        ReduceError::HoldoutPlan(_) | ReduceError::HoldoutEvaluation(_) => Exit::HoldoutFailed,
+        ReduceError::Interrupted => Exit::Interrupted,
     }
+}
+
+/// The exit code for an error of `demo`.
+pub fn demo_exit(err: &DemoError) -> Exit {
+    match err {
+        DemoError::Reduce(err) => exit_for(err),
+        DemoError::Tree(err) => tree_exit(err),
+        DemoError::GitMissing(_) => Exit::Io,
+        DemoError::Git { .. } => Exit::Usage,
+    }
+}
+
+fn tree_exit(err: &TreeError) -> Exit {
+    match err {
+        TreeError::Io { .. } => Exit::Io,
+        TreeError::BadRelPath { .. }
+        | TreeError::NotADirectory { .. }
+        | TreeError::KeepMissing { .. } => Exit::Usage,
+        TreeError::Special { .. }
+        | TreeError::Hardlink { .. }
+        | TreeError::EscapingSymlink { .. }
+        | TreeError::NonUtf8Name { .. }
+        | TreeError::Gitignore { .. } => Exit::Error,
+    }
+}
+
+fn runner_exit(err: &RunnerError) -> Exit {
+    match err {
+        RunnerError::Spawn { .. } | RunnerError::Setup { .. } | RunnerError::EmptyCommand => {
+            Exit::Error
+        }
+    }
+}
+
+fn oracle_exit(err: &OracleError) -> Exit {
+    match err {
+        OracleError::BadRegex(_) | OracleError::Conflict(_) => Exit::Usage,
+        OracleError::BaselineNotFailing {
+            timed_out: true, ..
+        } => Exit::BaselineTimeout,
+        OracleError::BaselineNotFailing {
+            timed_out: false, ..
+        }
+        | OracleError::NoSignature { .. } => Exit::NotFailing,
+        OracleError::Flaky { .. } => Exit::Flaky,
+    }
+}
+
+/// An error followed by its causes, each after `: `.
+pub fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Prints an error with its causes and a hint where one helps.
 pub fn render_error(console: &Console, err: &ReduceError) {
-    let mut text = format!("error: {err}");
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
+    let mut text = format!("error: {}", with_causes(err));
     let hint = match err {
         ReduceError::Oracle(OracleError::NoSignature { output_tail }) => Some(format!(
             "the output has no line that identifies a failure{}\n\
@@ -178,7 +193,7 @@ pub fn render_error(console: &Console, err: &ReduceError) {
              (--expect, --signature) or pass --allow-trivial"
                 .to_string(),
         ),
-        ReduceError::Runner(crate::runner::RunnerError::Spawn { .. }) => Some(
+        ReduceError::Runner(RunnerError::Spawn { .. }) => Some(
             "check that the command after `--` exists and is on PATH; it runs with the copy of \
              the tree as its working directory"
                 .to_string(),
@@ -190,6 +205,16 @@ pub fn render_error(console: &Console, err: &ReduceError) {
         text.push_str(&hint);
     }
     console.err(&text);
+}
+
+/// Prints an error of `demo`: a reduction's error as [`render_error`] does.
+fn render_demo_error(console: &Console, err: &DemoError) {
+    match err {
+        DemoError::Reduce(err) => render_error(console, err),
+        DemoError::Tree(_) | DemoError::GitMissing(_) | DemoError::Git { .. } => {
+            console.err(&format!("error: {}", with_causes(err)));
+        }
+    }
 }
 
 fn show_tail(tail: &str) -> String {
@@ -225,7 +250,7 @@ fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
                 r.oracle_samples,
                 r.cache_hits,
                 r.reduce_ms as f64 / 1000.0,
-                published.sidecar.join("report.json").display()
+                published.sidecar.join(REPORT_JSON).display()
             ));
             console.out(&published.output.display().to_string());
             Exit::Ok
@@ -251,6 +276,20 @@ fn doctor_command(args: &DoctorArgs, interrupt: &Arc<AtomicBool>) -> Exit {
     }
 }
 
+fn demo_command(interrupt: &Arc<AtomicBool>) -> Exit {
+    let console = Console::new(false);
+    match crate::demo::run(&console, interrupt) {
+        Ok(summary) => {
+            console.out(&summary.gate);
+            Exit::Ok
+        }
+        Err(err) => {
+            render_demo_error(&console, &err);
+            demo_exit(&err)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +298,23 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_timed_out_baseline_has_its_own_exit_code() {
+        let baseline = |timed_out| {
+            ReduceError::Oracle(OracleError::BaselineNotFailing {
+                reason: "timed out".into(),
+                timed_out,
+                output_tail: String::new(),
+            })
+        };
+        assert_eq!(exit_for(&baseline(true)), Exit::BaselineTimeout);
+        assert_eq!(exit_for(&baseline(false)), Exit::NotFailing);
+        let final_tree = ReduceError::FinalNotReproducing {
+            reason: "exit 0 (the command did not fail)".into(),
+        };
+        assert_eq!(exit_for(&final_tree), Exit::FinalNotReproducing);
     }
 
     #[test]

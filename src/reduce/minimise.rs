@@ -22,7 +22,7 @@
 //! not needed go in large chunks. The counts come from committed results in candidate
 //! order, so they do not depend on `--jobs`.
 
-use crate::reduce::ReduceError;
+use crate::reduce::error::ReduceError;
 pub use crate::reduce::options::Minimiser;
 use crate::reduce::session::{Candidate, Session, UNION_WINDOW};
 

@@ -9,6 +9,7 @@
 
 pub mod blocks;
 pub mod edits;
+mod error;
 pub mod identifiers;
 pub mod manifest;
 pub mod minimise;
@@ -18,13 +19,13 @@ pub mod passes;
 pub mod session;
 pub mod syntax;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::oracle::{Oracle, OracleError, OracleSummary};
-use crate::runner::{self, RunDirs, RunOutcome, RunnerError, Termination};
+use crate::runner::{self, RunDirs, RunOutcome, Termination};
 use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, ScanReport, Tree, TreeError};
 use crate::workspace::write_fresh;
@@ -38,46 +39,7 @@ pub use options::{
     TIMEOUT_FLOOR,
 };
 
-/// An error that ends a reduction.
-#[derive(Debug, thiserror::Error)]
-pub enum ReduceError {
-    /// The tree could not be read or written.
-    #[error(transparent)]
-    Tree(#[from] TreeError),
-    /// The command could not be started.
-    #[error(transparent)]
-    Runner(#[from] RunnerError),
-    /// The oracle could not be set up, or the baseline is unusable.
-    #[error(transparent)]
-    Oracle(#[from] OracleError),
-    /// Invalid options.
-    #[error("{0}")]
-    Usage(String),
-    /// The output already exists.
-    #[error("`{0}` already exists; repromin never overwrites an output")]
-    OutputExists(PathBuf),
-    /// The oracle accepts the empty tree.
-    #[error(
-        "the oracle accepts the empty tree, so it cannot tell the failure from nothing; pass --allow-trivial to reduce anyway"
-    )]
-    Trivial,
-    /// A committed candidate's clean copy differs from what the oracle saw.
-    #[error(
-        "the accepted tree could not be reproduced exactly (expected {expected}, found {found})"
-    )]
-    Unfaithful {
-        /// Fingerprint the oracle saw.
-        expected: String,
-        /// Fingerprint of the clean copy.
-        found: String,
-    },
-    /// Ctrl-C before there was anything to publish.
-    #[error("interrupted before the baseline was confirmed; nothing was written")]
-    Interrupted,
-    /// An internal invariant failed.
-    #[error("internal error: {0}")]
-    Internal(&'static str),
-}
+pub use error::ReduceError;
 
 /// What the preflight found: enough for `doctor`, and the start of every reduction.
 pub struct Preflight {
@@ -246,13 +208,11 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         }));
     }
     if for_export {
-        let sidecar = crate::export::sidecar_path(&options.output);
-        for path in [&options.output, &sidecar] {
-            if std::fs::symlink_metadata(path).is_ok() {
-                return Err(ReduceError::OutputExists(path.clone()));
-            }
+        let layout = crate::output_layout::OutputLayout::new(&options.output);
+        if let Some(existing) = layout.existing() {
+            return Err(ReduceError::OutputExists(existing.to_path_buf()));
         }
-        let parent = crate::export::parent_dir(&options.output);
+        let parent = layout.parent;
         if !parent.is_dir() {
             return Err(ReduceError::Usage(format!(
                 "the output's parent directory `{}` does not exist",
@@ -678,12 +638,9 @@ pub fn run_reduction(
         let (outcome, normalizer) = session.run_current(&never)?;
         let verdict = preflight.oracle.judge(&outcome, &normalizer);
         if !verdict.pass {
-            return Err(ReduceError::Oracle(OracleError::Flaky {
-                first_run: 1,
-                first: "the failure during reduction".into(),
-                other_run: 2,
-                other: format!("no reproduction on the final tree: {}", verdict.reason),
-            }));
+            return Err(ReduceError::FinalNotReproducing {
+                reason: verdict.reason,
+            });
         }
         Some(BaselineRun {
             termination: outcome.termination,
@@ -696,12 +653,9 @@ pub fn run_reduction(
             options.min_holdout_rate,
             options.holdout_confidence,
         )
-        .map_err(|e| ReduceError::Usage(format!("the holdout plan cannot pass: {e}")))?;
+        .map_err(ReduceError::HoldoutPlan)?;
         let passes = session.sample_current(plan.runs)?;
-        Some(
-            crate::stats::holdout_result(&plan, passes)
-                .map_err(|e| ReduceError::Usage(format!("the holdout cannot be evaluated: {e}")))?,
-        )
+        Some(crate::stats::holdout_result(&plan, passes).map_err(ReduceError::HoldoutEvaluation)?)
     } else {
         None
     };

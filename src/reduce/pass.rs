@@ -12,8 +12,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::error::ReduceError;
 pub use crate::reduce::minimise::NeededShare;
 pub(crate) use crate::reduce::minimise::{Elements, minimise};
 use crate::reduce::options::Minimiser;

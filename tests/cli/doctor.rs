@@ -1,5 +1,7 @@
 //! `repromin doctor`: the preflight, which writes nothing.
 
+use repromin::exit_code::Exit;
+
 use crate::util::{Area, redact, run, stderr, stdout};
 
 #[test]
@@ -41,5 +43,5 @@ fn doctor_reports_a_baseline_that_passes() {
     let area = Area::new();
     area.fixture("python-parse-error", "proj");
     let o = run(&["doctor", "proj", "--", "true"], area.dir.path());
-    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(o.status.code(), Some(Exit::NotFailing as i32));
 }

@@ -1,5 +1,7 @@
 //! Bad input: each gets a clear error, a documented exit code, and nothing is written.
 
+use repromin::exit_code::Exit;
+
 use crate::util::{Area, redact, run, stderr};
 
 /// Runs a reduce that must fail, and checks that nothing was published.
@@ -27,7 +29,7 @@ fn an_existing_output_is_never_overwritten() {
     area.fixture("python-parse-error", "proj");
     area.write("out", &[("precious.txt", "mine")]);
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
-    assert_eq!(code, 7);
+    assert_eq!(code, Exit::OutputExists as i32);
     insta::assert_snapshot!(err, @"error: `out` already exists; repromin never overwrites an output");
     assert_eq!(
         std::fs::read_to_string(area.path("out/precious.txt")).unwrap(),
@@ -41,7 +43,7 @@ fn an_existing_sidecar_is_never_overwritten() {
     area.fixture("python-parse-error", "proj");
     area.write("out.repromin", &[("report.json", "{}")]);
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
-    assert_eq!(code, 7);
+    assert_eq!(code, Exit::OutputExists as i32);
     assert!(err.contains("`out.repromin` already exists"), "{err}");
 }
 
@@ -49,7 +51,7 @@ fn an_existing_sidecar_is_never_overwritten() {
 fn a_missing_or_non_directory_source_is_refused() {
     let area = Area::new();
     let (code, err) = refused(&area, &["reduce", "nope", "out", "--", "true"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, Exit::Usage as i32);
     insta::assert_snapshot!(err, @"error: `nope` is not a directory");
     area.write("x", &[("f", "")]);
     let (_, err) = refused(&area, &["reduce", "x/f", "out", "--", "true"]);
@@ -62,7 +64,7 @@ fn special_files_hardlinks_and_escaping_symlinks_are_refused_by_name() {
     let src = area.fixture("python-parse-error", "proj");
     nix::unistd::mkfifo(&src.join("lib/queue"), nix::sys::stat::Mode::S_IRWXU).unwrap();
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error as i32);
     insta::assert_snapshot!(err, @"error: `proj/lib/queue` is a FIFO; only directories, regular files and relative symlinks inside the tree are supported");
     std::fs::remove_file(src.join("lib/queue")).unwrap();
 
@@ -71,7 +73,7 @@ fn special_files_hardlinks_and_escaping_symlinks_are_refused_by_name() {
         &["reduce", "proj", "out", "--", "python3", "run.py"],
         area.dir.path(),
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(Exit::Error as i32));
     assert!(
         redact(&stderr(&o), &area).contains("`proj/run.py` has 2 hard links"),
         "{}",
@@ -81,7 +83,7 @@ fn special_files_hardlinks_and_escaping_symlinks_are_refused_by_name() {
 
     std::os::unix::fs::symlink("../../etc/passwd", src.join("lib/passwd")).unwrap();
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "python3", "run.py"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error as i32);
     assert!(
         err.contains("symlink `proj/lib/passwd` points to `../../etc/passwd`, outside the tree"),
         "{err}"
@@ -96,7 +98,7 @@ fn a_baseline_that_does_not_fail_is_refused() {
         &area,
         &["reduce", "proj", "out", "--", "sh", "-c", "echo all good"],
     );
-    assert_eq!(code, 4);
+    assert_eq!(code, Exit::NotFailing as i32);
     insta::assert_snapshot!(err, @r"
     error: the baseline does not fail the way the oracle requires: exit 0 (the command did not fail)
 
@@ -119,7 +121,7 @@ fn a_flaky_baseline_is_refused_with_both_signatures() {
         &["reduce", "proj", "out", "--", "sh", "-c", &script],
         area.dir.path(),
     );
-    assert_eq!(o.status.code(), Some(5));
+    assert_eq!(o.status.code(), Some(Exit::Flaky as i32));
     insta::assert_snapshot!(redact(&stderr(&o), &area), @"error: the baseline is flaky: run 1 gave `KeyError: first` but run 2 gave `IndexError: second`");
     assert!(!area.path("out").exists());
 }
@@ -129,7 +131,7 @@ fn an_unlearnable_failure_asks_for_an_explicit_oracle() {
     let area = Area::new();
     area.fixture("python-parse-error", "proj");
     let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "false"]);
-    assert_eq!(code, 4);
+    assert_eq!(code, Exit::NotFailing as i32);
     insta::assert_snapshot!(err, @r"
     error: no failure signature could be learned from the baseline output
 
@@ -146,7 +148,7 @@ fn an_oracle_that_accepts_the_empty_tree_is_refused() {
         &area,
         &["reduce", "proj", "out", "--any-failure", "--", "false"],
     );
-    assert_eq!(code, 6);
+    assert_eq!(code, Exit::Trivial as i32);
     assert!(err.contains("the oracle accepts the empty tree"), "{err}");
     assert!(err.contains("--allow-trivial"), "{err}");
 }
@@ -159,7 +161,7 @@ fn invalid_options_are_usage_errors() {
         &area,
         &["reduce", "proj", "out", "--expect", "(", "--", "true"],
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, Exit::Usage as i32);
     assert!(
         err.starts_with("error: invalid --expect regular expression: regex parse error"),
         "{err}"
@@ -168,21 +170,21 @@ fn invalid_options_are_usage_errors() {
         &area,
         &["reduce", "proj", "out", "--jobs", "0", "--", "true"],
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, Exit::Usage as i32);
     insta::assert_snapshot!(err, @"error: --jobs must be at least 1");
     let (code, err) = refused(
         &area,
         &["reduce", "proj", "out", "--keep", "../x", "--", "true"],
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, Exit::Usage as i32);
     insta::assert_snapshot!(err, @"error: invalid relative path `../x`: it may not contain `..`");
     let (code, _) = refused(
         &area,
         &["reduce", "proj", "out", "--exit-code", "125", "--", "true"],
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, Exit::Usage as i32);
     let (code, err) = refused(&area, &["reduce", "proj", "proj/inside", "--", "true"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, Exit::Usage as i32);
     assert!(err.contains("outside the source tree"), "{err}");
 }
 
@@ -194,7 +196,7 @@ fn a_command_that_is_not_found_is_named() {
         &area,
         &["reduce", "proj", "out", "--", "no-such-tool-xyz", "a"],
     );
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error as i32);
     insta::assert_snapshot!(err, @r"
     error: cannot run `no-such-tool-xyz`: No such file or directory (os error 2)
 
@@ -220,7 +222,7 @@ fn a_baseline_that_times_out_is_refused() {
             "sleep 30",
         ],
     );
-    assert_eq!(code, 3);
+    assert_eq!(code, Exit::BaselineTimeout as i32);
     assert!(
         err.starts_with("error: the baseline does not fail the way the oracle requires: timed out"),
         "{err}"

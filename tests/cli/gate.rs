@@ -3,6 +3,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use repromin::exit_code::Exit;
+
 use crate::util::{
     GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, run_env, sandbox,
     stderr, stdout, tool_runs, vitest_modules,
@@ -273,7 +275,7 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
     );
     std::fs::write(out.path().join("head.report"), "A".repeat(250_000)).unwrap();
     let o = judge(&["--require", "reproduced"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(Exit::Error as i32));
     assert!(
         stdout(&o).contains("over the 240000-character cap"),
         "{}",
@@ -553,7 +555,7 @@ fn the_line_command_checks_lines_from_stdin() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("no-tests"));
     let abbreviated = valid.replace(&"a".repeat(40), "aaaaaaa");
     let o = pipe(&format!("{valid}\n{abbreviated}\n"));
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(Exit::Error as i32));
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(out.contains("refused:") && out.contains("40"), "{out}");
 }

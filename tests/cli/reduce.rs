@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use repromin::exit_code::Exit;
+
 use crate::fixtures::{C_COMMAND, PYTHON_ERROR};
 use crate::util::{Area, changes, files, processes_with, report, run, sh_in, stderr, stdout};
 
@@ -367,7 +369,7 @@ fn ctrl_c_publishes_the_last_accepted_state() {
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
         let status = child.wait().unwrap();
-        if status.code() == Some(130) {
+        if status.code() == Some(Exit::Interrupted as i32) {
             assert!(
                 !area.path("out").exists(),
                 "nothing is published before the baseline"
@@ -846,7 +848,7 @@ fn level_and_passes_cannot_be_combined() {
         ],
         area.dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(Exit::Usage as i32), "{}", stderr(&o));
     assert!(stderr(&o).contains("--level"), "{}", stderr(&o));
 }
 

@@ -1,5 +1,7 @@
 //! Sampling options of `reduce` and `doctor`: flaky commands under statistical gates.
 
+use repromin::exit_code::Exit;
+
 use crate::util::{Area, files, report, run, stderr, stdout};
 
 /// Without guard.txt the failure shows only about 70% of the time.
@@ -81,7 +83,7 @@ fn plans_that_cannot_pass_are_refused_up_front() {
         all.extend(args);
         all.extend(["--", "python3", "run.py"]);
         let o = run(&all, area.dir.path());
-        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        assert_eq!(o.status.code(), Some(Exit::Usage as i32), "{all:?}");
         assert!(stderr(&o).contains(want), "{all:?}: {}", stderr(&o));
         assert!(!area.path("out").exists());
     }
@@ -108,7 +110,7 @@ fn run_wide_confidence_fails_closed_when_its_alpha_is_spent() {
         ],
         area.dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(Exit::Usage as i32), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("run-wide confidence is spent at candidate family 2"),
         "{}",
@@ -136,7 +138,7 @@ fn baseline_sampling_accepts_a_flaky_baseline_only_as_far_as_asked() {
     let o = doctor(&[]);
     assert_eq!(
         o.status.code(),
-        Some(5),
+        Some(Exit::Flaky as i32),
         "all runs must agree by default: {}",
         stderr(&o)
     );
@@ -144,7 +146,7 @@ fn baseline_sampling_accepts_a_flaky_baseline_only_as_far_as_asked() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("baseline sample: 2 of 4 runs showed the failure (signature from run 1; 1 of the 3 after it)"), "{}", stdout(&o));
     let o = doctor(&["--min-baseline-passes", "3"]);
-    assert_eq!(o.status.code(), Some(5));
+    assert_eq!(o.status.code(), Some(Exit::Flaky as i32));
     assert!(
         stderr(&o).contains("only 2 of 4 baseline runs"),
         "{}",

@@ -2,8 +2,8 @@
 //! siblings in chunks that shrink, largest first, then each block with more than one line
 //! on its own (single lines are the lines pass's work), with the list minimiser.
 
-use crate::reduce::ReduceError;
 use crate::reduce::blocks::{blocks, bytes_of, groups};
+use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
 use crate::reduce::pass::{
     Pass, PassContext, PassResult, PassState, by_levels, line_ranges, per_file,

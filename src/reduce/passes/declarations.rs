@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::error::ReduceError;
 use crate::reduce::identifiers::UseIndex;
 use crate::reduce::pass::{
     Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, line_ranges, per_file,

@@ -1,8 +1,8 @@
 //! The files pass: hierarchical deletion of files and directories, level by level, each
 //! with the lines of other files that reference it (see [`super::references`]).
 
-use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{
     Elements, Pass, PassContext, PassResult, PassState, complement, file_state, minimise,
 };

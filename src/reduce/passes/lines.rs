@@ -1,6 +1,6 @@
 //! The lines pass: line deletion to 1-minimality, file by file.
 
-use crate::reduce::ReduceError;
+use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{
     Pass, PassContext, PassResult, PassState, Ranges, file_state, line_ranges, minimise, per_file,
 };

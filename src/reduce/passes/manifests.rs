@@ -1,8 +1,8 @@
 //! The manifests pass: deletes entries of package manifests, found by parsing them with
 //! [`crate::reduce::manifest`], level by level.
 
-use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{
     Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, per_file,
 };

@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
-use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{Pass, PassContext, PassResult, UNION_WINDOW, file_state, line_ranges};
 use crate::reduce::session::{Candidate, Session};
 

@@ -1,7 +1,7 @@
 //! The syntax pass: deletes syntax nodes level by level, from the tree-sitter grammars of
 //! [`crate::reduce::syntax`].
 
-use crate::reduce::ReduceError;
+use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
 use crate::reduce::pass::{Pass, PassContext, PassResult, PassState, by_levels, per_file};
 use crate::reduce::session::Session;

@@ -12,8 +12,8 @@
 use std::ops::Range;
 
 use crate::bytes::{DeletionSearch, RestartPolicy};
-use crate::reduce::ReduceError;
 use crate::reduce::edits::Mutation;
+use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{
     Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, per_file,
 };

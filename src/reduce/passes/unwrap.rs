@@ -1,8 +1,8 @@
 //! The unwrap pass: drops a block's header and closing lines and dedents its body, level by
 //! level (see [`crate::reduce::blocks::unwrap_cuts`]).
 
-use crate::reduce::ReduceError;
 use crate::reduce::blocks::{blocks, classify, siblings_at, unwrap_cuts};
+use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{
     Pass, PassContext, PassResult, PassState, by_levels, line_ranges, per_file,
 };

@@ -30,8 +30,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::oracle::Oracle;
-use crate::reduce::ReduceError;
 use crate::reduce::edits::{EditSet, Mutation};
+use crate::reduce::error::ReduceError;
 use crate::reduce::identifiers::{count_identifiers, dropped_identifiers, identifiers};
 pub use crate::reduce::options::Sampling;
 use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::oracle::Oracle;
-use crate::reduce::ReduceError;
+use crate::reduce::error::ReduceError;
 use crate::reduce::options::Sampling;
 use crate::runner::{self, CommandSpec, RunDirs, Termination};
 use crate::signature::Normalizer;
