@@ -889,7 +889,7 @@ mod tests {
         assert_eq!(session.timeout(), Duration::from_secs(100));
         // Factor times the slowest recent run, but never under the floor.
         session.adapt_timeout(&[pass(1000)]);
-        assert_eq!(session.timeout(), crate::reduce::TIMEOUT_FLOOR);
+        assert_eq!(session.timeout(), TIMEOUT_FLOOR);
         session.adapt_timeout(&[pass(20_000)]);
         assert_eq!(session.timeout(), Duration::from_secs(60));
         // Rejected runs teach nothing; a slow accepted run cannot lift it past the ceiling.
@@ -924,7 +924,7 @@ mod tests {
             early_reject: false,
         };
         session.adapt_timeout(&[fast; ADAPT_AFTER]);
-        assert_eq!(session.timeout(), crate::reduce::TIMEOUT_FLOOR);
+        assert_eq!(session.timeout(), TIMEOUT_FLOOR);
         let started = Instant::now();
         let done = session
             .try_window(
