@@ -24,7 +24,7 @@
 //!
 //! - this module: [`Side`], [`ExecOptions`], [`exec`] and the writing of reports and markers;
 //! - [`common`]: the deadline, shell steps, the overlay, the worktree and test runs;
-//! - [`base_head`]: the base and head sides; [`mutants`]: the mutants side;
+//! - `base_head`: the base and head sides; `mutants`: the mutants side;
 //! - [`reduce`]: the reduce side; [`error`]: what can fail in a side.
 
 mod base_head;
