@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::console::Console;
-use crate::gate::config::{RepoConfig, ReportFormat};
+use crate::gate::config::{ConfigError, RepoConfig, ReportFormat};
 use crate::gate::encode::TEST_REPORT_CAP;
 use crate::gate::{self, exec, github, line};
 
@@ -202,14 +202,30 @@ impl VerdictArg {
     }
 }
 
-fn local_config(commits: &Commits) -> Result<Option<(RepoConfig, String)>, String> {
+/// Why `--config FILE` cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum LocalConfigError {
+    /// The file cannot be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not a valid configuration.
+    #[error(transparent)]
+    Invalid(#[from] ConfigError),
+}
+
+fn local_config(commits: &Commits) -> Result<Option<(RepoConfig, String)>, LocalConfigError> {
     let Some(path) = &commits.config else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|source| LocalConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
     let origin = path.display().to_string();
-    let config = RepoConfig::parse(&text, &origin).map_err(|e| e.to_string())?;
+    let config = RepoConfig::parse(&text, &origin)?;
     Ok(Some((config, origin)))
 }
 
@@ -282,8 +298,9 @@ pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> 
     };
     let local = match local_config(&args.commits) {
         Ok(local) => local,
-        Err(message) => {
+        Err(err) => {
             // The marker carries the problem to the judge.
+            let message = err.to_string();
             let commit = side.commit(&args.commits.base, &args.commits.head);
             let written = exec::write_error_markers(&args.out, side, commit, &message);
             console.err(&format!("error: {message}"));
@@ -359,8 +376,9 @@ pub fn judge_command(args: &JudgeArgs) -> Exit {
     let console = Console::new(true);
     let local = match local_config(&args.commits) {
         Ok(local) => local,
-        Err(message) => {
-            let judgement = gate::judge_error(&args.commits.head, &args.commits.base, &message);
+        Err(err) => {
+            let judgement =
+                gate::judge_error(&args.commits.head, &args.commits.base, &err.to_string());
             return finish(&console, &judgement, args.require);
         }
     };
@@ -383,8 +401,9 @@ pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Ex
     let console = Console::new(true);
     let local = match local_config(&args.commits) {
         Ok(local) => local,
-        Err(message) => {
-            let judgement = gate::judge_error(&args.commits.head, &args.commits.base, &message);
+        Err(err) => {
+            let judgement =
+                gate::judge_error(&args.commits.head, &args.commits.base, &err.to_string());
             return finish(&console, &judgement, args.require);
         }
     };

@@ -124,19 +124,74 @@ fn error(message: String, rows: Vec<Row>, not_collected: Vec<String>) -> Classif
     }
 }
 
+/// Why a side's report cannot be classified; its text becomes the line's `error`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnusableSide {
+    /// The report could not be read or decoded.
+    #[error(transparent)]
+    Input(#[from] SideInputError),
+    /// The side wrote an error marker.
+    #[error("{side}: {message}")]
+    Marker {
+        /// Which side.
+        side: String,
+        /// The marker's message.
+        message: String,
+    },
+    /// The side was skipped.
+    #[error("{side} was skipped: {reason}")]
+    Skipped {
+        /// Which side.
+        side: String,
+        /// Why.
+        reason: String,
+    },
+    /// The report lists a selected file twice.
+    #[error("the {side} report lists `{file}` twice")]
+    DuplicateFile {
+        /// Which side.
+        side: String,
+        /// The file listed twice.
+        file: String,
+    },
+    /// The report holds none of the selected files.
+    #[error("the {side} report holds none of the selected test files")]
+    NoSelectedFile {
+        /// Which side.
+        side: String,
+    },
+    /// The report shows no selected test running.
+    #[error("the {side} report shows no selected test running")]
+    NothingRan {
+        /// Which side.
+        side: String,
+    },
+    /// The command failed, yet its report shows no failure.
+    #[error("the {side} test command {how} but its report shows no failure")]
+    FailedWithoutFailure {
+        /// Which side.
+        side: String,
+        /// `exited N` or `was killed`.
+        how: String,
+    },
+}
+
 /// The selected files of a report, refusing a file listed twice.
 fn selected_files<'a>(
     report: &'a TestReport,
     selected: &[String],
     side: &str,
-) -> Result<HashMap<&'a str, &'a FileResult>, String> {
+) -> Result<HashMap<&'a str, &'a FileResult>, UnusableSide> {
     let mut files = HashMap::new();
     for file in &report.files {
         if !selected.contains(&file.path) {
             continue;
         }
         if files.insert(file.path.as_str(), file).is_some() {
-            return Err(format!("the {side} report lists `{}` twice", file.path));
+            return Err(UnusableSide::DuplicateFile {
+                side: side.to_string(),
+                file: file.path.clone(),
+            });
         }
     }
     Ok(files)
@@ -147,21 +202,30 @@ fn usable<'a>(
     input: &'a SideInput,
     name: &str,
     selected: &[String],
-) -> Result<HashMap<&'a str, &'a FileResult>, String> {
+) -> Result<HashMap<&'a str, &'a FileResult>, UnusableSide> {
+    let side = || name.to_string();
     let report = match input {
-        Err(reason) => return Err(reason.to_string()),
+        Err(reason) => return Err(reason.clone().into()),
         Ok(side) => side,
     };
     let (exit_code, report) = match &report.outcome {
-        Outcome::Error { message } => return Err(format!("{name}: {message}")),
-        Outcome::Skipped { reason } => return Err(format!("{name} was skipped: {reason}")),
+        Outcome::Error { message } => {
+            return Err(UnusableSide::Marker {
+                side: side(),
+                message: message.clone(),
+            });
+        }
+        Outcome::Skipped { reason } => {
+            return Err(UnusableSide::Skipped {
+                side: side(),
+                reason: reason.clone(),
+            });
+        }
         Outcome::Report { exit_code, report } => (exit_code, report),
     };
     let files = selected_files(report, selected, name)?;
     if files.is_empty() {
-        return Err(format!(
-            "the {name} report holds none of the selected test files"
-        ));
+        return Err(UnusableSide::NoSelectedFile { side: side() });
     }
     let failed = files
         .values()
@@ -170,13 +234,11 @@ fn usable<'a>(
         .values()
         .any(|f| f.load_error.is_some() || !f.tests.is_empty());
     if !ran {
-        return Err(format!("the {name} report shows no selected test running"));
+        return Err(UnusableSide::NothingRan { side: side() });
     }
     if *exit_code != Some(0) && !failed {
         let how = exit_code.map_or_else(|| "was killed".to_string(), |c| format!("exited {c}"));
-        return Err(format!(
-            "the {name} test command {how} but its report shows no failure"
-        ));
+        return Err(UnusableSide::FailedWithoutFailure { side: side(), how });
     }
     Ok(files)
 }
@@ -226,7 +288,7 @@ pub fn classify(
     }
     let head_files = match usable(head, "head", selected) {
         Ok(files) => files,
-        Err(reason) => return error(reason, Vec::new(), Vec::new()),
+        Err(reason) => return error(reason.to_string(), Vec::new(), Vec::new()),
     };
     let not_collected: Vec<String> = selected
         .iter()
@@ -303,10 +365,10 @@ pub fn classify(
         );
     }
     if let Err(reason) = &base_files {
-        return error(reason.clone(), rows, not_collected);
+        return error(reason.to_string(), rows, not_collected);
     }
     if let Err(reason) = &rerun_files {
-        return error(reason.clone(), rows, not_collected);
+        return error(reason.to_string(), rows, not_collected);
     }
     // Rows are never empty here: the head report shows a selected test running.
     let verdict = Counts::tally(rows.iter().map(|r| r.class)).implied_verdict();

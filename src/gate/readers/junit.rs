@@ -216,13 +216,11 @@ pub(super) fn locate(key: &str, files: &Files, go: &GoMap) -> Loc {
     }
 }
 
-pub(super) fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, String> {
+pub(super) fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, quick_xml::Error> {
     for a in e.attributes() {
-        let a = a.map_err(|x| x.to_string())?;
+        let a = a.map_err(quick_xml::Error::from)?;
         if a.key.local_name().as_ref() == key {
-            let value = a
-                .normalized_value(XmlVersion::Implicit1_0)
-                .map_err(|x| x.to_string())?;
+            let value = a.normalized_value(XmlVersion::Implicit1_0)?;
             return Ok(Some(value.into_owned()));
         }
     }
@@ -246,7 +244,7 @@ pub(super) fn parse_junit(text: &str) -> Result<(Vec<RawSuite>, Vec<RawCase>), R
         let (at, empty) = (reader.buffer_position(), matches!(event, Event::Empty(_)));
         let text = match event {
             Event::Start(e) | Event::Empty(e) => {
-                let get = |k: &str| attr(&e, k).map_err(|d| bad(at, d));
+                let get = |k: &str| attr(&e, k).map_err(|d| bad(at, d.to_string()));
                 let tag = e.local_name();
                 let tag = tag.as_ref();
                 if !rooted && !matches!(tag, "testsuites" | "testsuite") {
