@@ -11,7 +11,8 @@ use crate::gate::config::{ConfigError, RepoConfig, ReportFormat};
 use crate::gate::encode::TEST_REPORT_CAP;
 use crate::gate::{self, exec, github, line};
 
-use super::{Exit, with_causes};
+use super::render::with_causes;
+use crate::exit_code::Exit;
 
 /// Options shared by the gate commands.
 #[derive(Debug, Args, Clone)]

@@ -3,6 +3,7 @@
 
 mod args;
 mod gate;
+mod render;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -12,15 +13,14 @@ use std::sync::atomic::AtomicBool;
 use clap::{Parser, Subcommand};
 
 use crate::console::Console;
-use crate::demo::DemoError;
-use crate::oracle::OracleError;
 use crate::output_layout::REPORT_JSON;
-use crate::reduce::{self, ReduceError};
-use crate::runner::RunnerError;
-use crate::tree::TreeError;
+use crate::reduce;
 
 pub use crate::exit_code::Exit;
 pub use args::{DoctorArgs, ReduceArgs};
+pub use render::{demo_exit, exit_for, render_error, with_causes};
+
+use render::render_demo_error;
 
 /// Repromin: prove that a pull request's test reproduces its bug, and reduce a failing tree
 /// to what the failure needs.
@@ -99,133 +99,6 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// The exit code for an error of `reduce` or `doctor`.
-pub fn exit_for(err: &ReduceError) -> Exit {
-    match err {
-        ReduceError::Tree(err) => tree_exit(err),
-        ReduceError::Runner(err) => runner_exit(err),
-        ReduceError::Oracle(err) => oracle_exit(err),
-        ReduceError::Usage(_) => Exit::Usage,
-        ReduceError::OutputExists(_) => Exit::OutputExists,
-        ReduceError::Trivial => Exit::Trivial,
-        ReduceError::Unfaithful { .. } | ReduceError::Internal(_) => Exit::Error,
-        ReduceError::FinalNotReproducing { .. } => Exit::FinalNotReproducing,
-        ReduceError::HoldoutPlan(_) | ReduceError::HoldoutEvaluation(_) => Exit::HoldoutFailed,
-        ReduceError::Interrupted => Exit::Interrupted,
-    }
-}
-
-/// The exit code for an error of `demo`.
-pub fn demo_exit(err: &DemoError) -> Exit {
-    match err {
-        DemoError::Reduce(err) => exit_for(err),
-        DemoError::Tree(err) => tree_exit(err),
-        DemoError::GitMissing(_) => Exit::Io,
-        DemoError::Git { .. } => Exit::Usage,
-    }
-}
-
-fn tree_exit(err: &TreeError) -> Exit {
-    match err {
-        TreeError::Io { .. } => Exit::Io,
-        TreeError::BadRelPath { .. }
-        | TreeError::NotADirectory { .. }
-        | TreeError::KeepMissing { .. } => Exit::Usage,
-        TreeError::Special { .. }
-        | TreeError::Hardlink { .. }
-        | TreeError::EscapingSymlink { .. }
-        | TreeError::NonUtf8Name { .. }
-        | TreeError::Gitignore { .. } => Exit::Error,
-    }
-}
-
-fn runner_exit(err: &RunnerError) -> Exit {
-    match err {
-        RunnerError::Spawn { .. } | RunnerError::Setup { .. } | RunnerError::EmptyCommand => {
-            Exit::Error
-        }
-    }
-}
-
-fn oracle_exit(err: &OracleError) -> Exit {
-    match err {
-        OracleError::BadRegex(_) | OracleError::Conflict(_) => Exit::Usage,
-        OracleError::BaselineNotFailing {
-            timed_out: true, ..
-        } => Exit::BaselineTimeout,
-        OracleError::BaselineNotFailing {
-            timed_out: false, ..
-        }
-        | OracleError::NoSignature { .. } => Exit::NotFailing,
-        OracleError::Flaky { .. } => Exit::Flaky,
-    }
-}
-
-/// An error followed by its causes, each after `: `.
-pub fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-/// Prints an error with its causes and a hint where one helps.
-pub fn render_error(console: &Console, err: &ReduceError) {
-    let mut text = format!("error: {}", with_causes(err));
-    let hint = match err {
-        ReduceError::Oracle(OracleError::NoSignature { output_tail }) => Some(format!(
-            "the output has no line that identifies a failure{}\n\
-             hint: say what the failure is with --expect REGEX or --signature TEXT, require an \
-             exact status with --exit-code N or --process-failure, or accept any failure with \
-             --any-failure",
-            show_tail(output_tail)
-        )),
-        ReduceError::Oracle(OracleError::BaselineNotFailing { output_tail, .. }) => Some(format!(
-            "the command must show the failure on SOURCE as it is{}",
-            show_tail(output_tail)
-        )),
-        ReduceError::Trivial => Some(
-            "the command also fails when every file is deleted: make the oracle more specific \
-             (--expect, --signature) or pass --allow-trivial"
-                .to_string(),
-        ),
-        ReduceError::Runner(RunnerError::Spawn { .. }) => Some(
-            "check that the command after `--` exists and is on PATH; it runs with the copy of \
-             the tree as its working directory"
-                .to_string(),
-        ),
-        _ => None,
-    };
-    if let Some(hint) = hint {
-        text.push_str("\n\n");
-        text.push_str(&hint);
-    }
-    console.err(&text);
-}
-
-/// Prints an error of `demo`: a reduction's error as [`render_error`] does.
-fn render_demo_error(console: &Console, err: &DemoError) {
-    match err {
-        DemoError::Reduce(err) => render_error(console, err),
-        DemoError::Tree(_) | DemoError::GitMissing(_) | DemoError::Git { .. } => {
-            console.err(&format!("error: {}", with_causes(err)));
-        }
-    }
-}
-
-fn show_tail(tail: &str) -> String {
-    if tail.trim().is_empty() {
-        "; it printed nothing".to_string()
-    } else {
-        let indented: Vec<String> = tail.lines().map(|l| format!("  | {l}")).collect();
-        format!("; the end of its output:\n{}", indented.join("\n"))
-    }
-}
-
 fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
     let console = Console::new(args.no_progress);
     let options = match args.to_options() {
@@ -293,6 +166,8 @@ fn demo_command(interrupt: &Arc<AtomicBool>) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracle::OracleError;
+    use crate::reduce::ReduceError;
     use clap::CommandFactory;
 
     #[test]
