@@ -12,7 +12,7 @@ use super::common::{
     Deadline, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
 };
 use super::error::SideError;
-use super::{ExecOptions, Side};
+use super::options::{ExecOptions, Side};
 
 /// Runs the base or head side: its reports by name.
 pub(super) fn run_side(

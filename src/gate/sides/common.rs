@@ -20,7 +20,7 @@ use crate::runner::{self, CommandSpec, Termination};
 use crate::safe_fs::SafeFsError;
 
 use super::error::{REPORT_FILE_CAP, ReportReadError, SideError};
-use super::{ExecOptions, Side};
+use super::options::{ExecOptions, Side};
 
 /// Shell-quotes one argument.
 pub fn quote(arg: &str) -> String {

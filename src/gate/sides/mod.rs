@@ -31,83 +31,21 @@ mod base_head;
 pub mod common;
 pub mod error;
 mod mutants;
+mod options;
 pub mod reduce;
+mod write;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
-use crate::gate::config::RepoConfig;
 use crate::gate::encode::{SideReport, TEST_REPORT_CAP, encode};
 use crate::gate::mutants::{self as spec, MutantsReport};
 
 pub(crate) use common::side_env;
 pub use common::{GITHUB_FILE_COMMANDS, expand, quote, read_report};
 pub use error::{REPORT_FILE_CAP, SideError, WriteReportError};
-
-/// The default deadline of a side.
-pub const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
-/// The default deadline of the mutants side.
-pub const MUTANTS_BUDGET: Duration = Duration::from_secs(13 * 60);
-/// Which side to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// The merge base with the head's tests laid over it, tested twice.
-    Base,
-    /// The head, tested once.
-    Head,
-    /// The merge base with the head's tests laid over it, mutated by the pull request's
-    /// specs one mutation at a time.
-    Mutants,
-}
-
-impl Side {
-    /// The report names this side writes.
-    pub fn reports(self) -> &'static [&'static str] {
-        match self {
-            Side::Base => &["base", "base-rerun"],
-            Side::Head => &["head"],
-            Side::Mutants => &[spec::SIDE],
-        }
-    }
-
-    /// The commit the side checks out.
-    pub fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
-        match self {
-            Side::Base | Side::Mutants => base,
-            Side::Head => head,
-        }
-    }
-
-    /// The side's default deadline.
-    pub fn default_budget(self) -> Duration {
-        match self {
-            Side::Base | Side::Head => DEFAULT_BUDGET,
-            Side::Mutants => MUTANTS_BUDGET,
-        }
-    }
-}
-
-/// What `exec` needs.
-#[derive(Clone, Debug)]
-pub struct ExecOptions {
-    /// The repository.
-    pub repo: PathBuf,
-    /// The merge base (full SHA).
-    pub base: String,
-    /// The head (full SHA).
-    pub head: String,
-    /// Where the reports go.
-    pub out: PathBuf,
-    /// Which side.
-    pub side: Side,
-    /// Run head test code on base as this user, in namespaces.
-    pub sandbox_user: Option<String>,
-    /// The side's deadline.
-    pub budget: Duration,
-    /// A trusted local configuration (never from the pull request).
-    pub local_config: Option<(RepoConfig, String)>,
-}
+pub use options::{DEFAULT_BUDGET, ExecOptions, MUTANTS_BUDGET, Side};
+pub use write::write_report;
 
 /// Runs a side and writes its reports into `options.out`. Every failure of the side
 /// becomes an error marker. Returns the test reports written, by name (none for the
@@ -173,26 +111,4 @@ pub fn write_error_markers(
         write_report(out, name, &encode(&marker, TEST_REPORT_CAP))?;
     }
     Ok(())
-}
-
-/// Writes `out/NAME.report`, replacing whatever is there (never through a symlink).
-///
-/// # Errors
-/// `out` cannot be made, or the file cannot be replaced or written.
-pub fn write_report(out: &Path, name: &str, text: &str) -> Result<(), WriteReportError> {
-    write_file(&out.join(format!("{name}.report")), text)
-}
-
-/// Writes `path`, replacing whatever is there (never through a symlink); its directory is
-/// made if missing.
-pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), WriteReportError> {
-    let failed = |source| WriteReportError {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
-    crate::workspace::remove_any(path).map_err(|e| failed(std::io::Error::other(e)))?;
-    crate::safe_fs::write_new(path, text.as_bytes()).map_err(|e| failed(e.into()))
 }

@@ -13,11 +13,11 @@ use crate::gate::git::Repo;
 use crate::gate::mutants::{self, MutantResult, MutantRun, MutantsOutcome, MutantsReport};
 use crate::safe_fs::overwrite_inside;
 
-use super::ExecOptions;
 use super::common::{
     Deadline, build_step, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
 };
 use super::error::SideError;
+use super::options::ExecOptions;
 
 /// The mutants side: checks the specs like the judge, prepares the merge base like the base
 /// side, runs the baseline, then each mutation in turn.

@@ -20,8 +20,8 @@ use crate::gate::plan::{Plan, Planned};
 use crate::gate::test_report::Status;
 use crate::tree::{Entry, Node, Tree};
 
-use super::ExecOptions;
 use super::error::{SideError, WriteReportError};
+use super::options::ExecOptions;
 
 /// The first selected test, in path then name order, that failed on base.
 pub fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
@@ -80,7 +80,7 @@ pub fn reduce_side(
         commit: base,
         outcome,
     };
-    super::write_report(&side.options.out, "reduce", &encode(&report))?;
+    super::write::write_report(&side.options.out, "reduce", &encode(&report))?;
     Ok(report)
 }
 
@@ -205,7 +205,7 @@ fn run_reduce_side(
         // For people: how each pass spent its time (the judge never reads it, so a failure
         // to write it does not fail the side).
         if let Ok(text) = serde_json::to_string_pretty(&reduction.phases) {
-            let _ = super::write_file(&side.options.out.join("reduce-phases.json"), &text);
+            let _ = super::write::write_file(&side.options.out.join("reduce-phases.json"), &text);
         }
         // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
         // Its runs are spread over the workers, each in its own prepared worktree.

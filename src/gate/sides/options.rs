@@ -1,0 +1,71 @@
+//! What a side is and what `exec` needs to run one: plain values shared by the sides.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::gate::config::RepoConfig;
+use crate::gate::mutants as spec;
+
+/// The default deadline of a side.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
+/// The default deadline of the mutants side.
+pub const MUTANTS_BUDGET: Duration = Duration::from_secs(13 * 60);
+/// Which side to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The merge base with the head's tests laid over it, tested twice.
+    Base,
+    /// The head, tested once.
+    Head,
+    /// The merge base with the head's tests laid over it, mutated by the pull request's
+    /// specs one mutation at a time.
+    Mutants,
+}
+
+impl Side {
+    /// The report names this side writes.
+    pub fn reports(self) -> &'static [&'static str] {
+        match self {
+            Side::Base => &["base", "base-rerun"],
+            Side::Head => &["head"],
+            Side::Mutants => &[spec::SIDE],
+        }
+    }
+
+    /// The commit the side checks out.
+    pub fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
+        match self {
+            Side::Base | Side::Mutants => base,
+            Side::Head => head,
+        }
+    }
+
+    /// The side's default deadline.
+    pub fn default_budget(self) -> Duration {
+        match self {
+            Side::Base | Side::Head => DEFAULT_BUDGET,
+            Side::Mutants => MUTANTS_BUDGET,
+        }
+    }
+}
+
+/// What `exec` needs.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// The repository.
+    pub repo: PathBuf,
+    /// The merge base (full SHA).
+    pub base: String,
+    /// The head (full SHA).
+    pub head: String,
+    /// Where the reports go.
+    pub out: PathBuf,
+    /// Which side.
+    pub side: Side,
+    /// Run head test code on base as this user, in namespaces.
+    pub sandbox_user: Option<String>,
+    /// The side's deadline.
+    pub budget: Duration,
+    /// A trusted local configuration (never from the pull request).
+    pub local_config: Option<(RepoConfig, String)>,
+}
