@@ -6,7 +6,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Deserialize;
 
-use super::{Builder, Files, Format, MAX_MESSAGE, ReadError, json_position, malformed, regex};
+use super::common::{
+    Builder, Files, Format, MAX_MESSAGE, ReadError, json_position, malformed, regex,
+};
 use crate::gate::test_report::Status;
 
 pub(super) static GO_MARKER: LazyLock<Regex> =

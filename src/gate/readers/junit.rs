@@ -7,10 +7,10 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion, escape::resolve_predefined_entity};
 use regex::Regex;
 
-use super::go_test::GoMap;
-use super::{
+use super::common::{
     Builder, Files, Format, MAX_MESSAGE, Problem, ReadError, fail, malformed, refuse, regex, utf8,
 };
+use super::go_test::GoMap;
 use crate::gate::test_report::Status;
 
 /// A `<testcase>`, or a failure directly under a `<testsuite>`, as read from the XML.

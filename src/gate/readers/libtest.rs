@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Builder, Files, MAX_MESSAGE, regex};
+use super::common::{Builder, Files, MAX_MESSAGE, regex};
 use crate::gate::test_report::Status;
 
 pub(super) static RUNNING: LazyLock<Regex> =

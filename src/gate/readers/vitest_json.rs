@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::{Builder, Files, Format, ReadError, json_position, malformed, refuse};
+use super::common::{Builder, Files, Format, ReadError, json_position, malformed, refuse};
 use crate::gate::test_report::Status;
 
 #[derive(Deserialize)]
