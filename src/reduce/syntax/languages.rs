@@ -2,7 +2,7 @@
 //! elements are separated and terminated, which node kinds are expressions, statement holders
 //! and blocks, and which kinds are comments.
 
-use super::*;
+use super::lang::*;
 
 /// How a container's deletable children are chosen.
 #[derive(Clone, Copy)]

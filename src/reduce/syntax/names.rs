@@ -1,6 +1,11 @@
 //! The names that top-level declarations declare, and where each declaration can be deleted.
 
-use super::*;
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use super::lang::*;
+use super::select::deletion_levels;
 
 /// The top-level declarations of `src` that name something: the deletion range of each
 /// (as in `deletion_levels(..)[0]`) with the name it declares (a function, class, type,

@@ -2,7 +2,12 @@
 //! one of its bodies, a block by one of its statements, offered only where the result can parse.
 
 use super::select::*;
-use super::*;
+use std::collections::HashSet;
+use std::ops::Range;
+
+use tree_sitter::{Node, TreeCursor};
+
+use super::lang::*;
 
 /// Replacement candidates: a node replaced by a compatible descendant.
 ///

@@ -2,7 +2,14 @@
 //! nest into levels, and the separator- and line-aware byte range each deletion takes.
 
 use super::languages::*;
-use super::*;
+use std::collections::HashMap;
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use tree_sitter::{Node, TreeCursor};
+
+use super::lang::*;
 
 /// Per-language lookup tables indexed by node kind id.
 pub(super) struct Table {
@@ -358,34 +365,6 @@ pub(super) fn finish_range(
     Some(start..end)
 }
 
-/// The start of the line of `pos` when only blanks precede `pos` on it.
-pub(super) fn line_start(src: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos;
-    while i > 0 && matches!(src[i - 1], b' ' | b'\t') {
-        i -= 1;
-    }
-    (i == 0 || src[i - 1] == b'\n').then_some(i)
-}
-
-/// The position just past the line's newline when only blanks follow `pos`
-/// on its line (or `pos` is already just past a newline).
-pub(super) fn line_end(src: &[u8], pos: usize) -> Option<usize> {
-    if pos > 0 && src[pos - 1] == b'\n' {
-        return Some(pos);
-    }
-    let mut i = pos;
-    while i < src.len() && matches!(src[i], b' ' | b'\t' | b'\r') {
-        i += 1;
-    }
-    if i == src.len() {
-        Some(i)
-    } else if src[i] == b'\n' {
-        Some(i + 1)
-    } else {
-        None
-    }
-}
-
 pub(super) fn skip_blanks_back(src: &[u8], pos: usize) -> usize {
     let mut i = pos;
     while i > 0 && matches!(src[i - 1], b' ' | b'\t') {
@@ -400,6 +379,69 @@ pub(super) fn skip_blanks(src: &[u8], pos: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// Deletion candidates, level by level from the root down.
+///
+/// `levels[0]` holds the group of the root's children. A group is at level
+/// `d` when its parent node lies inside `d` elements of other groups, so each
+/// group of `levels[d + 1]` lies inside one element of `levels[d]`. Within a
+/// level, groups come in document order; within a group, ranges are sorted
+/// and disjoint, except that the last element of a comma list may start at
+/// the comma that its predecessor also covers (see the module docs).
+pub fn deletion_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
+    let tree = parse(lang, src, PARSE_TIMEOUT)?;
+    let table = table(lang);
+    let mut levels: Levels = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![(tree.root_node(), 0usize)];
+    while let Some((node, level)) = stack.pop() {
+        let kids = children(node, &mut cursor);
+        if kids.is_empty() {
+            continue;
+        }
+        let elems = group_elements(table, src, node, &kids);
+        let mut inside = vec![false; kids.len()];
+        if !elems.is_empty() {
+            let mut attrs = Vec::new();
+            for (elem, _) in &elems {
+                inside[elem.first..=elem.last].fill(true);
+                for kid in &kids[elem.first..elem.first + elem.glued] {
+                    if let Some(r) = finish_range(
+                        src,
+                        kid.node.start_byte(),
+                        kid.node.end_byte(),
+                        Blanks::After,
+                    ) {
+                        attrs.push(r);
+                    }
+                }
+            }
+            add_group(
+                &mut levels,
+                level,
+                elems.into_iter().map(|(_, r)| r).collect(),
+            );
+            add_group(&mut levels, level + 1, attrs);
+        }
+        for (kid, &within) in kids.iter().zip(&inside).rev() {
+            if kid.node.child_count() > 0 {
+                stack.push((kid.node, level + usize::from(within)));
+            }
+        }
+    }
+    Ok(levels)
+}
+
+/// The smallest deletion range of `levels` that holds all of `r`.
+pub fn smallest_enclosing(levels: &Levels, r: &Range<usize>) -> Option<Range<usize>> {
+    levels
+        .iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.start <= r.start && r.end <= e.end)
+        .min_by_key(|e| e.len())
+        .cloned()
 }
 
 #[cfg(test)]

@@ -1,6 +1,10 @@
 //! Samples and checks shared by the syntax tests, and the tests of the module's API as a whole:
 //! broken, empty, odd, deep, oversized and slow inputs, and random deletions.
 
+use std::ops::Range;
+use std::time::Duration;
+
+use super::lang::parse;
 use super::*;
 
 pub(super) const PYTHON: &str = r#"import os
