@@ -10,7 +10,9 @@ use crate::gate::config::RepoConfig;
 use crate::gate::git::Repo;
 use crate::gate::judge::{self, JudgeInput, Judgement, judge, judge_error};
 use crate::gate::sides::{self, ExecOptions, Side, WriteReportError, reduce};
-use crate::gate::{line, mutants, plan};
+use crate::gate::line;
+use crate::gate::mutants;
+use crate::gate::plan;
 
 /// Where `run` puts the reports.
 enum OutDir {
