@@ -41,13 +41,13 @@ pub enum DemoError {
 
 /// What the demo tells after its progress: the gate part of the story, for stdout.
 #[derive(Clone, Debug)]
-pub struct DemoSummary {
+pub(crate) struct DemoSummary {
     /// The pull request, the gate's table, the certificate and the line a bot reads.
     pub gate: String,
 }
 
 /// The demo project, as (path, contents).
-pub const PROJECT: &[(&str, &str)] = &[
+pub(crate) const PROJECT: &[(&str, &str)] = &[
     (
         "main.py",
         r#""""Print the receipt for today's basket."""
@@ -207,7 +207,7 @@ def test_subtotal():
 ///
 /// # Errors
 /// I/O failures.
-pub fn write_project(dir: &Path) -> Result<(), TreeError> {
+pub(crate) fn write_project(dir: &Path) -> Result<(), TreeError> {
     for (path, text) in PROJECT {
         write(dir, path, text)?;
     }
@@ -231,7 +231,10 @@ fn python() -> String {
 ///
 /// # Errors
 /// The project cannot be written, git is missing or fails, or the reduction fails.
-pub fn run(console: &Console, interrupt: &Arc<AtomicBool>) -> Result<DemoSummary, DemoError> {
+pub(crate) fn run(
+    console: &Console,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<DemoSummary, DemoError> {
     let temp = tempfile::Builder::new()
         .prefix("repromin-demo-")
         .tempdir()

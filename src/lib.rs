@@ -36,18 +36,18 @@
 
 pub mod bytes;
 pub mod cli;
-pub mod console;
-pub mod demo;
+pub(crate) mod console;
+pub(crate) mod demo;
 pub mod exit_code;
 pub mod export;
 pub mod gate;
 pub mod oracle;
-pub mod output_layout;
+pub(crate) mod output_layout;
 pub mod reduce;
 pub mod report;
 pub mod runner;
-pub mod safe_fs;
+pub(crate) mod safe_fs;
 pub mod signature;
 pub mod stats;
 pub mod tree;
-pub mod workspace;
+pub(crate) mod workspace;

@@ -8,21 +8,21 @@
 use std::path::{Path, PathBuf};
 
 /// The suffix that names the sidecar: `OUTPUT` + `.repromin`.
-pub const SIDECAR_SUFFIX: &str = ".repromin";
+pub(crate) const SIDECAR_SUFFIX: &str = ".repromin";
 /// The prefix of the staging directory made in OUTPUT's parent.
-pub const STAGING_PREFIX: &str = ".repromin-staging-";
+pub(crate) const STAGING_PREFIX: &str = ".repromin-staging-";
 /// The payload's name inside the staging directory.
-pub const STAGED_PAYLOAD: &str = "payload";
+pub(crate) const STAGED_PAYLOAD: &str = "payload";
 /// The sidecar's name inside the staging directory.
-pub const STAGED_SIDECAR: &str = "meta";
+pub(crate) const STAGED_SIDECAR: &str = "meta";
 /// The machine-readable report in the sidecar.
-pub const REPORT_JSON: &str = "report.json";
+pub(crate) const REPORT_JSON: &str = "report.json";
 /// The report for people in the sidecar.
-pub const REPORT_MARKDOWN: &str = "REPROMIN.md";
+pub(crate) const REPORT_MARKDOWN: &str = "REPROMIN.md";
 
 /// The paths of one output: the payload, its sidecar and the directory both go in.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputLayout {
+pub(crate) struct OutputLayout {
     /// The payload directory, OUTPUT.
     pub output: PathBuf,
     /// The sidecar directory, `OUTPUT.repromin`.
@@ -33,7 +33,7 @@ pub struct OutputLayout {
 
 impl OutputLayout {
     /// The layout of `output`.
-    pub fn new(output: &Path) -> OutputLayout {
+    pub(crate) fn new(output: &Path) -> OutputLayout {
         OutputLayout {
             output: output.to_path_buf(),
             sidecar: sidecar_path(output),
@@ -42,13 +42,13 @@ impl OutputLayout {
     }
 
     /// The payload and the sidecar, in the order they are checked and published.
-    pub fn targets(&self) -> [&PathBuf; 2] {
+    pub(crate) fn targets(&self) -> [&PathBuf; 2] {
         [&self.output, &self.sidecar]
     }
 
     /// The first of OUTPUT and its sidecar that already exists (as anything, even a
     /// dangling symlink).
-    pub fn existing(&self) -> Option<&Path> {
+    pub(crate) fn existing(&self) -> Option<&Path> {
         self.targets()
             .into_iter()
             .find(|path| std::fs::symlink_metadata(path).is_ok())

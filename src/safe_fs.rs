@@ -204,7 +204,7 @@ fn check_kind(file: &File, path: &Path, wanted: FileKind) -> Result<u64, SafeFsE
 ///
 /// # Errors
 /// Missing, a symlink, not a regular file, or the open fails.
-pub fn open_regular(path: &Path) -> Result<File, SafeFsError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, SafeFsError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(SAFE_FLAGS)
@@ -218,7 +218,7 @@ pub fn open_regular(path: &Path) -> Result<File, SafeFsError> {
 ///
 /// # Errors
 /// Missing, a symlink, not a directory, or the open fails.
-pub fn open_dir(path: &Path) -> Result<File, SafeFsError> {
+pub(crate) fn open_dir(path: &Path) -> Result<File, SafeFsError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(SAFE_FLAGS | OFlag::O_DIRECTORY.bits())
@@ -228,29 +228,12 @@ pub fn open_dir(path: &Path) -> Result<File, SafeFsError> {
     Ok(file)
 }
 
-/// Reads at most `limit` bytes of the regular file at `path` (the rest is left unread).
-///
-/// # Errors
-/// See [`open_regular`]; a read failure.
-pub fn read_prefix(path: &Path, limit: u64) -> Result<Vec<u8>, SafeFsError> {
-    let file = open_regular(path)?;
-    let mut bytes = Vec::new();
-    file.take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|source| SafeFsError::Io {
-            action: "read",
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(bytes)
-}
-
 /// Reads at most `limit` bytes of the regular file at `path` as UTF-8 text.
 ///
 /// # Errors
 /// See [`open_regular`]; a read failure or text that is not UTF-8 (an I/O error of kind
 /// `InvalidData`).
-pub fn read_prefix_to_string(path: &Path, limit: u64) -> Result<String, SafeFsError> {
+pub(crate) fn read_prefix_to_string(path: &Path, limit: u64) -> Result<String, SafeFsError> {
     let file = open_regular(path)?;
     let mut text = String::new();
     file.take(limit)
@@ -267,7 +250,7 @@ pub fn read_prefix_to_string(path: &Path, limit: u64) -> Result<String, SafeFsEr
 ///
 /// # Errors
 /// See [`open_regular`]; over the cap; a read failure.
-pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, SafeFsError> {
+pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, SafeFsError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(SAFE_FLAGS)
@@ -301,7 +284,7 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, SafeFsError> {
 ///
 /// # Errors
 /// A symlink, not a regular file, or the open fails.
-pub fn open_append(path: &Path, mode: u32) -> Result<File, SafeFsError> {
+pub(crate) fn open_append(path: &Path, mode: u32) -> Result<File, SafeFsError> {
     let file = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -317,7 +300,7 @@ pub fn open_append(path: &Path, mode: u32) -> Result<File, SafeFsError> {
 ///
 /// # Errors
 /// Missing, a symlink, not a regular file, or the write fails.
-pub fn rewrite(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
+pub(crate) fn rewrite(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(SAFE_FLAGS)
@@ -337,7 +320,7 @@ pub fn rewrite(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
 ///
 /// # Errors
 /// Something is at the path, or the write fails.
-pub fn write_new(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
+pub(crate) fn write_new(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -353,7 +336,7 @@ pub fn write_new(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
 
 /// Why [`overwrite_inside`] refused or failed.
 #[derive(Debug, thiserror::Error)]
-pub enum InsideError {
+pub(crate) enum InsideError {
     /// The relative path is empty or not normalised.
     #[error("cannot write `{rel}`: {why}")]
     BadPath {
@@ -405,7 +388,7 @@ pub enum InsideError {
 ///
 /// # Errors
 /// See [`InsideError`].
-pub fn overwrite_inside(root: &Path, rel: &str, text: &[u8]) -> Result<(), InsideError> {
+pub(crate) fn overwrite_inside(root: &Path, rel: &str, text: &[u8]) -> Result<(), InsideError> {
     let bad = |why| InsideError::BadPath {
         rel: rel.to_string(),
         why,
@@ -474,7 +457,7 @@ mod tests {
         let path = dir.path().join("report");
         std::fs::write(&path, "hello").unwrap();
         assert_eq!(read_capped(&path, 5).unwrap(), b"hello");
-        assert_eq!(read_prefix(&path, 3).unwrap(), b"hel");
+        assert_eq!(read_prefix_to_string(&path, 3).unwrap(), "hel");
         assert_eq!(read_prefix_to_string(&path, 10).unwrap(), "hello");
     }
 

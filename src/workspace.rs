@@ -120,7 +120,7 @@ fn set_times(path: &Path, meta: &Meta) -> Result<(), TreeError> {
 ///
 /// # Errors
 /// An I/O failure other than "not found".
-pub fn remove_any(path: &Path) -> Result<(), TreeError> {
+pub(crate) fn remove_any(path: &Path) -> Result<(), TreeError> {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return Ok(());
     };
@@ -210,7 +210,7 @@ fn holds(path: &Path, meta: &fs::Metadata, expected: &Entry) -> bool {
 ///
 /// # Errors
 /// Any I/O failure, naming the path.
-pub fn write_fresh(tree: &Tree, dir: &Path) -> Result<(), TreeError> {
+pub(crate) fn write_fresh(tree: &Tree, dir: &Path) -> Result<(), TreeError> {
     let mut workspace = Workspace::new(dir.to_path_buf());
     workspace.apply(tree)
 }

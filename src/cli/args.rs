@@ -353,7 +353,7 @@ pub struct DoctorArgs {
 
 /// Why a duration on the command line was refused.
 #[derive(Debug, thiserror::Error)]
-pub enum DurationError {
+pub(super) enum DurationError {
     /// The number part does not parse.
     #[error("`{0}` is not a duration (try 30s, 500ms, 2m)")]
     NotANumber(String),

@@ -258,7 +258,7 @@ fn publish_reports(console: &Console, out: &std::path::Path, names: &[&str], cap
 
 /// `exec`: prints nothing on success and exits 0 whatever the side found; exits 1 only when
 /// a report cannot be written.
-pub fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
+pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
     let side = match args.side {
         SideArg::Base => exec::Side::Base,
@@ -373,7 +373,7 @@ fn finish(console: &Console, judgement: &gate::Judgement, require: Option<Verdic
 }
 
 /// `judge`: prints exactly one line.
-pub fn judge_command(args: &JudgeArgs) -> Exit {
+pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
     let console = Console::new(true);
     let local = match local_config(&args.commits) {
         Ok(local) => local,
@@ -398,7 +398,7 @@ pub fn judge_command(args: &JudgeArgs) -> Exit {
 }
 
 /// `run`: both sides and the judge; the line on stdout, a table on stderr.
-pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
+pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
     let local = match local_config(&args.commits) {
         Ok(local) => local,
@@ -435,7 +435,7 @@ pub fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Ex
 }
 
 /// `line`: validates `repromin/v1` lines from stdin.
-pub fn line_command() -> Exit {
+pub(super) fn line_command() -> Exit {
     use std::io::BufRead as _;
     let console = Console::new(true);
     let mut all_valid = true;
@@ -465,7 +465,7 @@ pub fn line_command() -> Exit {
 }
 
 /// `check-test`: exits with the check's status, its message on stdout.
-pub fn check_command(args: &CheckArgs) -> Exit {
+pub(super) fn check_command(args: &CheckArgs) -> Exit {
     let console = Console::new(true);
     let format = match args.format.as_str() {
         "junit" => ReportFormat::Junit,

@@ -15,7 +15,7 @@ use crate::runner::{self, CommandSpec, Termination};
 
 /// Why the build directory of a worker cannot be prepared.
 #[derive(Debug, thiserror::Error)]
-pub enum CargoTargetError {
+pub(crate) enum CargoTargetError {
     /// It could not be made.
     #[error("cannot create the build directory `{}`: {source}", dir.display())]
     Create {
@@ -38,7 +38,7 @@ pub enum CargoTargetError {
 
 /// What to check.
 #[derive(Clone, Debug)]
-pub struct CheckSpec {
+pub(crate) struct CheckSpec {
     /// The test command template, with `{report}` (and `{node_reporter}`) still unexpanded
     /// when the format needs a file.
     pub command: String,
@@ -57,7 +57,7 @@ pub struct CheckSpec {
 }
 
 /// What the check found, as exit status and output.
-pub fn check(spec: &CheckSpec) -> (i32, String) {
+pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use crate::gate::encode::{DecodeError, Outcome, SideReport};
 use crate::gate::line::Counts;
-pub use crate::gate::line::{SideStatus, TestClass, Verdict};
+pub(crate) use crate::gate::line::{SideStatus, TestClass, Verdict};
 use crate::gate::test_report::{FileResult, Status, TestReport};
 
 /// One classified test.
@@ -47,12 +47,12 @@ pub struct Classified {
 }
 
 /// A side as the judge received it: decoded, or unreadable with a reason.
-pub type SideInput = Result<SideReport, SideInputError>;
+pub(crate) type SideInput = Result<SideReport, SideInputError>;
 
 /// Why the judge has no usable report of a side. Every one classifies as an
 /// error verdict, its text the line's `error`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SideInputError {
+pub(crate) enum SideInputError {
     /// No report file was given for the side.
     #[error("no {side} report was given")]
     Missing {
@@ -107,7 +107,7 @@ const MISSING_SYMBOL: &[&str] = &[
 ];
 
 /// Whether a failure message names a missing symbol.
-pub fn names_missing_symbol(message: &str) -> bool {
+pub(crate) fn names_missing_symbol(message: &str) -> bool {
     if MISSING_SYMBOL.iter().any(|m| message.contains(m)) {
         return true;
     }
@@ -126,7 +126,7 @@ fn error(message: String, rows: Vec<Row>, not_collected: Vec<String>) -> Classif
 
 /// Why a side's report cannot be classified; its text becomes the line's `error`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum UnusableSide {
+pub(crate) enum UnusableSide {
     /// The report could not be read or decoded.
     #[error(transparent)]
     Input(#[from] SideInputError),
@@ -272,7 +272,7 @@ fn status_of(
 }
 
 /// Classifies the selected tests from the three sides.
-pub fn classify(
+pub(crate) fn classify(
     selected: &[String],
     base: &SideInput,
     rerun: &SideInput,

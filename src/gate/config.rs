@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::gate::git::{GitError, Repo};
 
 /// Where the configuration lives in a repository.
-pub const CONFIG_PATH: &str = ".github/repromin.json";
+pub(crate) const CONFIG_PATH: &str = ".github/repromin.json";
 
 /// An error in a configuration.
 #[derive(Debug, thiserror::Error)]
@@ -219,7 +219,7 @@ pub enum Origin {
 ///
 /// # Errors
 /// A malformed configuration, or nothing to detect.
-pub fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), ConfigError> {
+pub(crate) fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), ConfigError> {
     if let Some(bytes) = repo.blob(base, CONFIG_PATH)? {
         let text = String::from_utf8_lossy(&bytes);
         let origin = format!("{CONFIG_PATH} at the merge base");
@@ -258,7 +258,10 @@ fn config(
 }
 
 /// Detects a default configuration from the file list of a commit.
-pub fn detect(files: &[String], read: &dyn Fn(&str) -> String) -> Option<(RepoConfig, Origin)> {
+pub(crate) fn detect(
+    files: &[String],
+    read: &dyn Fn(&str) -> String,
+) -> Option<(RepoConfig, Origin)> {
     let has = |name: &str| files.iter().any(|f| f == name);
     if has("Cargo.toml") {
         let c = config(

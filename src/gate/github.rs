@@ -23,22 +23,22 @@ use std::path::{Path, PathBuf};
 use crate::gate::line::{self, CertificateVerdict, ResultLine, TestClass, Verdict};
 
 /// The variable naming the step's output file.
-pub const OUTPUT_ENV: &str = "GITHUB_OUTPUT";
+pub(crate) const OUTPUT_ENV: &str = "GITHUB_OUTPUT";
 /// The variable naming the step's summary file.
-pub const SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
+pub(crate) const SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
 /// The variable that is `true` on a GitHub Actions runner (annotations are printed then).
-pub const ACTIONS_ENV: &str = "GITHUB_ACTIONS";
+pub(crate) const ACTIONS_ENV: &str = "GITHUB_ACTIONS";
 
 /// Most tests listed in a summary table (the counts always cover every test).
-pub const SUMMARY_MAX_TESTS: usize = 200;
+pub(crate) const SUMMARY_MAX_TESTS: usize = 200;
 /// Most `fails-on-head` annotations printed; GitHub shows ten error annotations per step.
-pub const MAX_TEST_ANNOTATIONS: usize = 10;
+pub(crate) const MAX_TEST_ANNOTATIONS: usize = 10;
 /// Most characters of one table cell or annotation message.
 const MAX_TEXT_CHARS: usize = 300;
 
 /// A problem writing a GitHub file command.
 #[derive(Debug, thiserror::Error)]
-pub enum GithubError {
+pub(crate) enum GithubError {
     /// The file could not be opened (a symlink is refused here too).
     #[error("cannot open `{path}` for appending")]
     Open {
@@ -95,7 +95,7 @@ pub enum GithubError {
 
 /// The job output name of a report file: `base.report` is `base-report`,
 /// `base-rerun.report` is `base-rerun-report` (every `.` becomes `-`).
-pub fn output_name(report_file: &str) -> String {
+pub(crate) fn output_name(report_file: &str) -> String {
     report_file.replace('.', "-")
 }
 
@@ -111,7 +111,7 @@ fn valid_name(name: &str) -> bool {
 ///
 /// # Errors
 /// A name that is not letters, digits, `-` and `_`, or a value with a CR or LF.
-pub fn format_outputs(outputs: &[(String, String)]) -> Result<String, GithubError> {
+pub(crate) fn format_outputs(outputs: &[(String, String)]) -> Result<String, GithubError> {
     let mut text = String::new();
     for (name, value) in outputs {
         if !valid_name(name) {
@@ -130,7 +130,7 @@ pub fn format_outputs(outputs: &[(String, String)]) -> Result<String, GithubErro
 ///
 /// # Errors
 /// The path is a symlink, not a regular file, or cannot be opened or written.
-pub fn append(path: &Path, text: &str) -> Result<(), GithubError> {
+pub(crate) fn append(path: &Path, text: &str) -> Result<(), GithubError> {
     use crate::safe_fs::SafeFsError;
     let mut file = crate::safe_fs::open_append(path, 0o644).map_err(|err| match err {
         SafeFsError::NotFound { source, .. }
@@ -155,7 +155,7 @@ pub fn append(path: &Path, text: &str) -> Result<(), GithubError> {
 ///
 /// # Errors
 /// See [`format_outputs`] and [`append`].
-pub fn write_outputs(path: &Path, outputs: &[(String, String)]) -> Result<(), GithubError> {
+pub(crate) fn write_outputs(path: &Path, outputs: &[(String, String)]) -> Result<(), GithubError> {
     let text = format_outputs(outputs)?;
     append(path, &text)
 }
@@ -165,7 +165,7 @@ pub fn write_outputs(path: &Path, outputs: &[(String, String)]) -> Result<(), Gi
 ///
 /// # Errors
 /// A report that cannot be read, or is over the cap.
-pub fn report_outputs(
+pub(crate) fn report_outputs(
     dir: &Path,
     names: &[&str],
     cap: usize,
@@ -196,7 +196,7 @@ pub fn report_outputs(
 
 /// The judge's outputs: the `verdict` of the line it printed (`error` if that line does not
 /// parse) and the `line` itself.
-pub fn judgement_outputs(printed_line: &str) -> Vec<(String, String)> {
+pub(crate) fn judgement_outputs(printed_line: &str) -> Vec<(String, String)> {
     let verdict = line::parse_line(printed_line).map_or(Verdict::Error, |r| r.verdict);
     vec![
         ("verdict".to_string(), verdict.as_str().to_string()),
@@ -244,14 +244,14 @@ fn defang(text: &str) -> String {
 }
 
 /// Escapes a workflow command's message: `%`, CR and LF.
-pub fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// Escapes a workflow command's property value: `%`, CR, LF, `:` and `,`.
-pub fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
@@ -271,7 +271,7 @@ fn command(kind: &str, properties: &[(&str, &str)], message: &str) -> String {
 /// The annotations for a judgement: an error for each test that does not pass on head (at
 /// most [`MAX_TEST_ANNOTATIONS`], then a warning with the rest's count), and an error with
 /// the message of an `error` verdict. Each is one line for stderr.
-pub fn annotations(result: &ResultLine) -> Vec<String> {
+pub(crate) fn annotations(result: &ResultLine) -> Vec<String> {
     let mut out = Vec::new();
     if result.verdict == Verdict::Error {
         let message = result.error.as_deref().unwrap_or("the gate failed");
@@ -386,7 +386,7 @@ fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
 
 /// The Markdown summary of a judgement, for `$GITHUB_STEP_SUMMARY`: the verdict, the
 /// counts, a table of the tests with their class, and the certificate if there is one.
-pub fn summary(result: &ResultLine) -> String {
+pub(crate) fn summary(result: &ResultLine) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## repromin: {}\n", result.verdict.as_str());
     let _ = writeln!(out, "{}\n", explain(result.verdict));

@@ -19,7 +19,7 @@ use crate::gate::plan;
 
 /// What the judge reads.
 #[derive(Clone, Debug)]
-pub struct JudgeInput {
+pub(crate) struct JudgeInput {
     /// The repository (for git only).
     pub repo: PathBuf,
     /// The merge base.
@@ -42,7 +42,7 @@ pub struct JudgeInput {
 
 /// The judge's result: the line and what it was made from.
 #[derive(Clone, Debug)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     /// The line's content.
     pub line: line::ResultLine,
     /// The classification behind it.
@@ -57,7 +57,7 @@ fn certificate_cap() -> usize {
 
 /// Why a side's report file could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportFileError {
+pub(crate) enum ReportFileError {
     /// It could not be opened (missing, a symlink, unreadable).
     #[error("cannot read the {side} report `{}`: {source}", path.display())]
     Open {
@@ -161,7 +161,7 @@ pub(crate) fn error_line(
 }
 
 /// An error judgement for a problem found before judging (a bad option).
-pub fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
+pub(crate) fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
     Judgement {
         line: error_line(head, base, message, false),
         classified: Classified {
@@ -175,7 +175,7 @@ pub fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
 
 /// Judges a pull request from its reports and git. Never fails: every problem is an error
 /// verdict.
-pub fn judge(input: &JudgeInput) -> Judgement {
+pub(crate) fn judge(input: &JudgeInput) -> Judgement {
     let empty = Classified {
         verdict: Verdict::Error,
         error: None,

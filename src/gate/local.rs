@@ -9,10 +9,10 @@ use crate::gate::classify::{Classified, Verdict};
 use crate::gate::config::RepoConfig;
 use crate::gate::git::Repo;
 use crate::gate::judge::{self, JudgeInput, Judgement, judge, judge_error};
-use crate::gate::sides::{self, ExecOptions, Side, WriteReportError, reduce};
 use crate::gate::line;
 use crate::gate::mutants;
 use crate::gate::plan;
+use crate::gate::sides::{self, ExecOptions, Side, WriteReportError, reduce};
 
 /// Where `run` puts the reports.
 enum OutDir {
@@ -31,7 +31,7 @@ impl OutDir {
 
 /// What `run` needs.
 #[derive(Clone, Debug)]
-pub struct RunInput {
+pub(crate) struct RunInput {
     /// The repository.
     pub repo: PathBuf,
     /// The merge base.
@@ -55,7 +55,7 @@ pub struct RunInput {
 }
 
 /// Runs both sides and the judge in one process.
-pub fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgement {
+pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> Judgement {
     let made = match &input.reports {
         // Kept: the directory must be new, so nothing of an earlier run is read or lost.
         Some(dir) => std::fs::create_dir(dir).map(|()| OutDir::Kept(dir.clone())),

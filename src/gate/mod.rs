@@ -19,27 +19,27 @@
 //! - [`github`]: job outputs, the step summary and annotations; [`check`]: `check-test`.
 
 pub mod certificate;
-pub mod check;
-pub mod classify;
-pub mod config;
+pub(crate) mod check;
+pub(crate) mod classify;
+pub(crate) mod config;
 pub mod encode;
-pub mod git;
-pub mod github;
-pub mod judge;
+pub(crate) mod git;
+pub(crate) mod github;
+pub(crate) mod judge;
 pub mod line;
-pub mod local;
+pub(crate) mod local;
 pub mod mutants;
-pub use readers::node_test;
-pub mod plan;
-pub mod readers;
-pub mod sandbox;
-pub mod sides;
-pub mod table;
+pub(crate) use readers::node_test;
+pub(crate) mod plan;
+pub(crate) mod readers;
+pub(crate) mod sandbox;
+pub(crate) mod sides;
+pub(crate) mod table;
 pub mod test_report;
 
 /// The sides under their former name.
-pub use sides as exec;
+pub(crate) use sides as exec;
 
-pub use judge::{JudgeInput, Judgement, judge, judge_error};
-pub use local::{RunInput, run};
-pub use table::{format, table};
+pub(crate) use judge::{JudgeInput, Judgement, judge, judge_error};
+pub(crate) use local::{RunInput, run};
+pub(crate) use table::{format, table};

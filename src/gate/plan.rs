@@ -16,16 +16,16 @@ use crate::gate::config::{CONFIG_PATH, ConfigError, Origin, RepoConfig};
 use crate::gate::git::{Change, Repo};
 
 /// How the name of a mutation spec ends: `<test file minus extension>.mutations.json`.
-pub const SPEC_SUFFIX: &str = ".mutations.json";
+pub(crate) const SPEC_SUFFIX: &str = ".mutations.json";
 
 /// Whether `path` is a mutation spec (`**/*.mutations.json`).
-pub fn is_spec(path: &str) -> bool {
+pub(crate) fn is_spec(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.len() > SPEC_SUFFIX.len() && name.ends_with(SPEC_SUFFIX)
 }
 
 /// Whether `path` is a changeset note (`.changeset/*.md`).
-pub fn is_changeset(path: &str) -> bool {
+pub(crate) fn is_changeset(path: &str) -> bool {
     path.strip_prefix(".changeset/")
         .is_some_and(|name| !name.contains('/') && name.len() > 3 && name.ends_with(".md"))
 }
@@ -78,7 +78,7 @@ pub struct Planned {
 ///
 /// # Errors
 /// A bad glob.
-pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, ConfigError> {
+pub(crate) fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, ConfigError> {
     let globs = config.globs("configuration")?;
     let mut plan = Plan {
         tests: Vec::new(),
@@ -164,7 +164,7 @@ pub fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Plan, Con
 ///
 /// # Errors
 /// git fails, or the configuration is invalid.
-pub fn plan(
+pub(crate) fn plan(
     repo: &Repo,
     base: &str,
     head: &str,

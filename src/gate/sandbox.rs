@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a sandbox user cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// The user database could not be read.
     #[error("cannot look up sandbox user `{name}`: {errno}")]
     Lookup {
@@ -51,7 +51,7 @@ pub enum SandboxError {
 
 /// A resolved sandbox user.
 #[derive(Clone, Debug)]
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     name: String,
     pub(crate) uid: u32,
     pub(crate) gid: u32,
@@ -61,7 +61,7 @@ pub struct Sandbox {
 ///
 /// # Errors
 /// An unknown user, or one that is root or the runner itself.
-pub fn sandbox_user(name: &str) -> Result<Sandbox, SandboxError> {
+pub(crate) fn sandbox_user(name: &str) -> Result<Sandbox, SandboxError> {
     let user = nix::unistd::User::from_name(name)
         .map_err(|errno| SandboxError::Lookup {
             name: name.to_string(),

@@ -7,7 +7,7 @@ use crate::gate::judge::{Judgement, error_line};
 use crate::gate::line;
 
 /// Formats the judgement's line, falling back to an error line if it cannot be formatted.
-pub fn format(judgement: &Judgement) -> String {
+pub(crate) fn format(judgement: &Judgement) -> String {
     match line::format_line(&judgement.line) {
         Ok(text) => text,
         Err(err) => {
@@ -25,7 +25,7 @@ pub fn format(judgement: &Judgement) -> String {
 }
 
 /// A readable table of the classification, for `run`'s stderr.
-pub fn table(judgement: &Judgement) -> String {
+pub(crate) fn table(judgement: &Judgement) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

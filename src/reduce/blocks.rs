@@ -13,7 +13,7 @@ use crate::reduce::pass::line_ranges;
 
 /// One block: a contiguous run of lines and the blocks of its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// Line indices `start..end` (closing lines included).
     pub lines: Range<usize>,
     /// The blocks of the body, in order.
@@ -66,7 +66,7 @@ fn decorates(text: &[u8]) -> bool {
 }
 
 /// The block forest of `data`, by line.
-pub fn blocks(data: &[u8]) -> Vec<Block> {
+pub(crate) fn blocks(data: &[u8]) -> Vec<Block> {
     let ranges = line_ranges(data);
     let lines = classify(data, &ranges);
     parse(&lines, 0, lines.len())

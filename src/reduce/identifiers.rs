@@ -12,7 +12,7 @@ use std::ops::Range;
 use crate::tree::{Node, RelPath, Tree};
 
 /// The byte ranges of the identifiers (`[A-Za-z_][A-Za-z0-9_]*` runs) of `data`, in order.
-pub fn identifier_spans(data: &[u8]) -> Vec<Range<usize>> {
+pub(crate) fn identifier_spans(data: &[u8]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < data.len() {
@@ -36,7 +36,7 @@ pub fn identifier_spans(data: &[u8]) -> Vec<Range<usize>> {
 }
 
 /// The identifiers of `data` (see [`identifier_spans`]), with their counts.
-pub fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
+pub(crate) fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
     let mut out = HashMap::new();
     for r in identifier_spans(data) {
         if let Ok(name) = std::str::from_utf8(&data[r]) {
@@ -47,7 +47,7 @@ pub fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
 }
 
 /// How often each identifier occurs in the regular files of `tree`.
-pub fn count_identifiers(tree: &Tree) -> HashMap<String, u64> {
+pub(crate) fn count_identifiers(tree: &Tree) -> HashMap<String, u64> {
     let mut counts = HashMap::new();
     for entry in tree.entries.values() {
         if let Node::File { data, .. } = &entry.node {
@@ -68,7 +68,7 @@ const FEW_LEFT: u64 = 3;
 /// tree-wide occurrence counts, to `after`. A name counts when it occurs less often than
 /// before and either at most [`FEW_LEFT`] times are left in the tree (a definition whose
 /// uses are going) or it left a file that is still there (an import that lost its use).
-pub fn dropped_identifiers(
+pub(crate) fn dropped_identifiers(
     before: &Tree,
     after: &Tree,
     paths: &[RelPath],
@@ -140,13 +140,13 @@ pub fn dropped_identifiers(
 
 /// Where each identifier occurs in one state of a tree: per name, the files and byte
 /// ranges of its occurrences, in path order and then in file order.
-pub struct UseIndex<'t> {
+pub(crate) struct UseIndex<'t> {
     at: HashMap<&'t [u8], Vec<(&'t RelPath, Range<usize>)>>,
 }
 
 impl<'t> UseIndex<'t> {
     /// Indexes every regular file of `tree`.
-    pub fn new(tree: &'t Tree) -> UseIndex<'t> {
+    pub(crate) fn new(tree: &'t Tree) -> UseIndex<'t> {
         let mut at: HashMap<&[u8], Vec<(&RelPath, Range<usize>)>> = HashMap::new();
         for (file, entry) in &tree.entries {
             if let Node::File { data, .. } = &entry.node {
@@ -159,7 +159,7 @@ impl<'t> UseIndex<'t> {
     }
 
     /// The occurrences of `name`, if it occurs at all.
-    pub fn get(&self, name: &str) -> Option<&[(&'t RelPath, Range<usize>)]> {
+    pub(crate) fn get(&self, name: &str) -> Option<&[(&'t RelPath, Range<usize>)]> {
         self.at.get(name.as_bytes()).map(Vec::as_slice)
     }
 }

@@ -23,15 +23,15 @@
 //! order, so they do not depend on `--jobs`.
 
 use crate::reduce::error::ReduceError;
-pub use crate::reduce::options::Minimiser;
+pub(crate) use crate::reduce::options::Minimiser;
 use crate::reduce::session::{Candidate, Session, UNION_WINDOW};
 
 /// The initial probability that an element is needed, for [`Minimiser::Cdd`].
-pub const CDD_P0: f64 = 0.1;
+pub(crate) const CDD_P0: f64 = 0.1;
 
 /// The chunk size that maximises `k (1 - p)^k`, the expected number of elements a test of
 /// `k` elements removes when each is needed with probability `p`.
-pub fn best_size(p: f64) -> usize {
+pub(crate) fn best_size(p: f64) -> usize {
     if p.is_nan() || p <= 0.0 {
         return usize::MAX;
     }
@@ -57,23 +57,23 @@ pub fn best_size(p: f64) -> usize {
 /// What a pass's lists kept and lost so far, as decayed counts: the estimate of how likely
 /// the pass's next element is needed, which starts its CDD schedule.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct NeededShare {
+pub(crate) struct NeededShare {
     kept: f64,
     removed: f64,
 }
 
 impl NeededShare {
     /// How much of the earlier counts each new list keeps.
-    pub const DECAY: f64 = 0.9;
+    pub(crate) const DECAY: f64 = 0.9;
 
     /// The estimate: one needed element in ten pseudo-observations, plus the counts, so
     /// [`CDD_P0`] before anything is known.
-    pub fn estimate(&self) -> f64 {
+    pub(crate) fn estimate(&self) -> f64 {
         (self.kept + 1.0) / (self.kept + self.removed + 10.0)
     }
 
     /// Records a list that ended with `kept` elements after `removed` went.
-    pub fn learn(&mut self, kept: usize, removed: usize) {
+    pub(crate) fn learn(&mut self, kept: usize, removed: usize) {
         self.kept = self.kept * Self::DECAY + kept as f64;
         self.removed = self.removed * Self::DECAY + removed as f64;
     }
@@ -81,20 +81,21 @@ impl NeededShare {
 
 /// The chunk sizes of successive rounds.
 #[derive(Clone, Copy, Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     minimiser: Minimiser,
     p: f64,
 }
 
 impl Schedule {
+    #[cfg(test)]
     /// A schedule for `minimiser`.
-    pub fn new(minimiser: Minimiser) -> Schedule {
+    pub(crate) fn new(minimiser: Minimiser) -> Schedule {
         Schedule::starting_at(minimiser, CDD_P0)
     }
 
     /// A schedule for `minimiser` whose CDD probability starts at `p0` (clamped to
     /// `0.01..=0.95`).
-    pub fn starting_at(minimiser: Minimiser, p0: f64) -> Schedule {
+    pub(crate) fn starting_at(minimiser: Minimiser, p0: f64) -> Schedule {
         let p = if p0.is_nan() {
             CDD_P0
         } else {
@@ -104,7 +105,7 @@ impl Schedule {
     }
 
     /// The first round's chunk size for `len` elements.
-    pub fn first(&self, len: usize) -> usize {
+    pub(crate) fn first(&self, len: usize) -> usize {
         match self.minimiser {
             Minimiser::Halving => len.max(1),
             Minimiser::Cdd => best_size(self.p).clamp(1, len.max(1)),
@@ -113,7 +114,7 @@ impl Schedule {
 
     /// The next round's chunk size after a round at `size`, with `len` elements left.
     /// Always smaller than `size` while `size > 1`.
-    pub fn next(&mut self, size: usize, len: usize) -> usize {
+    pub(crate) fn next(&mut self, size: usize, len: usize) -> usize {
         let next = match self.minimiser {
             Minimiser::Halving => size.div_ceil(2),
             Minimiser::Cdd => {

@@ -7,15 +7,15 @@
 //! other pass dirty again; the run ends when no pass is dirty), validates the final tree once
 //! more and hands it to [`crate::export`].
 
-pub mod blocks;
+pub(crate) mod blocks;
 pub mod edits;
 mod error;
-pub mod identifiers;
-pub mod manifest;
-pub mod minimise;
+pub(crate) mod identifiers;
+pub(crate) mod manifest;
+pub(crate) mod minimise;
 pub mod options;
-pub mod pass;
-pub mod passes;
+pub(crate) mod pass;
+pub(crate) mod passes;
 pub mod session;
 pub mod syntax;
 

@@ -14,16 +14,16 @@ use std::sync::Arc;
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
-pub use crate::reduce::minimise::NeededShare;
+pub(crate) use crate::reduce::minimise::NeededShare;
 pub(crate) use crate::reduce::minimise::{Elements, minimise};
 use crate::reduce::options::Minimiser;
-pub use crate::reduce::session::UNION_WINDOW;
+pub(crate) use crate::reduce::session::UNION_WINDOW;
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
 
 /// What a pass run did.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PassResult {
+pub(crate) struct PassResult {
     /// Commits made.
     pub accepted: u64,
     /// Cuts the syntax guard skipped (see [`Ranges::guarded`]), for the report's
@@ -34,7 +34,7 @@ pub struct PassResult {
 /// What a pass learns as it runs, kept in the pass across its runs (a pass lives for the
 /// whole reduction, through every round of the fixed point).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PassState {
+pub(crate) struct PassState {
     /// What the pass's lists kept and lost: where its CDD schedule starts (see
     /// [`NeededShare`]).
     pub needed: NeededShare,
@@ -45,7 +45,7 @@ pub struct PassState {
 impl PassState {
     /// The result of a run that made `accepted` commits: it reports, and forgets, the cuts
     /// the guard skipped.
-    pub fn result(&mut self, accepted: u64) -> PassResult {
+    pub(crate) fn result(&mut self, accepted: u64) -> PassResult {
         PassResult {
             accepted,
             unparsable: std::mem::take(&mut self.unparsable),
@@ -54,7 +54,7 @@ impl PassState {
 }
 
 /// Context a pass may use beyond the session.
-pub struct PassContext {
+pub(crate) struct PassContext {
     /// Relative paths that may never be deleted (kept paths and their ancestors and
     /// descendants are checked through [`PassContext::protected`]).
     pub keep: Vec<String>,
@@ -69,14 +69,14 @@ pub struct PassContext {
 
 impl PassContext {
     /// Whether deleting `path` would delete a kept path.
-    pub fn protected(&self, path: &str) -> bool {
+    pub(crate) fn protected(&self, path: &str) -> bool {
         self.keep.iter().any(|k| {
             k == path || k.starts_with(&format!("{path}/")) || path.starts_with(&format!("{k}/"))
         })
     }
 
     /// Current regular files, the ones named in the failure output first, then the largest.
-    pub fn file_order(&self, session: &Session) -> Vec<RelPath> {
+    pub(crate) fn file_order(&self, session: &Session) -> Vec<RelPath> {
         let mut files: Vec<(bool, u64, RelPath)> = session
             .current
             .entries
@@ -96,7 +96,7 @@ impl PassContext {
 }
 
 /// A reducer pass.
-pub trait Pass {
+pub(crate) trait Pass {
     /// Its name in reports and progress.
     fn name(&self) -> &'static str;
     /// Runs the pass to local stability, or until the session stops.
@@ -171,7 +171,7 @@ pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u
 }
 
 /// The byte ranges of each line, newline included.
-pub fn line_ranges(data: &[u8]) -> Vec<Range<usize>> {
+pub(crate) fn line_ranges(data: &[u8]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, byte) in data.iter().enumerate() {

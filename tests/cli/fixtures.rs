@@ -3,14 +3,14 @@
 use std::path::{Path, PathBuf};
 
 /// The line the Python fixture's failure ends with.
-pub const PYTHON_ERROR: &str = "lib.parser.ParseError: missing '=' in item 2: 'gamma'";
+pub(crate) const PYTHON_ERROR: &str = "lib.parser.ParseError: missing '=' in item 2: 'gamma'";
 
 /// The command for the C tree: build into TMPDIR, then run.
 /// Warnings that mean undefined behaviour are errors, so no cut can make the run flaky.
-pub const C_COMMAND: &str = "gcc -Werror=implicit-function-declaration -Werror=implicit-int -Werror=return-type -Werror=format -o \"$TMPDIR/prog\" src/*.c && \"$TMPDIR/prog\"";
+pub(crate) const C_COMMAND: &str = "gcc -Werror=implicit-function-declaration -Werror=implicit-int -Werror=return-type -Werror=format -o \"$TMPDIR/prog\" src/*.c && \"$TMPDIR/prog\"";
 
 /// Copies `fixtures/<case>/input` to `dest`.
-pub fn copy(case: &str, dest: &Path) -> PathBuf {
+pub(crate) fn copy(case: &str, dest: &Path) -> PathBuf {
     let from = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(case)

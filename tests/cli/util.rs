@@ -8,17 +8,17 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The binary under test.
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_repromin"))
 }
 
 /// A scratch area holding a source tree and room for outputs.
-pub struct Area {
+pub(crate) struct Area {
     pub dir: tempfile::TempDir,
 }
 
 impl Area {
-    pub fn new() -> Area {
+    pub(crate) fn new() -> Area {
         Area {
             dir: tempfile::Builder::new()
                 .prefix("repromin-test-")
@@ -27,17 +27,17 @@ impl Area {
         }
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// Copies a fixture case's input to `root` (relative to the area).
-    pub fn fixture(&self, case: &str, root: &str) -> PathBuf {
+    pub(crate) fn fixture(&self, case: &str, root: &str) -> PathBuf {
         crate::fixtures::copy(case, &self.path(root))
     }
 
     /// Writes files (path, contents) under `root` (relative to the area).
-    pub fn write(&self, root: &str, files: &[(&str, &str)]) -> PathBuf {
+    pub(crate) fn write(&self, root: &str, files: &[(&str, &str)]) -> PathBuf {
         let base = self.path(root);
         for (path, text) in files {
             let full = base.join(path);
@@ -50,14 +50,14 @@ impl Area {
 }
 
 /// How long one run of the binary may take before the harness kills it.
-pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Runs the binary with `args`, a clean environment and an outer timeout.
-pub fn run(args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn run(args: &[&str], cwd: &Path) -> Output {
     run_env(args, cwd, &[])
 }
 
-pub fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+pub(crate) fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(bin());
     command.args(args).current_dir(cwd).stdin(Stdio::null());
     for (name, _) in std::env::vars() {
@@ -74,7 +74,7 @@ pub fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
 /// Runs `command` in its own process group with stdout and stderr piped, and returns its
 /// output. A command still running after `timeout` has its whole process group killed and
 /// fails the test with a message naming the command, so a hang cannot stall the suite.
-pub fn output_within(mut command: Command, timeout: Duration) -> Output {
+pub(crate) fn output_within(mut command: Command, timeout: Duration) -> Output {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
 
@@ -130,16 +130,16 @@ pub fn output_within(mut command: Command, timeout: Duration) -> Output {
     }
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
 /// Replaces the area's path with `[AREA]` and temp dirs with `[TMP]`.
-pub fn redact(text: &str, area: &Area) -> String {
+pub(crate) fn redact(text: &str, area: &Area) -> String {
     let area_path = area.dir.path().display().to_string();
     let text = text.replace(&area_path, "[AREA]");
     let tmp = regex::Regex::new(r"/tmp/repromin-[A-Za-z0-9_.-]+").unwrap();
@@ -147,7 +147,7 @@ pub fn redact(text: &str, area: &Area) -> String {
 }
 
 /// All regular files under `root` with their contents.
-pub fn files(root: &Path) -> BTreeMap<String, String> {
+pub(crate) fn files(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     walk(root, root, &mut out);
     out
@@ -174,7 +174,7 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
 }
 
 /// Runs `argv` in `dir` and returns (status, combined output).
-pub fn sh_in(dir: &Path, script: &str) -> (i32, String) {
+pub(crate) fn sh_in(dir: &Path, script: &str) -> (i32, String) {
     let out = Command::new("sh")
         .args(["-c", &format!("{script} 2>&1")])
         .current_dir(dir)
@@ -187,7 +187,7 @@ pub fn sh_in(dir: &Path, script: &str) -> (i32, String) {
 }
 
 /// Reads the report beside `output`.
-pub fn report(output: &Path) -> serde_json::Value {
+pub(crate) fn report(output: &Path) -> serde_json::Value {
     let mut name = output.file_name().unwrap().to_os_string();
     name.push(".repromin");
     let path = output.with_file_name(name).join("report.json");
@@ -195,7 +195,7 @@ pub fn report(output: &Path) -> serde_json::Value {
 }
 
 /// The `change` of every commit in a report, in order.
-pub fn changes(report: &serde_json::Value) -> Vec<String> {
+pub(crate) fn changes(report: &serde_json::Value) -> Vec<String> {
     report["events"]
         .as_array()
         .unwrap()
@@ -205,7 +205,7 @@ pub fn changes(report: &serde_json::Value) -> Vec<String> {
 }
 
 /// Processes whose command line contains `needle`.
-pub fn processes_with(needle: &str) -> Vec<String> {
+pub(crate) fn processes_with(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let cmdline = entry.path().join("cmdline");
@@ -226,14 +226,14 @@ pub fn processes_with(needle: &str) -> Vec<String> {
 
 /// Whether the suite runs in CI (`CI` set, as CI services do), where `.ci/run` has
 /// installed every tool and a missing one is a failure rather than a skip.
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// Whether a test that needs `tool` can run: `available` says why not when it cannot.
 /// Under `CI` a missing tool fails the test; elsewhere the test prints `skipped: …` and
 /// the caller returns early.
-pub fn require_tool(tool: &str, available: Result<(), String>) -> bool {
+pub(crate) fn require_tool(tool: &str, available: Result<(), String>) -> bool {
     match available {
         Ok(()) => true,
         Err(why) if in_ci() => {
@@ -247,7 +247,7 @@ pub fn require_tool(tool: &str, available: Result<(), String>) -> bool {
 }
 
 /// Whether `program --version` runs.
-pub fn tool_runs(program: &str) -> Result<(), String> {
+pub(crate) fn tool_runs(program: &str) -> Result<(), String> {
     match Command::new(program).arg("--version").output() {
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => Err(format!("`{program} --version` exited with {}", o.status)),
@@ -256,7 +256,7 @@ pub fn tool_runs(program: &str) -> Result<(), String> {
 }
 
 /// The one `repromin/v1` line of a gate command's stdout, decoded.
-pub fn line(out: &str) -> serde_json::Value {
+pub(crate) fn line(out: &str) -> serde_json::Value {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "exactly one line: {out}");
     let json = lines[0]
@@ -266,12 +266,12 @@ pub fn line(out: &str) -> serde_json::Value {
 }
 
 /// A git repository in a temp dir, committed to step by step.
-pub struct GitRepo {
+pub(crate) struct GitRepo {
     pub dir: tempfile::TempDir,
 }
 
 impl GitRepo {
-    pub fn new() -> GitRepo {
+    pub(crate) fn new() -> GitRepo {
         let dir = tempfile::Builder::new()
             .prefix("repromin-gate-")
             .tempdir()
@@ -284,11 +284,11 @@ impl GitRepo {
         repo
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
             .args(args)
             .current_dir(self.path())
@@ -305,7 +305,7 @@ impl GitRepo {
     }
 
     /// Writes files (an empty content deletes the file) and commits; returns the commit.
-    pub fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
+    pub(crate) fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
         for (path, text) in files {
             let full = self.path().join(path);
             if text.is_empty() {
@@ -320,13 +320,13 @@ impl GitRepo {
         self.git(&["rev-parse", "HEAD"])
     }
 
-    pub fn mv(&self, from: &str, to: &str) {
+    pub(crate) fn mv(&self, from: &str, to: &str) {
         self.git(&["mv", from, to]);
     }
 }
 
 /// A pytest configuration that uses the machine's pytest (no venv, no install).
-pub const PYTEST_CONFIG: &str = r#"{
+pub(crate) const PYTEST_CONFIG: &str = r#"{
   "version": 1,
   "tests": ["tests/**/test_*.py"],
   "carry": ["tests/**/conftest.py"],
@@ -336,11 +336,11 @@ pub const PYTEST_CONFIG: &str = r#"{
 "#;
 
 /// The user the sandbox tests run their side as.
-pub const SANDBOX_USER: &str = "repromin-sbx";
+pub(crate) const SANDBOX_USER: &str = "repromin-sbx";
 
 /// Whether this machine can run the gate's sandbox: root (for namespaces and the sandbox
 /// user) and the tools the sandbox and its tests use. Reads only; creates nothing.
-pub fn sandbox_available() -> Result<(), String> {
+pub(crate) fn sandbox_available() -> Result<(), String> {
     if !nix::unistd::getuid().is_root() {
         return Err("the sandbox needs root to switch users and create namespaces".into());
     }
@@ -358,7 +358,7 @@ pub fn sandbox_available() -> Result<(), String> {
 
 /// Creates [`SANDBOX_USER`] unless it exists; once per test process, so concurrent tests
 /// do not race `useradd`.
-pub fn ensure_sandbox_user() -> Result<(), String> {
+pub(crate) fn ensure_sandbox_user() -> Result<(), String> {
     static CREATED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     CREATED
         .get_or_init(|| {
@@ -391,7 +391,7 @@ pub fn ensure_sandbox_user() -> Result<(), String> {
 
 /// Whether a sandbox test can run (see [`require_tool`]); when it can, the sandbox user
 /// exists.
-pub fn sandbox() -> bool {
+pub(crate) fn sandbox() -> bool {
     require_tool(
         "the sandbox",
         sandbox_available().and_then(|()| ensure_sandbox_user()),
@@ -400,7 +400,7 @@ pub fn sandbox() -> bool {
 
 /// The vitest that `.ci/run` installs under `target/test-node`, if a test can use it (see
 /// [`require_tool`]).
-pub fn vitest_modules() -> Option<PathBuf> {
+pub(crate) fn vitest_modules() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-node/node_modules");
     let found = if dir.join(".bin/vitest").exists() {
         Ok(())
@@ -412,7 +412,7 @@ pub fn vitest_modules() -> Option<PathBuf> {
 
 /// A vitest repository whose merge base has a bug in `src/calc.js`; `modules` is linked
 /// in as its `node_modules`.
-pub fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
+pub(crate) fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRepo, String) {
     let config = format!(
         r#"{{"version":1,"tests":["test/**/*.test.js"],"install":["ln -s {} node_modules"],"command":"node_modules/.bin/vitest run --reporter={reporter} --outputFile={{report}} {{tests}}","report":"{report}"}}"#,
         modules.display()

@@ -32,7 +32,7 @@ const FIRST_FEW_BYTES: usize = 8000;
 /// Blobs larger than this are binary (`core.bigFileThreshold`'s default).
 const BIG_FILE_THRESHOLD: usize = 512 * 1024 * 1024;
 /// `diff.renameLimit`'s default.
-pub const DEFAULT_RENAME_LIMIT: u64 = 1000;
+pub(super) const DEFAULT_RENAME_LIMIT: u64 = 1000;
 
 const S_IFMT: u32 = 0o170000;
 const S_IFDIR: u32 = 0o040000;
@@ -61,7 +61,7 @@ enum Pair {
 
 /// One change, with byte paths.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawChange {
+pub(super) struct RawChange {
     /// A, M, D, T or R.
     pub status: char,
     /// The similarity of a rename in percent, else 0.
@@ -89,7 +89,7 @@ impl RawChange {
 ///
 /// # Errors
 /// A tree or blob cannot be read.
-pub fn diff_trees(
+pub(super) fn diff_trees(
     repo: &Repository,
     old: &Tree<'_>,
     new: &Tree<'_>,

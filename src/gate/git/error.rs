@@ -77,7 +77,7 @@ pub enum GitError {
 /// `bytes` as text for a message: valid UTF-8 as it is except for control characters and
 /// backslashes, which are escaped, and every byte that is not UTF-8 as `\xNN`. Distinct
 /// inputs stay distinct.
-pub fn escape_path(bytes: &[u8]) -> String {
+pub(super) fn escape_path(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -95,7 +95,7 @@ pub fn escape_path(bytes: &[u8]) -> String {
 }
 
 /// `bytes` as a UTF-8 path, or the error naming it.
-pub fn utf8_path(bytes: Vec<u8>) -> Result<String, GitError> {
+pub(super) fn utf8_path(bytes: Vec<u8>) -> Result<String, GitError> {
     String::from_utf8(bytes).map_err(|e| GitError::NonUtf8Path {
         path: escape_path(e.as_bytes()),
     })

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 mod diff;
 mod error;
 
-pub use error::GitError;
+pub(crate) use error::GitError;
 use error::{escape_path, utf8_path};
 
 /// A repository on disk, opened on first use.
@@ -36,7 +36,7 @@ impl std::fmt::Debug for Repo {
 }
 
 /// Whether `sha` is a full lowercase hex object id.
-pub fn is_full_sha(sha: &str) -> bool {
+pub(crate) fn is_full_sha(sha: &str) -> bool {
     sha.len() == 40
         && sha
             .bytes()
@@ -359,8 +359,9 @@ pub struct Change {
     pub new: String,
 }
 
+#[cfg(test)]
 /// Parses NUL-separated `--name-status -z` output.
-pub fn parse_name_status(out: &[u8]) -> Option<Vec<Change>> {
+pub(crate) fn parse_name_status(out: &[u8]) -> Option<Vec<Change>> {
     let fields: Vec<String> = out
         .split(|b| *b == 0)
         .map(|f| String::from_utf8_lossy(f).to_string())

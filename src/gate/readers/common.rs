@@ -14,7 +14,7 @@ pub(super) const MAX_MESSAGE: usize = 2048;
 
 /// A report format the gate can read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
+pub(crate) enum Format {
     /// JUnit XML as written by pytest, vitest, jest-junit, cargo-nextest, Surefire or gotestsum.
     Junit,
     /// The report of vitest's `--reporter=json`.
@@ -44,7 +44,7 @@ impl fmt::Display for Format {
 
 /// What is wrong with a report that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// The bytes are not UTF-8; the offset of the first bad byte.
     NotUtf8(usize),
     /// The document does not parse: where ("byte 120", "line 3 column 7") and the parser's words.
@@ -67,7 +67,7 @@ pub enum Problem {
 /// A report that could not be read: the format it was read as, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{}", describe(.format, .problem))]
-pub struct ReadError {
+pub(crate) struct ReadError {
     /// The format the bytes were read as.
     pub format: Format,
     /// What is wrong with them.
@@ -106,7 +106,7 @@ pub(super) fn utf8(format: Format, bytes: &[u8]) -> Result<&str, ReadError> {
 
 /// What a reader needs to know besides the report itself.
 #[derive(Clone, Copy, Debug)]
-pub struct ReadContext<'a> {
+pub(crate) struct ReadContext<'a> {
     /// Absolute path of the tree the tests ran in (the worktree root), used to make paths
     /// repo-relative.
     pub root: &'a str,
@@ -122,7 +122,7 @@ pub struct ReadContext<'a> {
 /// `.` and `..` are resolved lexically (no symlinks are followed, nothing is read from disk);
 /// a relative `path` is taken relative to `root`. Returns `None` when `root` is not absolute
 /// or when the resolved path is `root` itself or lies outside it.
-pub fn normalize_path(root: &str, path: &str) -> Option<String> {
+pub(crate) fn normalize_path(root: &str, path: &str) -> Option<String> {
     if !root.starts_with('/') {
         return None;
     }

@@ -14,11 +14,11 @@
 //! each read one kind of report.
 
 mod common;
-pub mod go_test;
-pub mod junit;
-pub mod libtest;
-pub mod node_test;
-pub mod vitest_json;
+pub(crate) mod go_test;
+pub(crate) mod junit;
+pub(crate) mod libtest;
+pub(crate) mod node_test;
+pub(crate) mod vitest_json;
 
 use crate::gate::test_report::TestReport;
 use go_test::read_go_json;
@@ -27,13 +27,17 @@ use libtest::read_libtest;
 use vitest_json::read_js_json;
 
 use common::{Files, utf8};
-pub use common::{Format, Problem, ReadContext, ReadError, normalize_path};
+pub(crate) use common::{Format, Problem, ReadContext, ReadError, normalize_path};
 
 /// Reads one report of `format` from `bytes`.
 ///
 /// Results that cannot be tied to a file under `ctx.root` are dropped; only a document that
 /// does not parse as `format` at all is an error.
-pub fn read(format: Format, bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadError> {
+pub(crate) fn read(
+    format: Format,
+    bytes: &[u8],
+    ctx: &ReadContext,
+) -> Result<TestReport, ReadError> {
     let files = Files::new(ctx);
     let report = match format {
         Format::Junit => read_junit(bytes, &files)?,

@@ -12,7 +12,7 @@ use crate::gate::readers::{Format, Problem, ReadContext, ReadError, normalize_pa
 use crate::gate::test_report::{FileResult, Status, TestCase, TestReport};
 
 /// The reporter module's source, written next to each run's report.
-pub const REPORTER: &str = include_str!("node_reporter.mjs");
+pub(crate) const REPORTER: &str = include_str!("node_reporter.mjs");
 
 #[derive(Deserialize)]
 struct Record {
@@ -28,7 +28,7 @@ struct Record {
 ///
 /// # Errors
 /// A line that is not one of the reporter's records.
-pub fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadError> {
+pub(crate) fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadError> {
     let fail = |problem| ReadError {
         format: Format::NodeTest,
         problem,

@@ -23,7 +23,7 @@ use super::error::{REPORT_FILE_CAP, ReportReadError, SideError};
 use super::options::{ExecOptions, Side};
 
 /// Shell-quotes one argument.
-pub fn quote(arg: &str) -> String {
+pub(crate) fn quote(arg: &str) -> String {
     if !arg.is_empty()
         && arg
             .chars()
@@ -36,7 +36,12 @@ pub fn quote(arg: &str) -> String {
 }
 
 /// Expands the command template; `node_reporter` is the path of the node:test reporter.
-pub fn expand(template: &str, tests: &[String], report: &Path, node_reporter: &Path) -> String {
+pub(crate) fn expand(
+    template: &str,
+    tests: &[String],
+    report: &Path,
+    node_reporter: &Path,
+) -> String {
     let quoted: Vec<String> = tests.iter().map(|t| quote(t)).collect();
     let mut targets: Vec<String> = Vec::new();
     for t in tests {
@@ -82,7 +87,7 @@ pub fn expand(template: &str, tests: &[String], report: &Path, node_reporter: &P
 ///
 /// # Errors
 /// The reader refuses the report.
-pub fn read_report(
+pub(crate) fn read_report(
     format: ReportFormat,
     bytes: &[u8],
     ctx: &ReadContext,
@@ -121,7 +126,7 @@ impl Deadline {
 /// commands get `/dev/null` for it, so that nothing they run (a test tool that writes a job
 /// summary, a build script that sets outputs) can add to the worker step's outputs,
 /// environment or summary. Only repromin writes the step's outputs (`crate::gate::github`).
-pub const GITHUB_FILE_COMMANDS: [&str; 5] = [
+pub(crate) const GITHUB_FILE_COMMANDS: [&str; 5] = [
     "GITHUB_OUTPUT",
     "GITHUB_ENV",
     "GITHUB_PATH",

@@ -17,11 +17,11 @@ use crate::safe_fs::{InsideError, SafeFsError};
 use crate::tree::TreeError;
 
 /// The largest report file read from a test run.
-pub const REPORT_FILE_CAP: u64 = 16 * 1024 * 1024;
+pub(crate) const REPORT_FILE_CAP: u64 = 16 * 1024 * 1024;
 
 /// Why a test run's report could not be read in its format.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportReadError {
+pub(crate) enum ReportReadError {
     /// A report reader refused it.
     #[error(transparent)]
     Reader(#[from] ReadError),
@@ -29,7 +29,7 @@ pub enum ReportReadError {
 
 /// A failed step of a side. Its text is the error marker's message.
 #[derive(Debug, thiserror::Error)]
-pub enum SideError {
+pub(crate) enum SideError {
     /// A git call failed.
     #[error(transparent)]
     Git(#[from] GitError),
@@ -155,7 +155,7 @@ impl From<SafeFsError> for SideError {
 /// A side's own report or marker could not be written.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write the report `{}`", path.display())]
-pub struct WriteReportError {
+pub(crate) struct WriteReportError {
     /// The report file.
     pub path: PathBuf,
     /// Why.

@@ -28,11 +28,11 @@
 //! - [`reduce`]: the reduce side; [`error`]: what can fail in a side.
 
 mod base_head;
-pub mod common;
-pub mod error;
+pub(crate) mod common;
+pub(crate) mod error;
 mod mutants;
 mod options;
-pub mod reduce;
+pub(crate) mod reduce;
 mod write;
 
 use std::path::Path;
@@ -42,10 +42,10 @@ use crate::gate::encode::{SideReport, TEST_REPORT_CAP, encode};
 use crate::gate::mutants::{self as spec, MutantsReport};
 
 pub(crate) use common::side_env;
-pub use common::{GITHUB_FILE_COMMANDS, expand, quote, read_report};
-pub use error::{REPORT_FILE_CAP, SideError, WriteReportError};
-pub use options::{DEFAULT_BUDGET, ExecOptions, MUTANTS_BUDGET, Side};
-pub use write::write_report;
+pub(crate) use common::{expand, read_report};
+pub(crate) use error::WriteReportError;
+pub(crate) use options::{ExecOptions, Side};
+pub(crate) use write::write_report;
 
 /// Runs a side and writes its reports into `options.out`. Every failure of the side
 /// becomes an error marker. Returns the test reports written, by name (none for the
@@ -53,7 +53,7 @@ pub use write::write_report;
 ///
 /// # Errors
 /// A report or marker could not be written.
-pub fn exec(
+pub(crate) fn exec(
     options: &ExecOptions,
     interrupt: &AtomicBool,
 ) -> Result<Vec<(String, SideReport)>, WriteReportError> {
@@ -96,7 +96,7 @@ pub fn exec(
 ///
 /// # Errors
 /// A marker could not be written.
-pub fn write_error_markers(
+pub(crate) fn write_error_markers(
     out: &Path,
     side: Side,
     commit: &str,

@@ -7,12 +7,12 @@ use crate::gate::config::RepoConfig;
 use crate::gate::mutants as spec;
 
 /// The default deadline of a side.
-pub const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
+pub(crate) const DEFAULT_BUDGET: Duration = Duration::from_secs(18 * 60);
 /// The default deadline of the mutants side.
-pub const MUTANTS_BUDGET: Duration = Duration::from_secs(13 * 60);
+pub(crate) const MUTANTS_BUDGET: Duration = Duration::from_secs(13 * 60);
 /// Which side to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// The merge base with the head's tests laid over it, tested twice.
     Base,
     /// The head, tested once.
@@ -24,7 +24,7 @@ pub enum Side {
 
 impl Side {
     /// The report names this side writes.
-    pub fn reports(self) -> &'static [&'static str] {
+    pub(crate) fn reports(self) -> &'static [&'static str] {
         match self {
             Side::Base => &["base", "base-rerun"],
             Side::Head => &["head"],
@@ -33,7 +33,7 @@ impl Side {
     }
 
     /// The commit the side checks out.
-    pub fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
+    pub(crate) fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
         match self {
             Side::Base | Side::Mutants => base,
             Side::Head => head,
@@ -41,7 +41,7 @@ impl Side {
     }
 
     /// The side's default deadline.
-    pub fn default_budget(self) -> Duration {
+    pub(crate) fn default_budget(self) -> Duration {
         match self {
             Side::Base | Side::Head => DEFAULT_BUDGET,
             Side::Mutants => MUTANTS_BUDGET,
@@ -51,7 +51,7 @@ impl Side {
 
 /// What `exec` needs.
 #[derive(Clone, Debug)]
-pub struct ExecOptions {
+pub(crate) struct ExecOptions {
     /// The repository.
     pub repo: PathBuf,
     /// The merge base (full SHA).

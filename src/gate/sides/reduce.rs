@@ -24,7 +24,7 @@ use super::error::{SideError, WriteReportError};
 use super::options::ExecOptions;
 
 /// The first selected test, in path then name order, that failed on base.
-pub fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
+pub(crate) fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
     let Outcome::Report { report, .. } = &base.outcome else {
         return None;
     };
@@ -49,7 +49,7 @@ pub fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
 }
 
 /// What the reduce side needs beyond the exec options.
-pub struct ReduceSide<'a> {
+pub(crate) struct ReduceSide<'a> {
     /// The exec options (side, commits, out, budget).
     pub options: &'a ExecOptions,
     /// The base side's report.
@@ -63,7 +63,7 @@ pub struct ReduceSide<'a> {
 ///
 /// # Errors
 /// The report could not be written.
-pub fn reduce_side(
+pub(crate) fn reduce_side(
     side: &ReduceSide,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<ReduceReport, WriteReportError> {
@@ -319,7 +319,7 @@ fn new_paths(root: &Path, rel: &str, known: &Tree, out: &mut Vec<String>) -> std
 }
 
 /// The configuration name of a report format.
-pub fn format_name(format: ReportFormat) -> &'static str {
+pub(crate) fn format_name(format: ReportFormat) -> &'static str {
     match format {
         ReportFormat::Junit => "junit",
         ReportFormat::VitestJson => "vitest-json",

@@ -9,7 +9,7 @@ use super::error::WriteReportError;
 ///
 /// # Errors
 /// `out` cannot be made, or the file cannot be replaced or written.
-pub fn write_report(out: &Path, name: &str, text: &str) -> Result<(), WriteReportError> {
+pub(crate) fn write_report(out: &Path, name: &str, text: &str) -> Result<(), WriteReportError> {
     write_file(&out.join(format!("{name}.report")), text)
 }
 

@@ -20,7 +20,7 @@ mod xml;
 #[cfg(test)]
 mod tests;
 
-pub use types::{ManifestEdit, ManifestError, ManifestKind};
+pub(crate) use types::{ManifestEdit, ManifestError, ManifestKind};
 
 /// By file name: Cargo.toml, pyproject.toml, Pipfile, requirements*.txt / *.in (requirements files), package.json, composer.json,
 /// go.mod, go.work, pom.xml, *.csproj *.fsproj *.vbproj *.props *.targets, Gemfile.
@@ -30,7 +30,7 @@ pub use types::{ManifestEdit, ManifestError, ManifestKind};
 /// (`requirements-dev.txt`, `dev-requirements.in`, `constraints.txt`), or any file directly inside a
 /// `requirements/` directory. Other `.in` files (`Makefile.in`, `MANIFEST.in`) are not manifests.
 /// Names are matched exactly, except the MSBuild extensions, which are matched case-insensitively.
-pub fn manifest_kind(path: &str) -> Option<ManifestKind> {
+pub(crate) fn manifest_kind(path: &str) -> Option<ManifestKind> {
     let mut components = path.rsplit(['/', '\\']);
     let name = components.next()?;
     let parent = components.next();
@@ -85,7 +85,10 @@ pub fn manifest_kind(path: &str) -> Option<ManifestKind> {
 /// `version` of Cargo.toml, `[project]` `name` of pyproject.toml, top-level `name` and `version` of
 /// package.json/composer.json, and the `module` and `go` directives of go.mod/go.work (nor any
 /// enclosing table or block that would remove them).
-pub fn candidates(kind: ManifestKind, src: &[u8]) -> Result<Vec<Vec<ManifestEdit>>, ManifestError> {
+pub(crate) fn candidates(
+    kind: ManifestKind,
+    src: &[u8],
+) -> Result<Vec<Vec<ManifestEdit>>, ManifestError> {
     let text = std::str::from_utf8(src).map_err(|e| ManifestError::NotUtf8 {
         kind: kind.display_name(),
         offset: e.valid_up_to(),

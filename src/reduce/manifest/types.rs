@@ -6,7 +6,7 @@ use std::ops::Range;
 /// One proposed deletion: the byte ranges of the manifest to delete (sorted, disjoint), and a label for reports
 /// such as "dependency `serde` of Cargo.toml" or "item 3 of `files` in package.json".
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestEdit {
+pub(crate) struct ManifestEdit {
     /// Human-readable description of what the deletion removes. Item numbers in labels count from 1.
     pub label: String,
     /// Byte ranges to delete: sorted, disjoint, non-empty, within the source and on UTF-8 character boundaries.
@@ -14,8 +14,9 @@ pub struct ManifestEdit {
 }
 
 impl ManifestEdit {
+    #[cfg(test)]
     /// Returns a copy of `src` with this edit's ranges removed (ranges past the end are clamped).
-    pub fn apply(&self, src: &[u8]) -> Vec<u8> {
+    pub(crate) fn apply(&self, src: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(src.len());
         let mut pos = 0;
         for range in &self.delete {
@@ -31,7 +32,7 @@ impl ManifestEdit {
 
 /// The kinds of manifest this module understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ManifestKind {
+pub(crate) enum ManifestKind {
     /// Cargo's `Cargo.toml`.
     CargoToml,
     /// Python's `pyproject.toml`.
@@ -58,7 +59,7 @@ pub enum ManifestKind {
 
 impl ManifestKind {
     /// The name used for this kind in labels and errors, such as "Cargo.toml" or "MSBuild project".
-    pub fn display_name(self) -> &'static str {
+    pub(crate) fn display_name(self) -> &'static str {
         match self {
             ManifestKind::CargoToml => "Cargo.toml",
             ManifestKind::PyprojectToml => "pyproject.toml",
@@ -77,7 +78,7 @@ impl ManifestKind {
 
 /// Why [`candidates`] produced no candidates for a file.
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     /// The file is not UTF-8.
     #[error("{kind} is not valid UTF-8 (invalid byte at offset {offset})")]
     NotUtf8 {

@@ -13,7 +13,7 @@ use crate::tree::RelPath;
 
 /// Deletes blocks level by level.
 #[derive(Debug, Default)]
-pub struct Blocks {
+pub(crate) struct Blocks {
     state: PassState,
 }
 

@@ -88,7 +88,7 @@ impl<'t> Uses<'t> {
 
 /// Deletes each top-level declaration together with the uses of its name.
 #[derive(Debug, Default)]
-pub struct Declarations;
+pub(crate) struct Declarations;
 
 impl Declarations {
     /// The declarations of one file, in windows, until each name was tried once; `None`

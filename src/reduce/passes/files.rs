@@ -13,7 +13,7 @@ use super::references::references_to;
 
 /// Hierarchical deletion of files and directories.
 #[derive(Debug, Default)]
-pub struct Files {
+pub(crate) struct Files {
     state: PassState,
 }
 

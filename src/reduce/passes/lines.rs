@@ -8,7 +8,7 @@ use crate::reduce::session::Session;
 
 /// Line deletion to 1-minimality.
 #[derive(Debug, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     state: PassState,
 }
 

@@ -11,7 +11,7 @@ use crate::tree::RelPath;
 
 /// Entries of package manifests, found by parsing them.
 #[derive(Debug, Default)]
-pub struct Manifests;
+pub(crate) struct Manifests;
 
 impl Manifests {
     /// One manifest to local stability; `None` when the session stopped.

@@ -15,32 +15,32 @@
 //! Every pass is built on [`crate::reduce::pass`]; the deletion passes share the list
 //! minimiser of [`crate::reduce::minimise`].
 
-pub mod blocks;
-pub mod declarations;
-pub mod files;
-pub mod lines;
-pub mod manifests;
-pub mod prelude;
-pub mod references;
-pub mod syntax_nodes;
-pub mod tokens;
-pub mod unwrap;
+pub(crate) mod blocks;
+pub(crate) mod declarations;
+pub(crate) mod files;
+pub(crate) mod lines;
+pub(crate) mod manifests;
+pub(crate) mod prelude;
+pub(crate) mod references;
+pub(crate) mod syntax_nodes;
+pub(crate) mod tokens;
+pub(crate) mod unwrap;
 
-pub use blocks::Blocks;
-pub use declarations::Declarations;
-pub use files::Files;
-pub use lines::Lines;
-pub use manifests::Manifests;
-pub use prelude::Prelude;
-pub use syntax_nodes::Syntax;
-pub use tokens::{Chars, Tokens};
-pub use unwrap::Unwrap;
+pub(crate) use blocks::Blocks;
+pub(crate) use declarations::Declarations;
+pub(crate) use files::Files;
+pub(crate) use lines::Lines;
+pub(crate) use manifests::Manifests;
+pub(crate) use prelude::Prelude;
+pub(crate) use syntax_nodes::Syntax;
+pub(crate) use tokens::{Chars, Tokens};
+pub(crate) use unwrap::Unwrap;
 
 use crate::reduce::options::PassName;
 use crate::reduce::pass::Pass;
 
 /// The pass that `name` stands for, with nothing learned yet.
-pub fn build(name: PassName) -> Box<dyn Pass> {
+pub(crate) fn build(name: PassName) -> Box<dyn Pass> {
     match name {
         PassName::Prelude => Box::new(Prelude),
         PassName::Files => Box::<Files>::default(),
@@ -56,7 +56,7 @@ pub fn build(name: PassName) -> Box<dyn Pass> {
 }
 
 /// The passes of `enabled`, in the order they run: coarse to fine, as in [`PassName::ALL`].
-pub fn list(enabled: &[PassName]) -> Vec<Box<dyn Pass>> {
+pub(crate) fn list(enabled: &[PassName]) -> Vec<Box<dyn Pass>> {
     PassName::ALL
         .iter()
         .filter(|p| enabled.contains(p))

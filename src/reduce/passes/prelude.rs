@@ -44,7 +44,7 @@ fn strip_ranges(path: &str, data: &[u8]) -> Vec<Range<usize>> {
 
 /// Per file: empty it; strip its blank and comment lines.
 #[derive(Debug, Default)]
-pub struct Prelude;
+pub(crate) struct Prelude;
 
 impl Pass for Prelude {
     fn name(&self) -> &'static str {

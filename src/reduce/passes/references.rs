@@ -12,7 +12,7 @@ use crate::tree::{Node, RelPath, Tree};
 
 /// Cuts in several files: per file, the digest of the content they were computed from and
 /// the byte ranges to cut.
-pub type FileCuts = Vec<(RelPath, [u8; 32], Vec<Range<usize>>)>;
+pub(crate) type FileCuts = Vec<(RelPath, [u8; 32], Vec<Range<usize>>)>;
 
 /// Extensions of the files whose lines can reference another file.
 const SOURCE_EXTS: &[&str] = &[
@@ -251,7 +251,7 @@ fn js_specifier(t: &str) -> Option<&str> {
 
 /// For each remaining file that references one of `gone`, the byte ranges of its lines that
 /// do (with the attribute lines right above a Rust `mod`).
-pub fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
+pub(crate) fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
     let relevant = gone.iter().any(|g| {
         matches!(tree.entries.get(&**g).map(|e| &e.node), Some(Node::Dir)) || is_source(g)
     });

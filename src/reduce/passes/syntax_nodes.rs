@@ -9,7 +9,7 @@ use crate::tree::RelPath;
 
 /// Syntax nodes, level by level, from tree-sitter grammars.
 #[derive(Debug, Default)]
-pub struct Syntax {
+pub(crate) struct Syntax {
     state: PassState,
 }
 

@@ -27,7 +27,7 @@ use crate::tree::RelPath;
 /// line (`"…"` or `'…'`, backslash escapes honoured), or any other single byte that is not
 /// whitespace. Whitespace that starts a line and line ends belong to no token: they are
 /// left to the character pass.
-pub fn token_ranges(data: &[u8]) -> Vec<Range<usize>> {
+pub(crate) fn token_ranges(data: &[u8]) -> Vec<Range<usize>> {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let blank = |b: u8| b == b' ' || b == b'\t';
     let mut out = Vec::new();
@@ -72,7 +72,7 @@ fn literal_end(data: &[u8], open: usize) -> Option<usize> {
 }
 
 /// Every byte of `data`, as a unit of its own.
-pub fn char_ranges(data: &[u8]) -> Vec<Range<usize>> {
+pub(crate) fn char_ranges(data: &[u8]) -> Vec<Range<usize>> {
     (0..data.len()).map(|i| i..i + 1).collect()
 }
 
@@ -109,7 +109,7 @@ fn line_of(data: &[u8], at: usize) -> usize {
 }
 
 /// The longest run of units the sliding sweep deletes at once.
-pub const MAX_RUN: usize = 4;
+pub(crate) const MAX_RUN: usize = 4;
 
 /// One file's content and units, kept in step with the session.
 struct File<'a> {
@@ -283,7 +283,7 @@ fn sweep(
 
 /// Token deletion inside lines, to 1-minimality over the tokens of each file.
 #[derive(Debug, Default)]
-pub struct Tokens;
+pub(crate) struct Tokens;
 
 impl Pass for Tokens {
     fn name(&self) -> &'static str {
@@ -300,7 +300,7 @@ impl Pass for Tokens {
 
 /// Character deletion, to 1-minimality over the bytes of each file.
 #[derive(Debug, Default)]
-pub struct Chars;
+pub(crate) struct Chars;
 
 impl Pass for Chars {
     fn name(&self) -> &'static str {

@@ -12,7 +12,7 @@ use crate::reduce::session::Session;
 /// body, so that what the body holds survives without what wraps it (`if`, a loop, a
 /// function or class around the code the failure needs).
 #[derive(Debug, Default)]
-pub struct Unwrap {
+pub(crate) struct Unwrap {
     state: PassState,
 }
 
