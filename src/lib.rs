@@ -23,16 +23,18 @@
 //!
 //! # Overview
 //! - [`tree`]: the closed tree model, ignore rules and fingerprints;
-//! - [`workspace`]: directories kept equal to a tree with delta application;
-//! - [`safe_fs`]: bounded reads and writes that never follow a symlink;
+//! - `workspace`: directories kept equal to a tree with delta application (internal);
+//! - `safe_fs`: bounded reads and writes that never follow a symlink (internal);
 //! - [`runner`]: one command in its own process group, with timeout and output cap;
 //! - [`signature`] and [`oracle`]: normalisation, failure signatures, the same-failure test;
 //! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
 //! - [`reduce`]: the session, the passes and the fixed point;
-//! - [`output_layout`], [`export`] and [`report`]: where a result goes, its publication and
+//! - `output_layout`, [`export`] and [`report`]: where a result goes, its publication and
 //!   `report.json` / `REPROMIN.md`;
 //! - [`gate`]: the pull-request gate: plan, sides, reports, classification, the line;
 //! - [`cli`] and [`exit_code`]: the command line and its documented exit codes.
+//!
+//! `docs/architecture.md` maps every module, public or internal.
 
 pub mod bytes;
 pub mod cli;
