@@ -175,6 +175,38 @@ pub(crate) fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
 
 /// Judges a pull request from its reports and git. Never fails: every problem is an error
 /// verdict.
+/// Why `--base` cannot stand for the pull request's merge base.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BaseError {
+    /// The merge base cannot be computed.
+    #[error(transparent)]
+    Git(#[from] crate::gate::git::GitError),
+    /// `--base` is another commit than the merge base.
+    #[error(
+        "--base {base} is not the merge base of base and head ({merge_base}), so another \
+         branch's changes would count as the pull request's; pass `git merge-base BASE HEAD`"
+    )]
+    NotMergeBase {
+        /// The `--base` given.
+        base: String,
+        /// The merge base of `--base` and `--head`.
+        merge_base: String,
+    },
+}
+
+/// Checks that `base` is exactly the merge base of `base` and `head`.
+fn check_merge_base(repo: &Repo, base: &str, head: &str) -> Result<(), BaseError> {
+    let merge_base = repo.merge_base(base, head)?;
+    if merge_base == base {
+        Ok(())
+    } else {
+        Err(BaseError::NotMergeBase {
+            base: base.to_string(),
+            merge_base,
+        })
+    }
+}
+
 pub(crate) fn judge(input: &JudgeInput) -> Judgement {
     let empty = Classified {
         verdict: Verdict::Error,
@@ -190,6 +222,14 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
                 classified: empty,
             };
         }
+    }
+    // The diff must be the pull request's alone: with any other base, the changes of
+    // another branch would count as the pull request's.
+    if let Err(err) = check_merge_base(&repo, &input.base, &input.head) {
+        return Judgement {
+            line: error_line(&input.head, &input.base, &err.to_string(), false),
+            classified: empty,
+        };
     }
     let planned = match plan::plan(&repo, &input.base, &input.head, input.local_config.clone()) {
         Ok(planned) => planned,

@@ -283,6 +283,36 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
     );
 }
 
+/// A `--base` that is not the merge base (a sibling commit on the base branch) would make
+/// that branch's changes look like the pull request's: here the sibling breaks `add` and the
+/// pull request only adds a test, so the diff from the sibling would read as a reproduced fix.
+#[test]
+fn a_base_that_is_not_the_merge_base_is_an_error() {
+    let (repo, _) = python_base();
+    let merge_base = repo.commit(&[("calc.py", CALC_FIXED)], "fixed on main");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    let head = repo.commit(
+        &[(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        )],
+        "a test only",
+    );
+    repo.git(&["checkout", "-q", "main"]);
+    let sibling = repo.commit(&[("calc.py", CALC_BUGGY)], "broken on main");
+    let (line, table) = gate_run(&repo, &sibling, &head, &[]);
+    assert_eq!(line["verdict"], "error", "{line}\n{table}");
+    let error = line["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!(
+            "is not the merge base of base and head ({merge_base})"
+        )),
+        "{error}"
+    );
+    let (line, table) = gate_run(&repo, &merge_base, &head, &[]);
+    assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
+}
+
 #[test]
 fn abbreviated_shas_give_an_error_line() {
     let (repo, base) = python_base();
