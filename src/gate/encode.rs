@@ -116,7 +116,7 @@ fn raw_encode(report: &SideReport) -> String {
 ///
 /// # Errors
 /// Over a cap, not base64 without whitespace, not gzip, or not a `T`.
-pub fn decode_value<T: serde::de::DeserializeOwned>(
+pub fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
     text: &str,
     side: &str,
     cap: usize,
@@ -144,7 +144,9 @@ pub fn decode_value<T: serde::de::DeserializeOwned>(
         .decode(text)
         .map_err(|e| malformed(format!("not base64 ({e})")))?;
     let mut inflated = Vec::new();
-    let mut reader = flate2::read::GzDecoder::new(&bytes[..]).take(INFLATED_CAP as u64 + 1);
+    // The buffered decoder consumes its input exactly up to the end of the first member,
+    // so whatever is left after it (a second member, padding, anything) is seen.
+    let mut reader = flate2::bufread::GzDecoder::new(&bytes[..]).take(INFLATED_CAP as u64 + 1);
     reader
         .read_to_end(&mut inflated)
         .map_err(|e| malformed(format!("not gzip ({e})")))?;
@@ -153,7 +155,22 @@ pub fn decode_value<T: serde::de::DeserializeOwned>(
             "it inflates past the {INFLATED_CAP}-byte cap"
         )));
     }
-    serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))
+    let rest = reader.into_inner().into_inner().len();
+    if rest > 0 {
+        return Err(malformed(format!("{rest} bytes follow its gzip stream")));
+    }
+    let value: T =
+        serde_json::from_slice(&inflated).map_err(|e| malformed(format!("not a report ({e})")))?;
+    // Only what the writer writes is read: the JSON must be exactly what it would write for
+    // this value (no reordered, duplicated or extra keys, no other spacing or escapes).
+    let rewritten =
+        serde_json::to_vec(&value).map_err(|e| malformed(format!("not a report ({e})")))?;
+    if rewritten != inflated {
+        return Err(malformed(
+            "its JSON is not exactly what repromin writes".into(),
+        ));
+    }
+    Ok(value)
 }
 
 /// Encodes a report under `cap`; a report over the cap (encoded or inflated) is replaced
@@ -287,5 +304,45 @@ mod tests {
         let bomb = STANDARD.encode(gz.finish().unwrap());
         let err = decode(&bomb, "base", usize::MAX).unwrap_err();
         assert!(err.to_string().contains("inflates past"), "{err}");
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// Anything after the first gzip member, and JSON other than the writer's own, is
+    /// refused: a report is read only in the exact form repromin writes.
+    #[test]
+    fn trailing_data_second_members_and_foreign_json_are_refused() {
+        let report = sample(2);
+        let json = serde_json::to_vec(&report).unwrap();
+        let one = gzip(&json);
+        assert_eq!(
+            decode(&STANDARD.encode(&one), "base", TEST_REPORT_CAP).unwrap(),
+            report
+        );
+        let mut zeros = one.clone();
+        zeros.extend_from_slice(&[0; 16]);
+        let mut members = one.clone();
+        members.extend_from_slice(&gzip(b"{}"));
+        for bytes in [zeros, members] {
+            let err = decode(&STANDARD.encode(&bytes), "base", TEST_REPORT_CAP).unwrap_err();
+            assert!(err.to_string().contains("follow its gzip stream"), "{err}");
+        }
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let pretty = serde_json::to_vec_pretty(&value).unwrap();
+        let mut duplicated = json.clone();
+        duplicated.pop();
+        duplicated.extend_from_slice(br#","v":1}"#);
+        for text in [pretty, duplicated] {
+            let err = decode(&STANDARD.encode(gzip(&text)), "base", TEST_REPORT_CAP).unwrap_err();
+            assert!(
+                err.to_string().contains("not exactly what repromin writes")
+                    || err.to_string().contains("not a report"),
+                "{err}"
+            );
+        }
     }
 }
