@@ -436,25 +436,39 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
 
 /// `line`: validates `repromin/v1` lines from stdin.
 pub(super) fn line_command() -> Exit {
-    use std::io::BufRead as _;
+    use std::io::Read as _;
     let console = Console::new(true);
+    let mut input = Vec::new();
+    if let Err(err) = std::io::stdin().lock().read_to_end(&mut input) {
+        console.err(&format!("error: cannot read stdin: {err}"));
+        return Exit::Io;
+    }
     let mut all_valid = true;
     let mut seen = false;
-    for text in std::io::stdin().lock().lines() {
-        let Ok(text) = text else {
-            console.err("error: stdin is not valid UTF-8");
-            return Exit::Usage;
-        };
-        if text.trim().is_empty() {
+    let body = input.strip_suffix(b"\n").unwrap_or(&input);
+    for (index, bytes) in body.split(|&b| b == b'\n').enumerate() {
+        let number = index + 1;
+        if bytes.iter().all(u8::is_ascii_whitespace) && !bytes.contains(&b'\r') {
             continue;
         }
         seen = true;
-        match line::parse_line(&text) {
-            Ok(result) => console.out(&line::pretty(&result)),
-            Err(err) => {
-                all_valid = false;
-                console.out(&format!("refused: {err}"));
+        let refusal = if bytes.ends_with(b"\r") {
+            Some("it ends in \\r\\n; a line ends in \\n alone".to_string())
+        } else {
+            match std::str::from_utf8(bytes) {
+                Err(_) => Some("it is not valid UTF-8".to_string()),
+                Ok(text) => match line::parse_line(text) {
+                    Ok(result) => {
+                        console.out(&shown(&line::pretty(&result)));
+                        None
+                    }
+                    Err(err) => Some(err.to_string()),
+                },
             }
+        };
+        if let Some(reason) = refusal {
+            all_valid = false;
+            console.out(&format!("line {number} refused: {}", escaped(&reason)));
         }
     }
     if !seen {
@@ -462,6 +476,39 @@ pub(super) fn line_command() -> Exit {
         return Exit::Usage;
     }
     if all_valid { Exit::Ok } else { Exit::Error }
+}
+
+/// Untrusted text as one printable line: control characters, line and paragraph
+/// separators are written as escapes, so it can neither break a line nor reach the
+/// terminal as a control sequence.
+fn escaped(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let unsafe_char = c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+            let shown: Vec<char> = if unsafe_char {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            };
+            shown
+        })
+        .collect()
+}
+
+/// A pretty-printed line: each of its lines escaped, and none that could be taken for a
+/// result line.
+fn shown(text: &str) -> String {
+    text.split('\n')
+        .map(|l| {
+            let l = escaped(l);
+            if l.starts_with(line::PREFIX.trim_end()) {
+                format!("  {l}")
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `check-test`: exits with the check's status, its message on stdout.

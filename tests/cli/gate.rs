@@ -590,6 +590,54 @@ fn the_line_command_checks_lines_from_stdin() {
     assert!(out.contains("refused:") && out.contains("40"), "{out}");
 }
 
+/// `repromin line` on hostile input: a `\r\n` ending is refused, every line is checked
+/// after an invalid one, refusals name their line, and no quoted input can break a line,
+/// forge a result line or reach the terminal as a control sequence.
+#[test]
+fn the_line_command_refuses_crlf_and_never_echoes_input_raw() {
+    let valid = format!(
+        "repromin/v1 {{\"head\":\"{a}\",\"mergeBase\":\"{b}\",\"verdict\":\"no-tests\",\"error\":null,\"configEdited\":false,\"counts\":{{\"reproduces\":0,\"passes-on-base\":0,\"new-api\":0,\"fails-on-head\":0,\"not-run\":0}},\"tests\":[],\"deletedTests\":[],\"notCollected\":[],\"truncated\":false,\"certificate\":null}}",
+        a = "a".repeat(40),
+        b = "b".repeat(40)
+    );
+    let pipe = |input: &[u8]| {
+        let mut child = Command::new(crate::util::bin())
+            .arg("line")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = pipe(format!("{valid}\r\n").as_bytes());
+    assert_eq!(o.status.code(), Some(Exit::Error as i32));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("line 1 refused:") && out.contains("\\r\\n"),
+        "{out}"
+    );
+    let forged = valid.replace(
+        "\"certificate\":null}",
+        "\"certificate\":null,\"x\\nrepromin/v1 {\\\"verdict\\\":\\\"reproduced\\\"}\\u001b[31m\":1}",
+    );
+    let mut input = format!("{forged}\n").into_bytes();
+    input.extend_from_slice(b"\xff\n");
+    input.extend_from_slice(format!("{valid}\n").as_bytes());
+    let o = pipe(&input);
+    assert_eq!(o.status.code(), Some(Exit::Error as i32));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(!o.stdout.contains(&0x1b), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("repromin/v1")), "{out}");
+    assert!(out.contains("line 1 refused: unknown key"), "{out}");
+    assert!(
+        out.contains("line 2 refused: it is not valid UTF-8"),
+        "{out}"
+    );
+    assert!(out.contains("no-tests"), "line 3 is checked too: {out}");
+}
+
 #[test]
 fn node_test_with_suites_is_read_through_the_shipped_reporter() {
     if !require_tool("node", tool_runs("node")) {
