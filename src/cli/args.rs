@@ -368,7 +368,13 @@ pub(super) enum DurationError {
     /// Zero, negative or not finite.
     #[error("`{0}` must be a positive duration")]
     NotPositive(String),
+    /// Below a millisecond or above the longest duration accepted.
+    #[error("`{0}` is out of range: a duration is between 1ms and 720h")]
+    OutOfRange(String),
 }
+
+/// The longest duration accepted: 30 days.
+const MAX_DURATION_SECS: f64 = 720.0 * 3600.0;
 
 /// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
 fn parse_duration(text: &str) -> Result<Duration, DurationError> {
@@ -395,6 +401,11 @@ fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let secs = value * factor;
     if !secs.is_finite() || secs <= 0.0 {
         return Err(DurationError::NotPositive(text.to_string()));
+    }
+    // Below a millisecond would round to no time at all; far above a month, deadlines
+    // computed from it overflow the clock.
+    if !(0.001..=MAX_DURATION_SECS).contains(&secs) {
+        return Err(DurationError::OutOfRange(text.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -438,6 +449,22 @@ fn build_options(
 ) -> Result<ReduceOptions, ReduceError> {
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
+    if let Some(code) = oracle.exit_code
+        && !(0..=255).contains(&code)
+    {
+        return Err(ReduceError::Usage(format!(
+            "--exit-code {code} is out of range: an exit status is between 0 and 255"
+        )));
+    }
+    if oracle
+        .signature
+        .as_deref()
+        .is_some_and(|s| s.trim().is_empty())
+    {
+        return Err(ReduceError::Usage(
+            "--signature is blank: give the text the failure's output must contain".into(),
+        ));
+    }
     options.oracle = OracleSpec {
         expect: oracle.expect.clone(),
         signature: oracle.signature.clone(),
@@ -687,6 +714,17 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("3 weeks").is_err());
         assert!(parse_duration("fast").is_err());
+        for huge in ["18446744073709551615s", "721h", "0.0001", "0.5ms"] {
+            assert!(
+                matches!(parse_duration(huge), Err(DurationError::OutOfRange(_))),
+                "{huge}"
+            );
+        }
+        assert_eq!(parse_duration("1ms").unwrap(), Duration::from_millis(1));
+        assert_eq!(
+            parse_duration("720h").unwrap(),
+            Duration::from_secs(720 * 3600)
+        );
     }
 
     #[test]

@@ -184,9 +184,19 @@ pub struct Reduction {
 ///
 /// # Errors
 /// A usage error naming the problem.
+/// The most candidates run at once (each one a workspace copy of the tree).
+pub const MAX_JOBS: usize = 256;
+
+/// Checks options before anything runs.
 pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceError> {
     if options.jobs == 0 {
         return Err(ReduceError::Usage("--jobs must be at least 1".into()));
+    }
+    if options.jobs > MAX_JOBS {
+        return Err(ReduceError::Usage(format!(
+            "--jobs {} is out of range: it must be between 1 and {MAX_JOBS}",
+            options.jobs
+        )));
     }
     if options.baseline_runs < 2 {
         return Err(ReduceError::Usage(

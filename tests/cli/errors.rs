@@ -172,6 +172,33 @@ fn invalid_options_are_usage_errors() {
     );
     assert_eq!(code, Exit::Usage as i32);
     insta::assert_snapshot!(err, @"error: --jobs must be at least 1");
+    // Extreme numbers are usage errors naming the accepted range, never a panic or an abort.
+    for jobs in ["18446744073709551615", "1000000000"] {
+        let (code, err) = refused(
+            &area,
+            &["reduce", "proj", "out", "--jobs", jobs, "--", "true"],
+        );
+        assert_eq!(code, Exit::Usage as i32, "{err}");
+        assert!(err.contains("must be between 1 and 256"), "{err}");
+    }
+    for (flag, value) in [
+        ("--timeout", "18446744073709551615s"),
+        ("--max-duration", "18446744073709551615s"),
+        ("--timeout", "0.0001s"),
+    ] {
+        let (code, err) = refused(&area, &["reduce", "proj", "out", flag, value, "--", "true"]);
+        assert_eq!(code, Exit::Usage as i32, "{err}");
+        assert!(err.contains("between 1ms and 720h"), "{err}");
+    }
+    for (flag, value, says) in [
+        ("--exit-code", "256", "between 0 and 255"),
+        ("--exit-code", "-1", "between 0 and 255"),
+        ("--signature", " ", "--signature is blank"),
+    ] {
+        let (code, err) = refused(&area, &["reduce", "proj", "out", flag, value, "--", "true"]);
+        assert_eq!(code, Exit::Usage as i32, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
     let (code, err) = refused(
         &area,
         &["reduce", "proj", "out", "--keep", "../x", "--", "true"],
