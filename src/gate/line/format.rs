@@ -183,6 +183,18 @@ mod tests {
     use crate::gate::line::fixtures::*;
     use crate::gate::line::*;
 
+    /// Each mutation of `good` is refused by the formatter with a message containing its
+    /// text, and the parser refuses the rendered line with the same error.
+    fn assert_each_refused(good: &ResultLine, bad: &[(fn(&mut ResultLine), &str)]) {
+        for &(mutate, want) in bad {
+            let mut r = good.clone();
+            mutate(&mut r);
+            let e = format_line(&r).expect_err(want);
+            assert!(e.to_string().contains(want), "wanted {want}, got {e}");
+            assert_eq!(parse_line(&render(&r)).map(|_| ()), Err(e));
+        }
+    }
+
     #[test]
     fn formatter_refuses_bad_certificates() {
         let mut good = result(vec![test("t", TestClass::Reproduces)]);
@@ -285,13 +297,7 @@ mod tests {
             (|r| r.counts.not_run = 4, "`truncated` is false"),
             (|r| r.counts.reproduces = 0, "verdict `reproduced`"),
         ];
-        for (mutate, want) in bad {
-            let mut r = good.clone();
-            mutate(&mut r);
-            let e = format_line(&r).expect_err(want);
-            assert!(e.to_string().contains(want), "wanted {want}, got {e}");
-            assert_eq!(parse_line(&render(&r)).map(|_| ()), Err(e));
-        }
+        assert_each_refused(&good, &bad);
         assert!(format_line(&good).is_ok());
     }
 
@@ -863,13 +869,7 @@ mod tests {
                 "lists the mutation `drop-quote` of `tests/test_parse.mutations.json` twice",
             ),
         ];
-        for (mutate, want) in bad {
-            let mut r = good.clone();
-            mutate(&mut r);
-            let e = format_line(&r).expect_err(want);
-            assert!(e.to_string().contains(want), "wanted {want}, got {e}");
-            assert_eq!(parse_line(&render(&r)).map(|_| ()), Err(e));
-        }
+        assert_each_refused(&good, &bad);
         // A truncated line may list only killed results under `not-killed`,
         // or none under `killed`.
         let mut r = good.clone();
