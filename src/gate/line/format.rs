@@ -183,9 +183,12 @@ mod tests {
     use crate::gate::line::fixtures::*;
     use crate::gate::line::*;
 
+    /// A change made to a valid line.
+    type LineMutation = fn(&mut ResultLine);
+
     /// Each mutation of `good` is refused by the formatter with a message containing its
     /// text, and the parser refuses the rendered line with the same error.
-    fn assert_each_refused(good: &ResultLine, bad: &[(fn(&mut ResultLine), &str)]) {
+    fn assert_each_refused(good: &ResultLine, bad: &[(LineMutation, &str)]) {
         for &(mutate, want) in bad {
             let mut r = good.clone();
             mutate(&mut r);
