@@ -127,12 +127,63 @@ impl Verdict {
     }
 }
 
-/// The last `lines` lines of an output, for error messages.
+/// The most bytes of output an error message quotes.
+pub const TAIL_BYTES: usize = 4096;
+
+/// The most bytes of one failure line an error message quotes.
+pub const QUOTE_BYTES: usize = 400;
+
+/// `text`, or its first `max` bytes (cut at a character boundary) and a note of how many
+/// were left out.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…[{} bytes cut]", &text[..end], text.len() - end)
+}
+
+/// The last `lines` lines of an output, for error messages, and at most [`TAIL_BYTES`] of
+/// them: a longer tail keeps its end, cut at a character boundary after a note of how many
+/// bytes were left out, so one huge line cannot flood the terminal.
 pub fn tail(output: &[u8], lines: usize) -> String {
-    let text = String::from_utf8_lossy(output);
-    let all: Vec<&str> = text.lines().collect();
-    let start = all.len().saturating_sub(lines);
-    all[start..].join("\n")
+    let end = output.len() - usize::from(output.ends_with(b"\n"));
+    let body = &output[..end];
+    let mut start = 0;
+    let mut seen = 0;
+    for (at, byte) in body.iter().enumerate().rev() {
+        if *byte == b'\n' {
+            seen += 1;
+            if seen == lines {
+                start = at + 1;
+                break;
+            }
+        }
+    }
+    if lines == 0 {
+        start = end;
+    }
+    let mut cut = 0;
+    if end - start > TAIL_BYTES {
+        let mut from = end - TAIL_BYTES;
+        // Never start inside a UTF-8 sequence.
+        while from < end && body[from] & 0b1100_0000 == 0b1000_0000 {
+            from += 1;
+        }
+        cut = from - start;
+        start = from;
+    }
+    let text = String::from_utf8_lossy(&body[start..]);
+    let text: Vec<&str> = text.lines().collect();
+    let text = text.join("\n");
+    if cut == 0 {
+        text
+    } else {
+        format!("[{cut} bytes cut]…{text}")
+    }
 }
 
 impl OracleSpec {
@@ -254,9 +305,9 @@ impl OracleSpec {
                     .unwrap_or_else(|| first.termination.describe());
                 return Err(OracleError::Flaky {
                     first_run: 1,
-                    first: first_desc,
+                    first: clip(&first_desc, QUOTE_BYTES),
                     other_run: index + 1,
-                    other,
+                    other: clip(&other, QUOTE_BYTES),
                 });
             }
         }
@@ -378,6 +429,30 @@ mod tests {
             output: output.as_bytes().to_vec(),
             duration: Duration::from_millis(5),
         }
+    }
+
+    #[test]
+    fn a_tail_keeps_its_last_lines_and_at_most_its_byte_budget() {
+        assert_eq!(tail(b"a\nb\nc\nd\n", 2), "c\nd");
+        assert_eq!(tail(b"a\r\nb", 5), "a\nb");
+        assert_eq!(tail(b"", 3), "");
+        assert_eq!(tail(b"x\n", 0), "");
+        // One huge line: its end, cut by bytes, never inside a character.
+        let mut huge = "é".repeat(3 * TAIL_BYTES).into_bytes();
+        huge.extend_from_slice(b"THE END\n");
+        let shown = tail(&huge, 20);
+        assert!(shown.len() <= TAIL_BYTES + 40, "{} bytes", shown.len());
+        assert!(shown.ends_with("THE END"), "{shown}");
+        assert!(shown.starts_with('['), "{}", &shown[..40]);
+        assert!(!shown.contains('\u{fffd}'));
+        let cut: usize = shown[1..shown.find(' ').unwrap()].parse().unwrap();
+        assert_eq!(cut + shown.split('…').nth(1).unwrap().len(), huge.len() - 1);
+    }
+
+    #[test]
+    fn a_quote_is_clipped_at_a_character_boundary() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("ééé", 3), "é…[4 bytes cut]");
     }
 
     fn learn(spec: &OracleSpec, runs: &[RunOutcome]) -> Result<Oracle, OracleError> {

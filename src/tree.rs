@@ -68,7 +68,13 @@ pub enum TreeError {
         #[source]
         source: io::Error,
     },
-    /// The source is missing or is not a directory.
+    /// The source does not exist.
+    #[error("`{path}` does not exist")]
+    Missing {
+        /// The missing path.
+        path: PathBuf,
+    },
+    /// The source is not a directory.
     #[error("`{path}` is not a directory")]
     NotADirectory {
         /// The offending path.
@@ -653,7 +659,7 @@ pub struct ScanReport {
 pub fn scan(root: &Path, rules: &IgnoreRules) -> Result<(Tree, ScanReport), TreeError> {
     let root_meta = fs::symlink_metadata(root).map_err(|source| {
         if source.kind() == io::ErrorKind::NotFound {
-            TreeError::NotADirectory {
+            TreeError::Missing {
                 path: root.to_path_buf(),
             }
         } else {

@@ -40,6 +40,7 @@ fn tree_exit(err: &TreeError) -> Exit {
     match err {
         TreeError::Io { .. } => Exit::Io,
         TreeError::BadRelPath { .. }
+        | TreeError::Missing { .. }
         | TreeError::NotADirectory { .. }
         | TreeError::KeepMissing { .. } => Exit::Usage,
         TreeError::Special { .. }
@@ -99,6 +100,12 @@ pub fn render_error(console: &Console, err: &ReduceError) {
             "the command must show the failure on SOURCE as it is{}",
             show_tail(output_tail)
         )),
+        ReduceError::FinalNotReproducing { .. } => Some(
+            "the same tree gave another result when run again: the command depends on \
+             something outside the tree (state it keeps, time, order, load); make it \
+             deterministic, or run each candidate more than once with --candidate-runs"
+                .to_string(),
+        ),
         ReduceError::Trivial => Some(
             "the command also fails when every file is deleted: make the oracle more specific \
              (--expect, --signature) or pass --allow-trivial"

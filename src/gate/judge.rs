@@ -58,7 +58,7 @@ fn certificate_cap() -> usize {
 /// Why a side's report file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ReportFileError {
-    /// It could not be opened (missing, a symlink, unreadable).
+    /// It could not be opened (missing, unreadable).
     #[error("cannot read the {side} report `{}`: {source}", path.display())]
     Open {
         /// The side.
@@ -69,13 +69,38 @@ pub(crate) enum ReportFileError {
         #[source]
         source: std::io::Error,
     },
+    /// It is a symbolic link, which is never followed.
+    #[error(
+        "the {side} report `{}` is a symbolic link; reports are read only from regular files, never through a link",
+        path.display()
+    )]
+    Symlink {
+        /// The side.
+        side: String,
+        /// The file.
+        path: PathBuf,
+    },
     /// It is a directory, FIFO, device or socket.
-    #[error("the {side} report `{}` is not a regular file", path.display())]
+    #[error("the {side} report `{}` is a {kind}, not a regular file", path.display())]
     NotRegular {
         /// The side.
         side: String,
         /// The file.
         path: PathBuf,
+        /// What it is.
+        kind: crate::safe_fs::FileKind,
+    },
+    /// It is larger than any report can be.
+    #[error("the {side} report `{}` is {len} bytes, over the {cap}-byte cap", path.display())]
+    TooLarge {
+        /// The side.
+        side: String,
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        len: u64,
+        /// The cap.
+        cap: u64,
     },
     /// Reading it failed or it is not UTF-8.
     #[error("the {side} report is malformed: {source}")]
@@ -93,20 +118,19 @@ pub(crate) enum ReportFileError {
 fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, ReportFileError> {
     use crate::safe_fs::SafeFsError;
     let side = side.to_string();
-    crate::safe_fs::read_prefix_to_string(path, cap as u64 + 2).map_err(|err| match err {
-        SafeFsError::NotFound { source, .. }
-        | SafeFsError::Symlink { source, .. }
-        | SafeFsError::Open { source, .. } => ReportFileError::Open {
-            side,
-            path: path.to_path_buf(),
-            source,
-        },
-        SafeFsError::WrongKind { .. } | SafeFsError::TooLarge { .. } => {
-            ReportFileError::NotRegular {
-                side,
-                path: path.to_path_buf(),
-            }
+    let path = path.to_path_buf();
+    crate::safe_fs::read_prefix_to_string(&path, cap as u64 + 2).map_err(|err| match err {
+        SafeFsError::NotFound { source, .. } | SafeFsError::Open { source, .. } => {
+            ReportFileError::Open { side, path, source }
         }
+        SafeFsError::Symlink { .. } => ReportFileError::Symlink { side, path },
+        SafeFsError::WrongKind { kind, .. } => ReportFileError::NotRegular { side, path, kind },
+        SafeFsError::TooLarge { len, cap, .. } => ReportFileError::TooLarge {
+            side,
+            path,
+            len,
+            cap,
+        },
         SafeFsError::Io { source, .. } => ReportFileError::Malformed { side, source },
     })
 }

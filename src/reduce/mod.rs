@@ -211,11 +211,25 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
     }
     options.oracle.validate()?;
     validate_sampling(options)?;
-    let meta = std::fs::metadata(&options.source);
-    if !meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
-        return Err(ReduceError::Tree(TreeError::NotADirectory {
-            path: options.source.clone(),
-        }));
+    match std::fs::metadata(&options.source) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(ReduceError::Tree(TreeError::NotADirectory {
+                path: options.source.clone(),
+            }));
+        }
+        Err(source) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReduceError::Tree(TreeError::Missing {
+                path: options.source.clone(),
+            }));
+        }
+        Err(source) => {
+            return Err(ReduceError::Tree(TreeError::Io {
+                action: "read",
+                path: options.source.clone(),
+                source,
+            }));
+        }
     }
     if for_export {
         let layout = crate::output_layout::OutputLayout::new(&options.output);

@@ -52,7 +52,7 @@ fn a_missing_or_non_directory_source_is_refused() {
     let area = Area::new();
     let (code, err) = refused(&area, &["reduce", "nope", "out", "--", "true"]);
     assert_eq!(code, Exit::Usage as i32);
-    insta::assert_snapshot!(err, @"error: `nope` is not a directory");
+    insta::assert_snapshot!(err, @"error: `nope` does not exist");
     area.write("x", &[("f", "")]);
     let (_, err) = refused(&area, &["reduce", "x/f", "out", "--", "true"]);
     assert!(err.contains("`x/f` is not a directory"), "{err}");
@@ -105,6 +105,65 @@ fn a_baseline_that_does_not_fail_is_refused() {
     the command must show the failure on SOURCE as it is; the end of its output:
       | all good
     ");
+}
+
+#[test]
+fn a_baseline_printing_one_huge_line_is_quoted_by_its_last_bytes_only() {
+    let area = Area::new();
+    area.fixture("python-parse-error", "proj");
+    for (script, what) in [
+        (
+            "head -c 100000000 /dev/zero | tr '\\0' x; echo END",
+            "over the output cap",
+        ),
+        (
+            "head -c 3000000 /dev/zero | tr '\\0' x; echo END",
+            "under the output cap",
+        ),
+    ] {
+        let (code, err) = refused(&area, &["reduce", "proj", "out", "--", "sh", "-c", script]);
+        assert_eq!(code, Exit::NotFailing as i32, "{what}");
+        assert!(err.len() < 6000, "{what}: {} bytes of stderr", err.len());
+        assert!(err.contains(" bytes cut]…xxx"), "{what}: {err}");
+    }
+}
+
+#[test]
+fn a_final_tree_that_stops_reproducing_is_named_and_nothing_is_published() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[
+            ("a.txt", "a"),
+            ("b.txt", "b"),
+            ("c.txt", "c"),
+            ("d.txt", "d"),
+        ],
+    );
+    std::fs::create_dir(area.path("seen")).unwrap();
+    // Fails with the same error on every tree with `a.txt` it has not seen; a smaller tree
+    // seen once already passes: so every candidate reproduces, but the final check of the result
+    // does not.
+    let script = format!(
+        "[ -e a.txt ] || exit 0; \
+         h=$(cat $(find . -type f | sort) | cksum | tr ' ' _); n=$(find . -type f | wc -l); \
+         if [ -e {seen}/$h ] && [ $n -lt 4 ]; then exit 0; fi; \
+         touch {seen}/$h; echo 'KeyError: boom'; exit 1",
+        seen = area.path("seen").display()
+    );
+    let (code, err) = refused(
+        &area,
+        &[
+            "reduce", "proj", "out", "--jobs", "1", "--", "sh", "-c", &script,
+        ],
+    );
+    assert_eq!(code, Exit::FinalNotReproducing as i32, "{err}");
+    insta::assert_snapshot!(err, @r"
+    error: the final tree no longer reproduces the failure seen during reduction: exit 0 (the command did not fail); nothing was written
+
+    the same tree gave another result when run again: the command depends on something outside the tree (state it keeps, time, order, load); make it deterministic, or run each candidate more than once with --candidate-runs
+    ");
+    assert!(!area.path("out").exists() && !area.path("out.repromin").exists());
 }
 
 #[test]

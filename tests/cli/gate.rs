@@ -281,6 +281,62 @@ fn exec_and_judge_in_separate_steps_give_the_same_line_as_run() {
         "{}",
         stdout(&o)
     );
+
+    // A report path that is not a regular file is refused at once, saying what it is: a
+    // FIFO is never waited on, a link never followed.
+    let head_report = out.path().join("head.report");
+    type Make<'a> = &'a dyn Fn(&Path);
+    let kinds: [(&str, Make); 4] = [
+        ("is a FIFO, not a regular file", &|p| {
+            nix::unistd::mkfifo(p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }),
+        ("is a directory, not a regular file", &|p| {
+            std::fs::create_dir(p).unwrap();
+        }),
+        (
+            "is a symbolic link; reports are read only from regular files",
+            &|p| {
+                std::os::unix::fs::symlink(out.path().join("base.report"), p).unwrap();
+            },
+        ),
+        // Nothing to make: the device is named directly.
+        ("is a device, not a regular file", &|_| {}),
+    ];
+    for (index, (says, make)) in kinds.iter().enumerate() {
+        let _ = std::fs::remove_file(&head_report);
+        let _ = std::fs::remove_dir(&head_report);
+        make(&head_report);
+        let started = std::time::Instant::now();
+        let o = if index == 3 {
+            let (b, r) = (report("base"), report("base-rerun"));
+            run(
+                &[
+                    "judge",
+                    "--base-report",
+                    &b,
+                    "--base-rerun-report",
+                    &r,
+                    "--head-report",
+                    "/dev/null",
+                    "--base",
+                    &base,
+                    "--head",
+                    &head,
+                    "--repo",
+                    &repo_path,
+                ],
+                repo.path(),
+            )
+        } else {
+            judge(&[])
+        };
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let line = stdout(&o);
+        assert!(
+            line.contains("\"verdict\":\"error\"") && line.contains(says),
+            "{says}: {line}"
+        );
+    }
 }
 
 /// A `--base` that is not the merge base (a sibling commit on the base branch) would make
