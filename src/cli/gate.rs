@@ -345,7 +345,10 @@ fn report_to_github(console: &Console, judgement: &gate::Judgement, printed: &st
         }
     }
     if let Some(path) = github_file(github::SUMMARY_ENV)
-        && let Err(err) = github::append(&path, &github::summary(&judgement.line))
+        && let Err(err) = github::append(
+            &path,
+            &github::summary(&judgement.line, judgement.configuration.as_deref()),
+        )
     {
         console.err(&format!(
             "warning: cannot write the step summary: {}",

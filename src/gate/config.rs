@@ -33,6 +33,9 @@ pub enum ConfigError {
         "no {CONFIG_PATH} at the merge base, and no Python, Node, Rust or Go project was detected there"
     )]
     NothingDetected,
+    /// A project was recognised, but its test runner has no zero-config support.
+    #[error("no {CONFIG_PATH} at the merge base, and {0}")]
+    Unsupported(#[from] crate::gate::detect::Unsupported),
 }
 
 /// The format of the report a test command writes.
@@ -209,10 +212,32 @@ impl Globs {
 pub enum Origin {
     /// `.github/repromin.json` at the merge base.
     MergeBase,
-    /// Detected from the merge base's files: the ecosystem's name.
-    Detected(String),
+    /// Detected from the merge base's files.
+    Detected {
+        /// The ecosystem's name.
+        ecosystem: String,
+        /// What was chosen and why, one sentence each.
+        notes: Vec<String>,
+    },
     /// A file given on the command line (local runs only).
     Local(String),
+}
+
+impl Origin {
+    /// One line for people: where the configuration came from and, when detected, what
+    /// was chosen and why.
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::MergeBase => format!("{CONFIG_PATH} at the merge base"),
+            Origin::Detected { ecosystem, notes } => {
+                format!(
+                    "detected {ecosystem} at the merge base: {}",
+                    notes.join("; ")
+                )
+            }
+            Origin::Local(path) => format!("{path}, given with --config"),
+        }
+    }
 }
 
 /// Reads the merge base's configuration, or detects defaults there.
@@ -233,150 +258,12 @@ pub(crate) fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), Conf
             .map(|b| String::from_utf8_lossy(&b).to_string())
             .unwrap_or_default()
     };
-    detect(&files, &read).ok_or(ConfigError::NothingDetected)
-}
-
-fn config(
-    tests: &[&str],
-    carry: &[&str],
-    install: &[&str],
-    command: &str,
-    report: ReportFormat,
-) -> RepoConfig {
-    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect();
-    RepoConfig {
-        version: 1,
-        tests: strings(tests),
-        carry: strings(carry),
-        runtime: Vec::new(),
-        install: strings(install),
-        build: None,
-        command: command.to_string(),
-        report,
-        timeouts: Timeouts::default(),
-    }
-}
-
-/// Detects a default configuration from the file list of a commit.
-pub(crate) fn detect(
-    files: &[String],
-    read: &dyn Fn(&str) -> String,
-) -> Option<(RepoConfig, Origin)> {
-    let has = |name: &str| files.iter().any(|f| f == name);
-    if has("Cargo.toml") {
-        let c = config(
-            &["tests/*.rs", "tests/**/*.rs"],
-            &["tests/**/*.json", "tests/**/*.txt", "tests/**/*.toml"],
-            &["cargo fetch --quiet"],
-            "cargo test --no-fail-fast {test_targets}",
-            ReportFormat::Libtest,
-        );
-        return Some((c, Origin::Detected("rust".into())));
-    }
-    if has("package.json") {
-        let manifest = read("package.json");
-        let install = if has("pnpm-lock.yaml") {
-            let version = serde_json::from_str::<serde_json::Value>(&manifest)
-                .ok()
-                .and_then(|v| v.get("packageManager")?.as_str().map(str::to_string))
-                .and_then(|pm| {
-                    pm.strip_prefix("pnpm@")
-                        .map(|v| v.split('+').next().unwrap_or(v).to_string())
-                })
-                .unwrap_or_else(|| "10".to_string());
-            format!("npx -y pnpm@{version} install --frozen-lockfile")
-        } else if has("yarn.lock") {
-            "npx -y yarn install --frozen-lockfile".to_string()
-        } else if has("package-lock.json") {
-            "npm ci --no-audit --no-fund".to_string()
-        } else {
-            "npm install --no-audit --no-fund".to_string()
-        };
-        let tests = [
-            "**/*.test.ts",
-            "**/*.test.js",
-            "**/*.test.mts",
-            "**/*.test.mjs",
-            "**/*.test.tsx",
-            "**/*.spec.ts",
-            "**/*.spec.js",
-            "**/*.spec.tsx",
-        ];
-        let carry = [
-            "test/**/fixtures/**",
-            "tests/**/fixtures/**",
-            "test/**/*.json",
-            "tests/**/*.json",
-        ];
-        let uses_node_test = !manifest.contains("\"vitest\"")
-            && !manifest.contains("\"jest\"")
-            && manifest.contains("node --test");
-        let (command, report) = if uses_node_test {
-            (
-                "node --test --test-reporter={node_reporter} --test-reporter-destination={report} {tests}",
-                ReportFormat::NodeTest,
-            )
-        } else if manifest.contains("\"jest\"") && !manifest.contains("\"vitest\"") {
-            (
-                "npx --no jest --ci --json --outputFile={report} {tests}",
-                ReportFormat::JestJson,
-            )
-        } else {
-            (
-                "npx --no vitest run --reporter=junit --outputFile={report} {tests}",
-                ReportFormat::Junit,
-            )
-        };
-        let c = config(&tests, &carry, &[&install], command, report);
-        return Some((c, Origin::Detected("node".into())));
-    }
-    if has("go.mod") {
-        let c = config(
-            &["**/*_test.go"],
-            &["**/testdata/**"],
-            &["go mod download"],
-            "go test -json {packages}",
-            ReportFormat::GoTestJson,
-        );
-        return Some((c, Origin::Detected("go".into())));
-    }
-    let python = [
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "pytest.ini",
-        "tox.ini",
-    ]
-    .iter()
-    .any(|f| has(f))
-        || files.iter().any(|f| {
-            let base = f.rsplit('/').next().unwrap_or(f);
-            base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
-        });
-    if python {
-        let installable = has("pyproject.toml") || has("setup.py");
-        let mut install = vec![
-            "[ -d .venv ] || python3 -m venv .venv",
-            ".venv/bin/python -m pip install -q pytest",
-        ];
-        if installable {
-            install.push(".venv/bin/python -m pip install -q -e .");
-        }
-        let c = config(
-            &["**/test_*.py", "**/*_test.py"],
-            &[
-                "**/conftest.py",
-                "tests/**/*.json",
-                "tests/**/*.txt",
-                "tests/**/data/**",
-            ],
-            &install,
-            ".venv/bin/python -m pytest -p no:cacheprovider -q --junitxml={report} {tests}",
-            ReportFormat::Junit,
-        );
-        return Some((c, Origin::Detected("python".into())));
-    }
-    None
+    let found = crate::gate::detect::detect(&files, &read)?.ok_or(ConfigError::NothingDetected)?;
+    let origin = Origin::Detected {
+        ecosystem: found.ecosystem.to_string(),
+        notes: found.notes,
+    };
+    Ok((found.config, origin))
 }
 
 #[cfg(test)]
@@ -438,27 +325,5 @@ mod tests {
             let err = RepoConfig::parse(text, "x").unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
-    }
-
-    #[test]
-    fn defaults_are_detected_per_ecosystem() {
-        let files = |names: &[&str]| names.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
-        let none = |_: &str| String::new();
-        let (c, o) = detect(&files(&["pyproject.toml", "tests/test_a.py"]), &none).unwrap();
-        assert_eq!(o, Origin::Detected("python".into()));
-        assert!(c.command.contains("--junitxml={report}"));
-        assert!(c.install.iter().any(|i| i.contains("-e .")));
-        let (c, _) = detect(&files(&["Cargo.toml", "src/lib.rs"]), &none).unwrap();
-        assert_eq!(c.report, ReportFormat::Libtest);
-        let pkg = |_: &str| {
-            r#"{"packageManager":"pnpm@10.28.0+sha512.abc","devDependencies":{"vitest":"3"}}"#
-                .to_string()
-        };
-        let (c, _) = detect(&files(&["package.json", "pnpm-lock.yaml"]), &pkg).unwrap();
-        assert_eq!(c.install, ["npx -y pnpm@10.28.0 install --frozen-lockfile"]);
-        assert_eq!(c.report, ReportFormat::Junit);
-        let (c, _) = detect(&files(&["go.mod"]), &none).unwrap();
-        assert_eq!(c.report, ReportFormat::GoTestJson);
-        assert!(detect(&files(&["README.md"]), &none).is_none());
     }
 }

@@ -386,7 +386,7 @@ fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
 
 /// The Markdown summary of a judgement, for `$GITHUB_STEP_SUMMARY`: the verdict, the
 /// counts, a table of the tests with their class, and the certificate if there is one.
-pub(crate) fn summary(result: &ResultLine) -> String {
+pub(crate) fn summary(result: &ResultLine, configuration: Option<&str>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## repromin: {}\n", result.verdict.as_str());
     let _ = writeln!(out, "{}\n", explain(result.verdict));
@@ -400,6 +400,9 @@ pub(crate) fn summary(result: &ResultLine) -> String {
         .map(|c| format!("{} {}", result.counts.get(*c), c.as_str()))
         .collect();
     let _ = writeln!(out, "- tests: {}", counts.join(", "));
+    if let Some(configuration) = configuration {
+        let _ = writeln!(out, "- configuration: {}", md(configuration));
+    }
     if result.config_edited {
         let _ = writeln!(
             out,
@@ -840,7 +843,10 @@ mod tests {
 
     #[test]
     fn summary_of_a_reproduced_verdict() {
-        insta::assert_snapshot!(summary(&reproduced()));
+        insta::assert_snapshot!(summary(
+            &reproduced(),
+            Some("detected python at the merge base: pytest in a .venv")
+        ));
     }
 
     #[test]
@@ -849,7 +855,7 @@ mod tests {
         line.error =
             Some("the base report is malformed: not base64 (Invalid symbol 33, offset 0.)".into());
         line.config_edited = true;
-        insta::assert_snapshot!(summary(&line));
+        insta::assert_snapshot!(summary(&line, None));
     }
 
     #[test]
@@ -899,7 +905,7 @@ mod tests {
                 required_passes: 29,
             }),
         });
-        insta::assert_snapshot!(summary(&line));
+        insta::assert_snapshot!(summary(&line, None));
     }
 
     #[test]
@@ -924,7 +930,7 @@ mod tests {
             ],
             error: None,
         });
-        insta::assert_snapshot!(summary(&line));
+        insta::assert_snapshot!(summary(&line, None));
     }
 
     #[test]
@@ -939,7 +945,7 @@ mod tests {
                 )
             })
             .collect();
-        let text = summary(&result(Verdict::Vacuous, many));
+        let text = summary(&result(Verdict::Vacuous, many), None);
         assert_eq!(
             text.matches("| passes-on-base |").count(),
             SUMMARY_MAX_TESTS

@@ -47,6 +47,8 @@ pub(crate) struct Judgement {
     pub line: line::ResultLine,
     /// The classification behind it.
     pub classified: Classified,
+    /// Where the configuration came from and, when detected, what was chosen and why.
+    pub configuration: Option<String>,
 }
 
 const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
@@ -194,6 +196,7 @@ pub(crate) fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
             rows: Vec::new(),
             not_collected: Vec::new(),
         },
+        configuration: None,
     }
 }
 
@@ -244,6 +247,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
             return Judgement {
                 line: error_line(&input.head, &input.base, &err.to_string(), false),
                 classified: empty,
+                configuration: None,
             };
         }
     }
@@ -253,6 +257,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
         return Judgement {
             line: error_line(&input.head, &input.base, &err.to_string(), false),
             classified: empty,
+            configuration: None,
         };
     }
     let planned = match plan::plan(&repo, &input.base, &input.head, input.local_config.clone()) {
@@ -261,6 +266,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
             return Judgement {
                 line: error_line(&input.head, &input.base, &err.to_string(), false),
                 classified: empty,
+                configuration: None,
             };
         }
     };
@@ -322,6 +328,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
     Judgement {
         line: result,
         classified,
+        configuration: Some(planned.origin.describe()),
     }
 }
 

@@ -80,6 +80,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
                     rows: Vec::new(),
                     not_collected: Vec::new(),
                 },
+                configuration: None,
             };
         }
     };

@@ -6,7 +6,8 @@
 //! [`judge`] reads only those reports plus git, runs no code of either commit, and prints one
 //! strict [`line`].
 //!
-//! - [`git`]: the git calls; [`config`]: `.github/repromin.json` and detected defaults;
+//! - [`git`]: the git calls; [`config`]: `.github/repromin.json`; [`detect`]: the defaults
+//!   detected without it;
 //! - [`plan`]: the diff into tests, carried files, removals and source;
 //! - [`sides`]: the base, head, mutants and reduce sides; [`sandbox`]: where head test code
 //!   runs on base;
@@ -22,6 +23,7 @@ pub mod certificate;
 pub(crate) mod check;
 pub(crate) mod classify;
 pub(crate) mod config;
+pub(crate) mod detect;
 pub mod encode;
 pub(crate) mod git;
 pub(crate) mod github;

@@ -44,6 +44,9 @@ pub(crate) fn table(judgement: &Judgement) -> String {
             row.name
         );
     }
+    if let Some(configuration) = &judgement.configuration {
+        let _ = writeln!(out, "configuration: {configuration}");
+    }
     let _ = write!(out, "verdict: {}", judgement.line.verdict.as_str());
     if let Some(err) = &judgement.line.error {
         let _ = write!(out, " ({err})");

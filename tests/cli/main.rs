@@ -14,3 +14,4 @@ mod reduce;
 mod sampling;
 mod snapshots;
 mod util;
+mod zero_config;

@@ -1,0 +1,500 @@
+//! Node: the package manager from the lockfile, and the test runner from what the test
+//! files import, then the manifest.
+//!
+//! The runner is decided by the first evidence that names one:
+//! 1. the imports of the merge base's test files (`vitest`, `@jest/globals`, `node:test`,
+//!    `mocha`, `ava`, `tap`), the most common one winning;
+//! 2. the `test` script (`vitest`, `jest`, `node --test` also behind a wrapper such as
+//!    `c8 node --test`, `borp` or `bnt`, `mocha`, `ava`, `tap`);
+//! 3. `devDependencies` and `dependencies`;
+//! 4. a jest configuration file (jest's globals need no import);
+//! 5. otherwise node:test, which ships with Node.
+//!
+//! Coverage is turned off in the commands (`--coverage=false`, `--coverage.enabled=false`),
+//! because a coverage threshold fails a run of a few tests and jest then writes no report.
+
+use serde_json::Value;
+
+use super::{Detection, Read, Unsupported, config};
+use crate::gate::config::ReportFormat;
+
+/// The test files read for their imports, at most.
+const READ_AT_MOST: usize = 40;
+
+/// A JavaScript test runner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Runner {
+    Vitest,
+    Jest,
+    NodeTest,
+    Mocha,
+    Ava,
+    Tap,
+}
+
+impl Runner {
+    const ALL: [Runner; 6] = [
+        Runner::Vitest,
+        Runner::Jest,
+        Runner::NodeTest,
+        Runner::Mocha,
+        Runner::Ava,
+        Runner::Tap,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Runner::Vitest => "vitest",
+            Runner::Jest => "jest",
+            Runner::NodeTest => "node:test",
+            Runner::Mocha => "mocha",
+            Runner::Ava => "ava",
+            Runner::Tap => "tap",
+        }
+    }
+
+    /// Whether a test file's text imports this runner.
+    fn imported_by(self, text: &str) -> bool {
+        let modules: &[&str] = match self {
+            Runner::Vitest => &["vitest"],
+            Runner::Jest => &["@jest/globals"],
+            Runner::NodeTest => &["node:test"],
+            Runner::Mocha => &["mocha"],
+            Runner::Ava => &["ava"],
+            Runner::Tap => &["tap"],
+        };
+        modules.iter().any(|m| {
+            ['\'', '"'].iter().any(|q| {
+                let quoted = format!("{q}{m}{q}");
+                text.match_indices(&quoted).any(|(at, _)| {
+                    let before = text[..at].trim_end();
+                    before.ends_with("from")
+                        || before.ends_with("require(")
+                        || before.ends_with("import")
+                })
+            })
+        })
+    }
+
+    /// Whether a `test` script runs this runner.
+    fn run_by_script(self, script: &str) -> bool {
+        let words: Vec<&str> = script
+            .split(|c: char| c.is_whitespace() || matches!(c, '&' | ';' | '|' | '(' | ')'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let has_word = |w: &str| {
+            words
+                .iter()
+                .any(|x| *x == w || x.ends_with(&format!("/{w}")))
+        };
+        match self {
+            Runner::Vitest => has_word("vitest"),
+            Runner::Jest => has_word("jest"),
+            Runner::NodeTest => {
+                words.windows(2).any(|p| p[0] == "node" && p[1] == "--test")
+                    || has_word("borp")
+                    || has_word("bnt")
+            }
+            Runner::Mocha => has_word("mocha"),
+            Runner::Ava => has_word("ava"),
+            Runner::Tap => has_word("tap"),
+        }
+    }
+
+    /// The package whose dependency declares this runner.
+    fn package(self) -> Option<&'static str> {
+        match self {
+            Runner::Vitest => Some("vitest"),
+            Runner::Jest => Some("jest"),
+            Runner::NodeTest => None,
+            Runner::Mocha => Some("mocha"),
+            Runner::Ava => Some("ava"),
+            Runner::Tap => Some("tap"),
+        }
+    }
+}
+
+/// Whether `path` looks like a JavaScript or TypeScript test file.
+fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let script = [".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"]
+        .iter()
+        .any(|ext| name.ends_with(ext));
+    script
+        && !path.contains("node_modules/")
+        && (name.contains(".test.")
+            || name.contains(".spec.")
+            || path.starts_with("test/")
+            || path.starts_with("tests/")
+            || path.contains("/__tests__/")
+            || path.starts_with("__tests__/"))
+        && !path.contains("/fixtures/")
+}
+
+/// The runner and the sentence that says why.
+fn runner(files: &[String], read: Read<'_>, manifest: &Value) -> (Runner, String) {
+    let mut counts = [0usize; Runner::ALL.len()];
+    let mut read_files = 0;
+    for file in files.iter().filter(|f| is_test_file(f)).take(READ_AT_MOST) {
+        read_files += 1;
+        let text = read(file);
+        for (i, runner) in Runner::ALL.iter().enumerate() {
+            if runner.imported_by(&text) {
+                counts[i] += 1;
+            }
+        }
+    }
+    if let Some((i, n)) = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .max_by_key(|(i, n)| (**n, usize::MAX - i))
+    {
+        let runner = Runner::ALL[i];
+        return (
+            runner,
+            format!(
+                "{} test files of {read_files} read import {}",
+                n,
+                quote_module(runner)
+            ),
+        );
+    }
+    let script = manifest
+        .pointer("/scripts/test")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(runner) = Runner::ALL.into_iter().find(|r| r.run_by_script(script)) {
+        return (runner, format!("the test script runs it: `{script}`"));
+    }
+    for table in ["devDependencies", "dependencies"] {
+        for runner in Runner::ALL {
+            if let Some(package) = runner.package()
+                && manifest.pointer(&format!("/{table}/{package}")).is_some()
+            {
+                return (runner, format!("package.json {table} has {package}"));
+            }
+        }
+    }
+    let jest_config = files.iter().find(|f| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        name.starts_with("jest.config.")
+    });
+    if let Some(file) = jest_config {
+        return (Runner::Jest, format!("{file} configures it"));
+    }
+    if manifest.get("jest").is_some() {
+        return (Runner::Jest, "package.json has a jest key".into());
+    }
+    (
+        Runner::NodeTest,
+        "no test runner is named anywhere, and node:test ships with Node".into(),
+    )
+}
+
+fn quote_module(runner: Runner) -> &'static str {
+    match runner {
+        Runner::Jest => "@jest/globals",
+        other => other.name(),
+    }
+}
+
+/// The install command from the lockfile, and a sentence that says which.
+fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, String) {
+    let has = |name: &str| files.iter().any(|f| f == name);
+    let pinned = |manager: &str| {
+        manifest
+            .get("packageManager")
+            .and_then(Value::as_str)
+            .and_then(|pm| pm.strip_prefix(&format!("{manager}@")))
+            .map(|v| v.split('+').next().unwrap_or(v).to_string())
+            .filter(|v| {
+                !v.is_empty()
+                    && v.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b".-".contains(&b))
+            })
+    };
+    if has("pnpm-lock.yaml") {
+        let (version, why) = match pinned("pnpm") {
+            Some(v) => (v.clone(), format!("packageManager pins pnpm@{v}")),
+            None => {
+                let lock = read("pnpm-lock.yaml");
+                let lockfile = lock
+                    .lines()
+                    .find_map(|l| l.strip_prefix("lockfileVersion:"))
+                    .map(|v| v.trim().trim_matches(['\'', '"']).to_string())
+                    .unwrap_or_default();
+                let major = match lockfile.split('.').next().unwrap_or("") {
+                    "9" => "10",
+                    "6" => "8",
+                    "5" => "7",
+                    _ => "10",
+                };
+                (
+                    major.to_string(),
+                    format!(
+                        "pnpm-lock.yaml is lockfile version {lockfile:?}, which pnpm {major} reads"
+                    ),
+                )
+            }
+        };
+        return (
+            format!("npx -y pnpm@{version} install --frozen-lockfile"),
+            format!("pnpm {version} ({why})"),
+        );
+    }
+    if has("yarn.lock") {
+        let berry = has(".yarnrc.yml") || read("yarn.lock").contains("__metadata:");
+        if berry {
+            let version = pinned("yarn").unwrap_or_else(|| "stable".into());
+            return (
+                format!("corepack yarn@{version} install --immutable"),
+                format!("yarn {version} through corepack (a yarn berry lockfile)"),
+            );
+        }
+        return (
+            "npx -y yarn@1 install --frozen-lockfile".into(),
+            "yarn 1 (a classic yarn.lock)".into(),
+        );
+    }
+    if has("package-lock.json") {
+        return (
+            "npm ci --no-audit --no-fund".into(),
+            "npm ci (package-lock.json)".into(),
+        );
+    }
+    (
+        "npm install --no-audit --no-fund".into(),
+        "npm install (no lockfile)".into(),
+    )
+}
+
+/// The Node defaults.
+///
+/// # Errors
+/// The runner is one with no zero-config support (ava, tap).
+pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsupported> {
+    let manifest: Value = serde_json::from_str(&read("package.json")).unwrap_or(Value::Null);
+    let (runner, why) = runner(files, read, &manifest);
+    let (install, installed) = install(files, read, &manifest);
+    let script_tests = [
+        "**/*.test.ts",
+        "**/*.test.js",
+        "**/*.test.mts",
+        "**/*.test.mjs",
+        "**/*.test.cjs",
+        "**/*.test.tsx",
+        "**/*.test.jsx",
+        "**/*.spec.ts",
+        "**/*.spec.js",
+        "**/*.spec.mjs",
+        "**/*.spec.tsx",
+        "**/__tests__/**/*.ts",
+        "**/__tests__/**/*.js",
+        "**/__tests__/**/*.tsx",
+    ];
+    let dir_tests = [
+        "test/*.js",
+        "test/*.mjs",
+        "test/*.cjs",
+        "test/*.ts",
+        "test/*.mts",
+        "tests/*.js",
+        "tests/*.mjs",
+        "tests/*.cjs",
+        "tests/*.ts",
+        "tests/*.mts",
+    ];
+    let mut tests: Vec<&str> = script_tests.to_vec();
+    if matches!(runner, Runner::NodeTest | Runner::Mocha) {
+        tests.extend(dir_tests);
+    }
+    let carry = [
+        "test/**/fixtures/**",
+        "tests/**/fixtures/**",
+        "test/**/*.json",
+        "tests/**/*.json",
+        "**/__fixtures__/**",
+    ];
+    let (command, report) = match runner {
+        Runner::Vitest => (
+            "npx --no vitest run --coverage.enabled=false --reporter=junit --outputFile={report} {tests}",
+            ReportFormat::Junit,
+        ),
+        Runner::Jest => (
+            "npx --no jest --ci --coverage=false --json --outputFile={report} {tests}",
+            ReportFormat::JestJson,
+        ),
+        Runner::NodeTest => (
+            "node --test --test-reporter={node_reporter} --test-reporter-destination={report} {tests}",
+            ReportFormat::NodeTest,
+        ),
+        Runner::Mocha => (
+            "npx --no mocha --reporter xunit --reporter-option output={report} {tests}",
+            ReportFormat::Junit,
+        ),
+        Runner::Ava | Runner::Tap => {
+            return Err(Unsupported {
+                ecosystem: "node",
+                reason: format!(
+                    "the tests run with {} ({why}), which has no zero-config report",
+                    runner.name()
+                ),
+            });
+        }
+    };
+    let config = config(&tests, &carry, &[&install], command, report);
+    Ok(Detection {
+        config,
+        ecosystem: "node",
+        notes: vec![
+            format!("test runner {}: {why}", runner.name()),
+            format!("install with {installed}"),
+        ],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::detect::tests::files;
+
+    fn detect_with(names: &[&str], contents: &[(&str, &str)]) -> Result<Detection, Unsupported> {
+        let read = |path: &str| {
+            contents
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, t)| (*t).to_string())
+                .unwrap_or_default()
+        };
+        detect(&files(names), &read)
+    }
+
+    #[test]
+    fn the_runner_comes_from_the_test_files_imports_first() {
+        let found = detect_with(
+            &[
+                "package.json",
+                "test/a.js",
+                "test/b.mjs",
+                "test/fixtures/x.js",
+            ],
+            &[
+                (
+                    "package.json",
+                    r#"{"scripts":{"test":"bnt"},"devDependencies":{"vitest":"3"}}"#,
+                ),
+                ("test/a.js", "const { test } = require('node:test')\n"),
+                (
+                    "test/b.mjs",
+                    "import test from \"node:test\";\nimport { vi } from 'vitest-like'\n",
+                ),
+            ],
+        )
+        .unwrap();
+        assert_eq!(found.config.report, ReportFormat::NodeTest);
+        assert_eq!(
+            found.notes[0],
+            "test runner node:test: 2 test files of 2 read import node:test"
+        );
+        assert!(found.config.tests.iter().any(|t| t == "test/*.js"));
+    }
+
+    #[test]
+    fn a_wrapped_node_test_script_and_dependencies_decide_without_imports() {
+        for (script, want) in [
+            ("c8 node --test test/", ReportFormat::NodeTest),
+            ("borp --coverage", ReportFormat::NodeTest),
+            ("tsc && vitest run", ReportFormat::Junit),
+            ("jest --coverage", ReportFormat::JestJson),
+        ] {
+            let manifest = format!(r#"{{"scripts":{{"test":"{script}"}}}}"#);
+            let found = detect_with(&["package.json"], &[("package.json", &manifest)]).unwrap();
+            assert_eq!(found.config.report, want, "{script}");
+            assert!(found.notes[0].contains(script), "{:?}", found.notes);
+        }
+        let found = detect_with(
+            &["package.json"],
+            &[("package.json", r#"{"devDependencies":{"jest":"29"}}"#)],
+        )
+        .unwrap();
+        assert!(found.config.command.contains("--coverage=false"));
+        assert_eq!(
+            found.notes[0],
+            "test runner jest: package.json devDependencies has jest"
+        );
+        let found = detect_with(&["package.json", "jest.config.js", "src/a.test.js"], &[]).unwrap();
+        assert_eq!(found.config.report, ReportFormat::JestJson);
+        let found = detect_with(&["package.json"], &[("package.json", "{}")]).unwrap();
+        assert_eq!(found.config.report, ReportFormat::NodeTest);
+        let found = detect_with(
+            &["package.json"],
+            &[("package.json", r#"{"devDependencies":{"vitest":"3"}}"#)],
+        )
+        .unwrap();
+        assert!(found.config.command.contains("--coverage.enabled=false"));
+    }
+
+    #[test]
+    fn ava_and_tap_are_refused_with_the_reason() {
+        let err = detect_with(
+            &["package.json", "test.js"],
+            &[("package.json", r#"{"scripts":{"test":"ava"}}"#)],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "node project: the tests run with ava (the test script runs it: `ava`), which has no zero-config report; give the commands in .github/repromin.json"
+        );
+    }
+
+    #[test]
+    fn the_package_manager_follows_the_pin_the_lockfile_and_berry() {
+        let pnpm = |manifest: &str, lock: &str| {
+            detect_with(
+                &["package.json", "pnpm-lock.yaml"],
+                &[("package.json", manifest), ("pnpm-lock.yaml", lock)],
+            )
+            .unwrap()
+        };
+        let found = pnpm(
+            r#"{"packageManager":"pnpm@10.28.0+sha512.abc"}"#,
+            "lockfileVersion: '9.0'\n",
+        );
+        assert_eq!(
+            found.config.install,
+            ["npx -y pnpm@10.28.0 install --frozen-lockfile"]
+        );
+        assert!(found.notes[1].contains("pins pnpm@10.28.0"));
+        let found = pnpm("{}", "lockfileVersion: '6.0'\n");
+        assert_eq!(
+            found.config.install,
+            ["npx -y pnpm@8 install --frozen-lockfile"]
+        );
+        let found = pnpm(
+            r#"{"packageManager":"pnpm@$(reboot)"}"#,
+            "lockfileVersion: 5.4\n",
+        );
+        assert_eq!(
+            found.config.install,
+            ["npx -y pnpm@7 install --frozen-lockfile"]
+        );
+        let found = detect_with(
+            &["package.json", "yarn.lock"],
+            &[
+                ("package.json", r#"{"packageManager":"yarn@4.5.0"}"#),
+                ("yarn.lock", "__metadata:\n  version: 8\n"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            found.config.install,
+            ["corepack yarn@4.5.0 install --immutable"]
+        );
+        let found = detect_with(&["package.json", "yarn.lock"], &[]).unwrap();
+        assert_eq!(
+            found.config.install,
+            ["npx -y yarn@1 install --frozen-lockfile"]
+        );
+    }
+}
