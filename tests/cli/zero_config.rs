@@ -4,6 +4,15 @@
 
 use crate::util::{GitRepo, line, require_tool, run, stderr, stdout, tool_runs};
 
+/// Whether `program arg` runs and succeeds (`go version` has no `--version`).
+fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
+    match std::process::Command::new(program).arg(arg).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("`{program} {arg}` exited with {}", o.status)),
+        Err(e) => Err(format!("`{program}` cannot be started: {e}")),
+    }
+}
+
 /// Runs `repromin run --no-reduce` and returns (line, stderr).
 fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
     let path = repo.path().display().to_string();
@@ -104,4 +113,42 @@ fn node_test_behind_a_wrapper_is_detected_from_the_imports() {
         table.contains("test runner node:test: 1 test files of 1 read import node:test"),
         "{table}"
     );
+}
+
+/// A Go module without configuration: `go test -json` on the packages of the selected
+/// tests.
+#[test]
+fn go_module_fix_is_reproduced_with_detected_defaults() {
+    if !require_tool("go", tool_runs_with("go", "version")) {
+        return;
+    }
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            ("go.mod", "module example.com/calc\n\ngo 1.19\n"),
+            (
+                "calc/calc.go",
+                "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+            ),
+            (
+                "calc/old_test.go",
+                "package calc\n\nimport \"testing\"\n\nfunc TestOld(t *testing.T) {}\n",
+            ),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("calc/calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n"),
+            (
+                "calc/add_test.go",
+                "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"2+3\")\n\t}\n}\n",
+            ),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["name"], "TestAdd", "{line}");
+    assert!(table.contains("configuration: detected go"), "{table}");
 }
