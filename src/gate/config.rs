@@ -30,7 +30,7 @@ pub enum ConfigError {
     Git(#[from] GitError),
     /// Nothing to detect defaults from.
     #[error(
-        "no {CONFIG_PATH} at the merge base, and no Python, Node, Rust or Go project was detected there"
+        "no {CONFIG_PATH} at the merge base, and no Python, Node, Rust, Go or Java project was detected there"
     )]
     NothingDetected,
     /// A project was recognised, but its test runner has no zero-config support.

@@ -3,10 +3,12 @@
 //!
 //! Each ecosystem is one function that returns a [`Detection`]: the configuration plus
 //! notes that say, for the step summary, which runner was chosen and why and what is
-//! installed. Rust and Go need nothing more than their manifest; Python reads its project
+//! installed. Rust and Go need nothing more than their manifest, Java its build tool's
+//! file ([`java`]); Python reads its project
 //! files for the test dependencies ([`python`]) and Node reads the test files' imports and
 //! the manifest for the runner ([`node`]).
 
+mod java;
 mod node;
 mod python;
 
@@ -17,7 +19,7 @@ use crate::gate::config::{RepoConfig, ReportFormat, Timeouts};
 pub(crate) struct Detection {
     /// The configuration.
     pub config: RepoConfig,
-    /// The ecosystem's name: `rust`, `node`, `go` or `python`.
+    /// The ecosystem's name: `rust`, `node`, `go`, `java` or `python`.
     pub ecosystem: &'static str,
     /// What was chosen and the evidence for it, one sentence each.
     pub notes: Vec<String>,
@@ -73,6 +75,9 @@ pub(crate) fn detect(files: &[String], read: Read<'_>) -> Result<Option<Detectio
             ecosystem: "go",
             notes: vec!["go.mod: go test -json".into()],
         }));
+    }
+    if let Some(found) = java::detect(files, read) {
+        return Ok(Some(found));
     }
     Ok(python::detect(files, read))
 }
