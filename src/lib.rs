@@ -15,6 +15,10 @@
 //!     vec!["python3".into(), "main.py".into()],
 //! );
 //! let interrupt = Arc::new(AtomicBool::new(false));
+//! // Complete or remove what a run killed while publishing there left behind.
+//! for found in repromin::export::recover(&options.output)? {
+//!     eprintln!("{found}");
+//! }
 //! let reduction = reduce(&options, &interrupt, None)?;
 //! let published = repromin::export::publish(&reduction, &options)?;
 //! println!("{} files left", published.report.output.files);
