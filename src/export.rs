@@ -413,8 +413,8 @@ impl fmt::Display for Recovered {
                 output,
             } => write!(
                 f,
-                "removed `{}`, published without its sidecar by an interrupted run ({owner}) \
-                 whose prepared sidecar in `{}` was incomplete, and that staging directory",
+                "took back `{}`, which an interrupted run ({owner}) had published without its \
+                 sidecar: the sidecar it had prepared in `{}` is incomplete, so both were removed",
                 output.display(),
                 staging.display()
             ),

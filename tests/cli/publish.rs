@@ -55,11 +55,15 @@ fn kill_at(area: &Area, point: &str) -> u32 {
     command
         .args(reduce_args())
         .current_dir(area.dir.path())
-        .env("REPROMIN_TEST_PAUSE_AT", point)
-        .env_remove("CI")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("REPROMIN") || name.starts_with("GITHUB_") || name == "CI" {
+            command.env_remove(name);
+        }
+    }
+    command.env("REPROMIN_TEST_PAUSE_AT", point);
     let mut child = command.spawn().unwrap();
     let pid = child.id();
     let pipe = child.stderr.take().unwrap();
