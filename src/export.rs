@@ -1,14 +1,44 @@
-//! Publishing a reduction: the payload tree at OUTPUT and its sidecar `OUTPUT.repromin/`.
+//! Publishing a reduction: the payload tree at OUTPUT and its sidecar `OUTPUT.repromin/`,
+//! so that a crash at any instant leaves nothing visible or a state the next run completes
+//! or removes.
 //!
-//! Both are first written into staging directories in OUTPUT's parent (so the final step is
-//! a rename within one file system), the payload is scanned back and its fingerprint must
-//! equal the reduction's, and then each is moved into place with
-//! `renameat2(RENAME_NOREPLACE)`, which fails rather than replace anything that appeared in
-//! the meantime. If the sidecar cannot be published, the payload is taken back, so a run
-//! publishes both or neither. The sidecar holds `report.json` and `REPROMIN.md`; it is
-//! beside the payload, not in it, so it never changes the payload's fingerprint.
+//! [`publish`] prepares everything in a staging directory `.repromin-staging-*` in OUTPUT's
+//! parent, so that the final steps are renames within one file system:
+//!
+//! 1. the staging directory gets an owner file first (pid, start time, boot id, PID
+//!    namespace, host; see [`crate::owner`]), then the payload, which is scanned back and
+//!    must have the reduction's fingerprint, then the sidecar's `report.json` and
+//!    `REPROMIN.md`;
+//! 2. a publication record `publishing` is written beside them, naming OUTPUT and the
+//!    payload's fingerprint, and the file system is synced;
+//! 3. the payload is renamed to OUTPUT, then the sidecar to `OUTPUT.repromin`, each with
+//!    `renameat2(RENAME_NOREPLACE)`, which fails rather than replace anything that appeared
+//!    in the meantime (if the sidecar cannot be published, the payload is taken back);
+//! 4. the staging directory is removed.
+//!
+//! A crash before step 3 leaves only the staging directory, with no record or with its
+//! payload still inside: nothing was published. A crash between the two renames leaves
+//! OUTPUT without its sidecar, and a record that says which tree was published there.
+//! [`recover`], run at the start of the next `reduce`, looks at every staging directory in
+//! OUTPUT's parent whose owner file is valid and names a process that has ended: it removes
+//! those that published nothing or everything, and completes a half-published one by
+//! publishing the sidecar the dead run had prepared, once OUTPUT's recomputed fingerprint
+//! equals the record's. An OUTPUT that no longer matches is never touched. Directories
+//! without a valid owner file, of live processes, or of processes that cannot be told
+//! (another PID namespace or machine) are left alone. Every case is reported as a
+//! [`Recovered`] whose text says what was found and done.
+//!
+//! The sidecar is beside the payload, not in it, so it never changes the payload's
+//! fingerprint.
+//!
+//! For crash tests, `REPROMIN_TEST_PAUSE_AT=publish:POINT` stops the process at one point
+//! of the protocol until it is killed (see [`PAUSE_ENV`]).
 
+use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::fs;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 pub use crate::output_layout::{parent_dir, sidecar_path};
@@ -16,12 +46,29 @@ pub use crate::output_layout::{parent_dir, sidecar_path};
 use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 
 use crate::output_layout::{
-    OutputLayout, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR, STAGING_PREFIX,
+    OutputLayout, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR, STAGING_JOURNAL,
+    STAGING_OWNER, STAGING_PREFIX,
 };
+use crate::owner::{MAX_OWNER_LEN, Owner, OwnerState};
 use crate::reduce::{ReduceError, Reduction};
 use crate::report::{self, Report};
-use crate::tree::{TreeError, scan_exact};
+use crate::tree::{Fingerprint, TreeError, scan_exact};
 use crate::workspace::{remove_any, write_fresh};
+
+/// The environment variable of the crash-test hook: set to `publish:staged`,
+/// `publish:before-payload`, `publish:after-payload` or `publish:after-sidecar`, it makes
+/// [`publish`] print `repromin: test hook: paused at POINT` on stderr at that point and
+/// wait until the process is killed. For tests that kill the real binary there.
+pub const PAUSE_ENV: &str = "REPROMIN_TEST_PAUSE_AT";
+
+/// The first line of the publication record.
+const JOURNAL_MAGIC: &str = "repromin-publishing v1";
+
+/// The longest publication record that is read back.
+const MAX_JOURNAL_LEN: u64 = 4096;
+
+/// The longest sidecar file compared during recovery.
+const MAX_SIDECAR_FILE: u64 = 256 << 20;
 
 fn rename_noreplace(from: &Path, to: &Path) -> Result<(), TreeError> {
     renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE).map_err(|errno| {
@@ -33,14 +80,125 @@ fn rename_noreplace(from: &Path, to: &Path) -> Result<(), TreeError> {
     })
 }
 
-/// Removes a staging directory when dropped, unless it was published.
-struct Staging(Option<PathBuf>);
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> TreeError {
+    let path = path.to_path_buf();
+    move |source| TreeError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Flushes the directory `dir` itself (its entries) to disk.
+fn sync_dir(dir: &Path) -> Result<(), TreeError> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error("sync", dir))
+}
+
+/// Flushes the whole file system that holds `dir`, so that everything written in the
+/// staging directory is on disk before the first rename makes any of it visible.
+fn sync_file_system(dir: &Path) -> Result<(), TreeError> {
+    let handle = fs::File::open(dir).map_err(io_error("open", dir))?;
+    nix::unistd::syncfs(&handle).map_err(|errno| TreeError::Io {
+        action: "sync the file system of",
+        path: dir.to_path_buf(),
+        source: std::io::Error::from(errno),
+    })
+}
+
+/// Waits here until killed when [`PAUSE_ENV`] names `point`.
+fn pause_at(point: &str) {
+    if std::env::var_os(PAUSE_ENV).is_some_and(|p| p == point) {
+        crate::console::Console::new(true).err(&format!("repromin: test hook: paused at {point}"));
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+}
+
+/// An error followed by its causes, each after `: `.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The staging directory, removed when dropped (on success and on every error alike).
+struct Staging(PathBuf);
+
+impl Staging {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = remove_any(&path);
+        let _ = remove_any(&self.0);
+    }
+}
+
+/// The publication record: the payload of this staging directory is being renamed to
+/// `output` (a name in the staging directory's parent) and has `fingerprint`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Journal {
+    output: OsString,
+    fingerprint: Fingerprint,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2)
+        || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+impl Journal {
+    fn to_text(&self) -> String {
+        format!(
+            "{JOURNAL_MAGIC}\noutput {}\nfingerprint {}\n",
+            hex(self.output.as_bytes()),
+            self.fingerprint
+        )
+    }
+
+    /// Exactly what [`Journal::to_text`] writes; the name must be one plain file name.
+    fn parse(text: &str) -> Option<Journal> {
+        let mut lines = text.strip_suffix('\n')?.split('\n');
+        if lines.next()? != JOURNAL_MAGIC {
+            return None;
         }
+        let output = unhex(lines.next()?.strip_prefix("output ")?)?;
+        let fingerprint: [u8; 32] = unhex(lines.next()?.strip_prefix("fingerprint ")?)?
+            .try_into()
+            .ok()?;
+        let plain = !output.is_empty()
+            && output != b"."
+            && output != b".."
+            && !output.contains(&b'/')
+            && !output.contains(&0);
+        if lines.next().is_some() || !plain {
+            return None;
+        }
+        Some(Journal {
+            output: OsString::from_vec(output),
+            fingerprint: Fingerprint(fingerprint),
+        })
     }
 }
 
@@ -55,11 +213,12 @@ pub struct Published {
     pub report: Report,
 }
 
-/// Publishes `reduction` at `output` and `output.repromin/`.
+/// Publishes `reduction` at `output` and `output.repromin/`, by the protocol of this
+/// module's documentation.
 ///
 /// # Errors
 /// OUTPUT or the sidecar exists, the staged copy does not match, or I/O fails. Nothing is
-/// left behind on error.
+/// left behind on error; after a crash, [`recover`] cleans up.
 pub fn publish(
     reduction: &Reduction,
     options: &crate::reduce::ReduceOptions,
@@ -73,16 +232,26 @@ pub fn publish(
         sidecar,
         parent,
     } = layout;
-    let output = &output;
-    let stage_root = tempfile::Builder::new()
-        .prefix(STAGING_PREFIX)
-        .tempdir_in(&parent)
-        .map_err(|source| TreeError::Io {
-            action: "create a staging directory in",
-            path: parent.clone(),
-            source,
-        })?;
-    let payload = stage_root.path().join(STAGED_PAYLOAD);
+    let Some(output_name) = output.file_name().map(OsStr::to_os_string) else {
+        return Err(ReduceError::Usage(format!(
+            "the output `{}` does not end in a directory name",
+            output.display()
+        )));
+    };
+    let stage = Staging(
+        tempfile::Builder::new()
+            .prefix(STAGING_PREFIX)
+            .tempdir_in(&parent)
+            .map_err(io_error("create a staging directory in", &parent))?
+            .keep(),
+    );
+    // Without an identity (no /proc), the directory is still cleaned up on every error;
+    // only after a crash would it be left for the user, with a message saying so.
+    if let Ok(owner) = Owner::current() {
+        let path = stage.path().join(STAGING_OWNER);
+        fs::write(&path, owner.to_text()).map_err(io_error("write", &path))?;
+    }
+    let payload = stage.path().join(STAGED_PAYLOAD);
     write_fresh(&reduction.tree, &payload)?;
     let staged = scan_exact(&payload)?.fingerprint();
     if staged != reduction.fingerprint {
@@ -91,12 +260,8 @@ pub fn publish(
             found: staged.to_string(),
         });
     }
-    let meta = stage_root.path().join(STAGED_SIDECAR);
-    fs::create_dir(&meta).map_err(|source| TreeError::Io {
-        action: "create directory",
-        path: meta.clone(),
-        source,
-    })?;
+    let meta = stage.path().join(STAGED_SIDECAR);
+    fs::create_dir(&meta).map_err(io_error("create directory", &meta))?;
     let gitignore_contents: Vec<Vec<u8>> = report::gitignore_sources(reduction, options)
         .iter()
         .map(|file| fs::read(file).unwrap_or_default())
@@ -106,28 +271,688 @@ pub fn publish(
     let markdown = report::to_markdown(&report);
     for (name, text) in [(REPORT_JSON, json), (REPORT_MARKDOWN, markdown)] {
         let path = meta.join(name);
-        fs::write(&path, text).map_err(|source| TreeError::Io {
-            action: "write",
-            path: path.clone(),
-            source,
-        })?;
+        fs::write(&path, text).map_err(io_error("write", &path))?;
     }
-    rename_noreplace(&payload, output)?;
-    let published = Staging(Some(output.clone()));
+    pause_at("publish:staged");
+    let journal = Journal {
+        output: output_name,
+        fingerprint: staged,
+    };
+    let record = stage.path().join(STAGING_JOURNAL);
+    fs::write(&record, journal.to_text()).map_err(io_error("write", &record))?;
+    sync_file_system(stage.path())?;
+    pause_at("publish:before-payload");
+    rename_noreplace(&payload, &output)?;
+    pause_at("publish:after-payload");
     if let Err(err) = rename_noreplace(&meta, &sidecar) {
-        // Take the payload back so that nothing is half-published.
-        let mut published = published;
-        if rename_noreplace(output, &payload).is_ok() {
-            published.0 = None;
+        // Take the payload back so that nothing is half-published; failing that, remove it
+        // (it is the tree just renamed there).
+        if rename_noreplace(&output, &payload).is_err() {
+            let _ = remove_any(&output);
         }
         return Err(err.into());
     }
-    let mut published = published;
-    published.0 = None;
-    drop(stage_root);
+    // Both are published: a failure to flush the parent is no reason to report failure.
+    let _ = sync_dir(&parent);
+    pause_at("publish:after-sidecar");
+    drop(stage);
     Ok(Published {
-        output: output.clone(),
+        output,
         sidecar,
         report,
     })
+}
+
+/// What [`recover`] found in one staging directory and what it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recovered {
+    /// A dead run's staging directory from before anything was published: removed.
+    Discarded {
+        /// The staging directory.
+        staging: PathBuf,
+        /// The run that made it.
+        owner: String,
+    },
+    /// A dead run had published both OUTPUT and its sidecar: its staging directory was
+    /// removed.
+    Finished {
+        /// The staging directory.
+        staging: PathBuf,
+        /// The run that made it.
+        owner: String,
+        /// The published OUTPUT.
+        output: PathBuf,
+    },
+    /// A dead run had published OUTPUT but not its sidecar; OUTPUT's fingerprint equals
+    /// the one it recorded, so the sidecar it had prepared was published and its staging
+    /// directory removed.
+    Completed {
+        /// The staging directory.
+        staging: PathBuf,
+        /// The run that made it.
+        owner: String,
+        /// The OUTPUT now complete.
+        output: PathBuf,
+        /// Its fingerprint.
+        fingerprint: String,
+    },
+    /// A dead run had published OUTPUT, which still has the recorded fingerprint, but its
+    /// prepared sidecar is incomplete: OUTPUT was taken back and removed with the staging
+    /// directory.
+    TakenBack {
+        /// The staging directory.
+        staging: PathBuf,
+        /// The run that made it.
+        owner: String,
+        /// The OUTPUT taken back.
+        output: PathBuf,
+    },
+    /// A dead run had published OUTPUT without its sidecar, but OUTPUT is gone or no longer
+    /// the tree it published: OUTPUT was left as it is and the staging directory removed.
+    Abandoned {
+        /// The staging directory.
+        staging: PathBuf,
+        /// The run that made it.
+        owner: String,
+        /// The OUTPUT it had published.
+        output: PathBuf,
+        /// What is there now.
+        found: String,
+    },
+    /// A staging directory that is left as it is, for the reason given.
+    LeftAlone {
+        /// The staging directory.
+        staging: PathBuf,
+        /// Why it is left alone and what the user can do.
+        reason: String,
+    },
+}
+
+impl Recovered {
+    /// Whether the user should act (a directory was left alone).
+    pub fn is_warning(&self) -> bool {
+        matches!(self, Recovered::LeftAlone { .. })
+    }
+}
+
+impl fmt::Display for Recovered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Recovered::Discarded { staging, owner } => write!(
+                f,
+                "removed `{}`, left by an interrupted run ({owner}) that had published nothing",
+                staging.display()
+            ),
+            Recovered::Finished {
+                staging,
+                owner,
+                output,
+            } => write!(
+                f,
+                "removed `{}`, left by a run ({owner}) that had finished publishing `{}`",
+                staging.display(),
+                output.display()
+            ),
+            Recovered::Completed {
+                staging,
+                owner,
+                output,
+                fingerprint,
+            } => write!(
+                f,
+                "completed the publication of `{}` by an interrupted run ({owner}): its tree \
+                 still has the recorded fingerprint {fingerprint}, so the sidecar `{}` that \
+                 run had prepared was published from `{}`, which was removed",
+                output.display(),
+                sidecar_path(output).display(),
+                staging.display()
+            ),
+            Recovered::TakenBack {
+                staging,
+                owner,
+                output,
+            } => write!(
+                f,
+                "took back `{}`, which an interrupted run ({owner}) had published without its \
+                 sidecar: the sidecar it had prepared in `{}` is incomplete, so both were removed",
+                output.display(),
+                staging.display()
+            ),
+            Recovered::Abandoned {
+                staging,
+                owner,
+                output,
+                found,
+            } => write!(
+                f,
+                "removed `{}`, left by an interrupted run ({owner}) that had published `{}` \
+                 but not its sidecar; `{}` {found}, so it was left as it is",
+                staging.display(),
+                output.display(),
+                output.display()
+            ),
+            Recovered::LeftAlone { staging, reason } => {
+                write!(f, "left `{}` alone: {reason}", staging.display())
+            }
+        }
+    }
+}
+
+/// Cleans up after runs that died while publishing into OUTPUT's parent: every staging
+/// directory there is examined as this module's documentation says, and what was found and
+/// done is returned, one entry per directory that was not in use by a live run.
+///
+/// # Errors
+/// OUTPUT's parent exists but cannot be listed. A staging directory that cannot be cleaned
+/// up is reported as [`Recovered::LeftAlone`], not as an error.
+pub fn recover(output: &Path) -> Result<Vec<Recovered>, ReduceError> {
+    let parent = parent_dir(output);
+    let entries = match fs::read_dir(&parent) {
+        Ok(entries) => entries,
+        // Validation reports a missing parent.
+        Err(err)
+            if err.kind() == std::io::ErrorKind::NotFound
+                || err.kind() == std::io::ErrorKind::NotADirectory =>
+        {
+            return Ok(Vec::new());
+        }
+        Err(err) => return Err(io_error("list", &parent)(err).into()),
+    };
+    let mut stagings = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_error("list", &parent))?;
+        if entry
+            .file_name()
+            .as_bytes()
+            .starts_with(STAGING_PREFIX.as_bytes())
+        {
+            stagings.push(beside(output, &entry.file_name()));
+        }
+    }
+    stagings.sort();
+    let here = Owner::current();
+    Ok(stagings
+        .into_iter()
+        .filter_map(|staging| {
+            let here = match &here {
+                Ok(here) => here,
+                Err(err) => {
+                    return Some(Recovered::LeftAlone {
+                        staging,
+                        reason: format!(
+                            "{}, so whether the run that made it is alive cannot be told",
+                            with_causes(err)
+                        ),
+                    });
+                }
+            };
+            examine(&staging, here).unwrap_or_else(|err| {
+                Some(Recovered::LeftAlone {
+                    staging: staging.clone(),
+                    reason: format!(
+                        "{}; remove it if no repromin run is publishing there",
+                        with_causes(&err)
+                    ),
+                })
+            })
+        })
+        .collect())
+}
+
+/// The entry `name` in the directory that holds `path`, spelled as the user spelled `path`
+/// (a bare name when `path` is one).
+fn beside(path: &Path, name: &OsStr) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.join(name),
+        _ => PathBuf::from(name),
+    }
+}
+
+/// What to do with one staging directory; `None` when its run is alive.
+fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError> {
+    let left_alone = |reason: &str| {
+        Ok(Some(Recovered::LeftAlone {
+            staging: staging.to_path_buf(),
+            reason: reason.to_string(),
+        }))
+    };
+    let meta = fs::symlink_metadata(staging).map_err(io_error("read", staging))?;
+    if !meta.is_dir() {
+        return left_alone("it is not a directory, so it is not a staging directory of repromin");
+    }
+    if meta.uid() != nix::unistd::geteuid().as_raw() {
+        return left_alone("it belongs to another user");
+    }
+    let owner = crate::safe_fs::read_capped(&staging.join(STAGING_OWNER), MAX_OWNER_LEN)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| Owner::parse(&text));
+    let Some(owner) = owner else {
+        return left_alone(
+            "it has no valid owner file, so it cannot be known to be an abandoned staging \
+             directory of repromin; remove it if no repromin run is publishing there",
+        );
+    };
+    match owner.state(here) {
+        OwnerState::Alive => return Ok(None),
+        OwnerState::Unknown(why) => {
+            return left_alone(&format!(
+                "{why}, so whether {owner} is still publishing cannot be told; remove it if \
+                 no repromin run is publishing there"
+            ));
+        }
+        OwnerState::Dead => {}
+    }
+    let owner = owner.to_string();
+    let parent = parent_dir(staging);
+    let payload = staging.join(STAGED_PAYLOAD);
+    let prepared = staging.join(STAGED_SIDECAR);
+    let exists = |path: &Path| fs::symlink_metadata(path).is_ok();
+    let record = crate::safe_fs::read_capped(&staging.join(STAGING_JOURNAL), MAX_JOURNAL_LEN);
+    let journal = match record {
+        // The payload is renamed only after the record is written and synced: without
+        // one, or with the payload still here, nothing was published.
+        Err(crate::safe_fs::SafeFsError::NotFound { .. }) => None,
+        _ if exists(&payload) => None,
+        Err(err) => {
+            return left_alone(&format!(
+                "its publication record is unreadable ({}), so what {owner} published \
+                 cannot be told; remove it once you have checked its parent directory",
+                with_causes(&err)
+            ));
+        }
+        Ok(bytes) => match String::from_utf8(bytes)
+            .ok()
+            .and_then(|t| Journal::parse(&t))
+        {
+            Some(journal) => Some(journal),
+            None => {
+                return left_alone(&format!(
+                    "its publication record is not valid, so what {owner} published cannot \
+                     be told; remove it once you have checked its parent directory"
+                ));
+            }
+        },
+    };
+    let Some(journal) = journal else {
+        remove_any(staging)?;
+        return Ok(Some(Recovered::Discarded {
+            staging: staging.to_path_buf(),
+            owner,
+        }));
+    };
+    let output = beside(staging, &journal.output);
+    if !exists(&prepared) {
+        remove_any(staging)?;
+        return Ok(Some(Recovered::Finished {
+            staging: staging.to_path_buf(),
+            owner,
+            output,
+        }));
+    }
+    // The payload is at OUTPUT, the sidecar is still here.
+    let found = match scan_exact(&output) {
+        Ok(tree) if tree.fingerprint() == journal.fingerprint => None,
+        Ok(tree) => Some(format!(
+            "has changed since (fingerprint {} recorded, {} found)",
+            journal.fingerprint,
+            tree.fingerprint()
+        )),
+        Err(_) if !exists(&output) => Some("is gone".to_string()),
+        Err(err) => Some(format!(
+            "is no longer the tree it published ({})",
+            with_causes(&err)
+        )),
+    };
+    if let Some(found) = found {
+        remove_any(staging)?;
+        return Ok(Some(Recovered::Abandoned {
+            staging: staging.to_path_buf(),
+            owner,
+            output,
+            found,
+        }));
+    }
+    let sidecar = sidecar_path(&output);
+    let expected = sidecar_files(&prepared)
+        .filter(|files| describes(files, &journal.fingerprint))
+        .ok_or(());
+    match (expected, exists(&sidecar)) {
+        (Ok(expected), true) => {
+            if sidecar_files(&sidecar).as_ref() == Some(&expected) {
+                remove_any(staging)?;
+                return Ok(Some(Recovered::Finished {
+                    staging: staging.to_path_buf(),
+                    owner,
+                    output,
+                }));
+            }
+            left_alone(&format!(
+                "{owner} published `{}` but not its sidecar, and `{}` now exists with other \
+                 contents than the report that run prepared; move `{}` away and run again to \
+                 complete the publication, or remove this directory to keep things as they are",
+                output.display(),
+                sidecar.display(),
+                sidecar.display()
+            ))
+        }
+        (Ok(_), false) => {
+            rename_noreplace(&prepared, &sidecar)?;
+            let _ = sync_dir(&parent);
+            remove_any(staging)?;
+            Ok(Some(Recovered::Completed {
+                staging: staging.to_path_buf(),
+                owner,
+                output,
+                fingerprint: journal.fingerprint.to_string(),
+            }))
+        }
+        (Err(()), _) => {
+            // The sidecar is prepared before the record is written, so this is not a state
+            // publication leaves; OUTPUT is verifiably the dead run's tree, take it back.
+            rename_noreplace(&output, &payload)?;
+            remove_any(staging)?;
+            Ok(Some(Recovered::TakenBack {
+                staging: staging.to_path_buf(),
+                owner,
+                output,
+            }))
+        }
+    }
+}
+
+/// The two files of a sidecar directory, when it holds exactly them as regular files.
+fn sidecar_files(dir: &Path) -> Option<[Vec<u8>; 2]> {
+    let mut names: Vec<OsString> = fs::read_dir(dir)
+        .ok()?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    names.sort();
+    let mut wanted = [OsString::from(REPORT_JSON), OsString::from(REPORT_MARKDOWN)];
+    wanted.sort();
+    if names != wanted {
+        return None;
+    }
+    let read = |name| crate::safe_fs::read_capped(&dir.join(name), MAX_SIDECAR_FILE).ok();
+    Some([read(REPORT_JSON)?, read(REPORT_MARKDOWN)?])
+}
+
+/// Whether the sidecar's `report.json` describes a published tree with `fingerprint`.
+fn describes(files: &[Vec<u8>; 2], fingerprint: &Fingerprint) -> bool {
+    serde_json::from_slice::<serde_json::Value>(&files[0])
+        .ok()
+        .is_some_and(|report| {
+            report["output"]["tree_sha256_v2"].as_str() == Some(&fingerprint.to_string())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An owner that has ended: this process's identity with another start time, as when
+    /// its pid has been reused.
+    fn dead() -> Owner {
+        let me = Owner::current().unwrap();
+        Owner {
+            start: me.start + 1,
+            ..me
+        }
+    }
+
+    fn make_staging(parent: &Path, name: &str, owner: Option<&str>) -> PathBuf {
+        let dir = parent.join(format!("{STAGING_PREFIX}{name}"));
+        fs::create_dir(&dir).unwrap();
+        if let Some(text) = owner {
+            fs::write(dir.join(STAGING_OWNER), text).unwrap();
+        }
+        dir
+    }
+
+    fn write_tree(dir: &Path, files: &[(&str, &str)]) {
+        fs::create_dir_all(dir).unwrap();
+        for (name, text) in files {
+            fs::write(dir.join(name), text).unwrap();
+        }
+    }
+
+    /// A staging directory of a dead run caught between its two renames: its payload is at
+    /// `parent/out`, its record names it, its prepared sidecar is still inside.
+    fn half_published(parent: &Path) -> (PathBuf, Fingerprint) {
+        let staging = make_staging(parent, "half", Some(&dead().to_text()));
+        let out = parent.join("out");
+        write_tree(&out, &[("a.txt", "BUG\n")]);
+        let fingerprint = scan_exact(&out).unwrap().fingerprint();
+        let report = format!("{{\"output\": {{\"tree_sha256_v2\": \"{fingerprint}\"}}}}\n");
+        write_tree(
+            &staging.join(STAGED_SIDECAR),
+            &[(REPORT_JSON, &report), (REPORT_MARKDOWN, "# note\n")],
+        );
+        let journal = Journal {
+            output: "out".into(),
+            fingerprint,
+        };
+        fs::write(staging.join(STAGING_JOURNAL), journal.to_text()).unwrap();
+        (staging, fingerprint)
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_publication_record_reads_back_exactly() {
+        let journal = Journal {
+            output: OsString::from_vec(b"shop.min\xff".to_vec()),
+            fingerprint: Fingerprint([7; 32]),
+        };
+        let text = journal.to_text();
+        assert_eq!(
+            text,
+            format!(
+                "repromin-publishing v1\noutput 73686f702e6d696eff\nfingerprint {}\n",
+                "07".repeat(32)
+            )
+        );
+        assert_eq!(Journal::parse(&text), Some(journal));
+        for bad in [
+            text.trim_end().to_string(),
+            format!("{text}more\n"),
+            text.replace("73686f702e6d696eff", "73686F702e6d696eff"),
+            text.replace("73686f702e6d696eff", "2e2e"),
+            text.replace("73686f702e6d696eff", "612f62"),
+            text.replace("73686f702e6d696eff", ""),
+            text.replace(&"07".repeat(32), &"07".repeat(31)),
+            text.replace("v1", "v2"),
+        ] {
+            assert_eq!(Journal::parse(&bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_staging_directory_of_a_live_process_is_left_alone_silently() {
+        let parent = tempfile::tempdir().unwrap();
+        let me = Owner::current().unwrap();
+        let staging = make_staging(parent.path(), "live", Some(&me.to_text()));
+        write_tree(&staging.join(STAGED_PAYLOAD), &[("a.txt", "x")]);
+        let found = recover(&parent.path().join("out")).unwrap();
+        assert_eq!(found, []);
+        assert_eq!(names(&staging), [STAGING_OWNER, STAGED_PAYLOAD]);
+    }
+
+    #[test]
+    fn a_directory_without_a_valid_owner_file_is_left_alone() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        let valid = dead().to_text();
+        make_staging(p, "none", None);
+        make_staging(p, "garbled", Some("repromin-owner v1\npid 1\n"));
+        make_staging(p, "extra", Some(&format!("{valid}x\n")));
+        // A symlink in place of the owner file is not read through.
+        let linked = make_staging(p, "linked", None);
+        fs::write(p.join("elsewhere"), &valid).unwrap();
+        std::os::unix::fs::symlink(p.join("elsewhere"), linked.join(STAGING_OWNER)).unwrap();
+        for dir in ["none", "garbled", "extra", "linked"] {
+            write_tree(
+                &p.join(format!("{STAGING_PREFIX}{dir}")).join("user"),
+                &[("data", "keep")],
+            );
+        }
+        let found = recover(&p.join("out")).unwrap();
+        assert_eq!(found.len(), 4, "{found:#?}");
+        for item in &found {
+            assert!(item.is_warning(), "{item}");
+            assert!(item.to_string().contains("no valid owner file"), "{item}");
+        }
+        for dir in ["extra", "garbled", "linked", "none"] {
+            let data = p.join(format!("{STAGING_PREFIX}{dir}/user/data"));
+            assert_eq!(fs::read_to_string(data).unwrap(), "keep");
+        }
+    }
+
+    #[test]
+    fn entries_that_are_not_directories_are_left_alone_and_not_followed() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        fs::write(p.join(format!("{STAGING_PREFIX}file")), "mine").unwrap();
+        // A dead run's staging directory elsewhere, reached through a symlink.
+        let away = tempfile::tempdir().unwrap();
+        let target = make_staging(away.path(), "target", Some(&dead().to_text()));
+        std::os::unix::fs::symlink(&target, p.join(format!("{STAGING_PREFIX}link"))).unwrap();
+        let found = recover(&p.join("out")).unwrap();
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(found.iter().all(Recovered::is_warning), "{found:#?}");
+        assert!(target.join(STAGING_OWNER).is_file());
+        assert_eq!(
+            fs::read_to_string(p.join(format!("{STAGING_PREFIX}file"))).unwrap(),
+            "mine"
+        );
+    }
+
+    #[test]
+    fn a_dead_run_that_published_nothing_is_removed() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        // No record: killed while staging.
+        let early = make_staging(p, "early", Some(&dead().to_text()));
+        write_tree(&early.join(STAGED_PAYLOAD).join("ro"), &[("a.txt", "x")]);
+        fs::set_permissions(
+            early.join(STAGED_PAYLOAD).join("ro"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o555),
+        )
+        .unwrap();
+        // A record, but the payload is still here: killed before the first rename.
+        let (late, _) = half_published(p);
+        fs::rename(p.join("out"), late.join(STAGED_PAYLOAD)).unwrap();
+        let found = recover(&p.join("out")).unwrap();
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found
+                .iter()
+                .all(|f| matches!(f, Recovered::Discarded { .. })),
+            "{found:#?}"
+        );
+        assert_eq!(names(p), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_half_published_output_that_still_matches_gets_its_prepared_sidecar() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        let (staging, fingerprint) = half_published(p);
+        let prepared = fs::read(staging.join(STAGED_SIDECAR).join(REPORT_JSON)).unwrap();
+        let found = recover(&p.join("out")).unwrap();
+        assert_eq!(
+            found,
+            [Recovered::Completed {
+                staging,
+                owner: dead().to_string(),
+                output: p.join("out"),
+                fingerprint: fingerprint.to_string(),
+            }]
+        );
+        assert_eq!(names(p), ["out", "out.repromin"]);
+        assert_eq!(
+            fs::read(p.join("out.repromin").join(REPORT_JSON)).unwrap(),
+            prepared
+        );
+        assert_eq!(
+            scan_exact(&p.join("out")).unwrap().fingerprint(),
+            fingerprint
+        );
+    }
+
+    #[test]
+    fn a_half_published_output_that_changed_is_never_touched() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        half_published(p);
+        fs::write(p.join("out/a.txt"), "edited by the user\n").unwrap();
+        let found = recover(&p.join("out")).unwrap();
+        assert!(
+            matches!(&found[..], [Recovered::Abandoned { found, .. }] if found.starts_with("has changed since")),
+            "{found:#?}"
+        );
+        assert_eq!(names(p), ["out"]);
+        assert_eq!(
+            fs::read_to_string(p.join("out/a.txt")).unwrap(),
+            "edited by the user\n"
+        );
+    }
+
+    #[test]
+    fn an_existing_sidecar_must_equal_the_prepared_one() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        let (staging, _) = half_published(p);
+        write_tree(
+            &p.join("out.repromin"),
+            &[(REPORT_JSON, "{}"), (REPORT_MARKDOWN, "# note\n")],
+        );
+        let found = recover(&p.join("out")).unwrap();
+        assert!(
+            matches!(&found[..], [Recovered::LeftAlone { reason, .. }] if reason.contains("other contents")),
+            "{found:#?}"
+        );
+        assert_eq!(
+            names(p),
+            [staging_name(&staging), "out".into(), "out.repromin".into()]
+        );
+        // The same contents: the publication was complete after all.
+        fs::copy(
+            staging.join(STAGED_SIDECAR).join(REPORT_JSON),
+            p.join("out.repromin").join(REPORT_JSON),
+        )
+        .unwrap();
+        let found = recover(&p.join("out")).unwrap();
+        assert!(
+            matches!(&found[..], [Recovered::Finished { .. }]),
+            "{found:#?}"
+        );
+        assert_eq!(names(p), ["out", "out.repromin"]);
+    }
+
+    fn staging_name(path: &Path) -> String {
+        path.file_name().unwrap().to_string_lossy().to_string()
+    }
+
+    #[test]
+    fn a_half_published_output_whose_sidecar_is_incomplete_is_taken_back() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        let (staging, _) = half_published(p);
+        fs::remove_file(staging.join(STAGED_SIDECAR).join(REPORT_MARKDOWN)).unwrap();
+        let found = recover(&p.join("out")).unwrap();
+        assert!(
+            matches!(&found[..], [Recovered::TakenBack { .. }]),
+            "{found:#?}"
+        );
+        assert_eq!(names(p), Vec::<String>::new());
+    }
 }

@@ -15,6 +15,10 @@
 //!     vec!["python3".into(), "main.py".into()],
 //! );
 //! let interrupt = Arc::new(AtomicBool::new(false));
+//! // Complete or remove what a run killed while publishing there left behind.
+//! for found in repromin::export::recover(&options.output)? {
+//!     eprintln!("{found}");
+//! }
 //! let reduction = reduce(&options, &interrupt, None)?;
 //! let published = repromin::export::publish(&reduction, &options)?;
 //! println!("{} files left", published.report.output.files);
@@ -29,8 +33,9 @@
 //! - [`signature`] and [`oracle`]: normalisation, failure signatures, the same-failure test;
 //! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
 //! - [`reduce`]: the session, the passes and the fixed point;
-//! - `output_layout`, [`export`] and [`report`]: where a result goes, its publication and
-//!   `report.json` / `REPROMIN.md`;
+//! - `output_layout`, [`export`] and [`report`]: where a result goes, its crash-safe
+//!   publication and `report.json` / `REPROMIN.md`; `owner`: which process owns a directory
+//!   and whether it is alive (internal);
 //! - [`gate`]: the pull-request gate: plan, sides, reports, classification, the line;
 //! - [`cli`] and [`exit_code`]: the command line and its documented exit codes.
 //!
@@ -45,6 +50,7 @@ pub mod export;
 pub mod gate;
 pub mod oracle;
 pub(crate) mod output_layout;
+pub(crate) mod owner;
 pub mod reduce;
 pub mod report;
 pub mod runner;

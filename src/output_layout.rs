@@ -1,6 +1,7 @@
 //! Where a reduction's result lives on disk: the payload OUTPUT, its sidecar
 //! `OUTPUT.repromin/` with `report.json` and `REPROMIN.md`, and the staging directory
-//! `.repromin-staging-*` in OUTPUT's parent where both are prepared.
+//! `.repromin-staging-*` in OUTPUT's parent where both are prepared (with the owner file and
+//! the publication record that let a later run clean up after a crash).
 //!
 //! A leaf module of paths and names only: validation ([`crate::reduce::validate`]) checks the
 //! layout before anything runs, and [`crate::export`] fills it in.
@@ -15,6 +16,10 @@ pub(crate) const STAGING_PREFIX: &str = ".repromin-staging-";
 pub(crate) const STAGED_PAYLOAD: &str = "payload";
 /// The sidecar's name inside the staging directory.
 pub(crate) const STAGED_SIDECAR: &str = "meta";
+/// The owner file in the staging directory: which process made it ([`crate::owner`]).
+pub(crate) const STAGING_OWNER: &str = "owner";
+/// The record, in the staging directory, that the payload is about to be renamed to OUTPUT.
+pub(crate) const STAGING_JOURNAL: &str = "publishing";
 /// The machine-readable report in the sidecar.
 pub(crate) const REPORT_JSON: &str = "report.json";
 /// The report for people in the sidecar.

@@ -108,6 +108,20 @@ fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
             return exit_for(&err);
         }
     };
+    // Runs that died while publishing into the same directory are cleaned up (or their
+    // publication completed) before this one checks that OUTPUT is free.
+    match crate::export::recover(&options.output) {
+        Ok(found) => {
+            for item in found {
+                let kind = if item.is_warning() { "warning" } else { "note" };
+                console.err(&format!("{kind}: {item}"));
+            }
+        }
+        Err(err) => {
+            render_error(&console, &err);
+            return exit_for(&err);
+        }
+    }
     let result = reduce::reduce(&options, interrupt, console.observer())
         .and_then(|reduction| crate::export::publish(&reduction, &options));
     match result {

@@ -10,6 +10,7 @@ mod gate;
 mod harness;
 mod help;
 mod mutants;
+mod publish;
 mod reduce;
 mod sampling;
 mod snapshots;

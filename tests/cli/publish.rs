@@ -1,0 +1,235 @@
+//! Publication under SIGKILL: the real binary is stopped inside publication by the test hook
+//! `REPROMIN_TEST_PAUSE_AT`, killed, and the next `repromin reduce` with the same OUTPUT
+//! must clean up or complete what it finds, say so, and leave no staging directory, no
+//! partial OUTPUT and the source unchanged.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use repromin::exit_code::Exit;
+
+use crate::util::{Area, bin, files, redact, report, run, stderr};
+
+/// A failure the reducer narrows to one line of one file in a few runs.
+const SCRIPT: &str = "if grep -q BUG a.txt; then echo 'error: BUG in a.txt'; exit 1; fi";
+
+fn source(area: &Area) -> std::path::PathBuf {
+    area.write(
+        "src",
+        &[
+            ("a.txt", "one\nBUG\ntwo\n"),
+            ("b.txt", "noise\n"),
+            ("dir/c.txt", "more noise\n"),
+        ],
+    )
+}
+
+fn reduce_args() -> Vec<&'static str> {
+    vec!["reduce", "src", "out", "--", "sh", "-c", SCRIPT]
+}
+
+fn fingerprint(path: &Path) -> String {
+    repromin::tree::scan_exact(path)
+        .unwrap()
+        .fingerprint()
+        .to_string()
+}
+
+/// Names in the area's top directory that start with `.repromin-staging-`.
+fn stagings(area: &Area) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(area.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(".repromin-staging-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs `reduce` with the pause hook at `point`, waits until it says it is paused there,
+/// and kills it with SIGKILL. Returns its pid.
+fn kill_at(area: &Area, point: &str) -> u32 {
+    let mut command = Command::new(bin());
+    command
+        .args(reduce_args())
+        .current_dir(area.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("REPROMIN") || name.starts_with("GITHUB_") || name == "CI" {
+            command.env_remove(name);
+        }
+    }
+    command.env("REPROMIN_TEST_PAUSE_AT", point);
+    let mut child = command.spawn().unwrap();
+    let pid = child.id();
+    let pipe = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wanted = format!("repromin: test hook: paused at {point}");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line == wanted => break,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "repromin never paused at {point}; its stderr:\n{}",
+                    seen.join("\n")
+                );
+            }
+        }
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    pid
+}
+
+/// The next run's stderr with the area, the staging directory's random part, the dead
+/// run's pid and fingerprints replaced by placeholders.
+fn shown(text: &str, area: &Area, pid: u32) -> String {
+    let text = redact(text, area);
+    let text = regex::Regex::new(r"\.repromin-staging-[A-Za-z0-9]+")
+        .unwrap()
+        .replace_all(&text, ".repromin-staging-[ID]")
+        .to_string();
+    let text = regex::Regex::new("[0-9a-f]{64}")
+        .unwrap()
+        .replace_all(&text, "[FINGERPRINT]")
+        .to_string();
+    text.replace(&format!("process {pid})"), "process [PID])")
+}
+
+/// The published pair is whole: the payload has the fingerprint its report records.
+fn assert_published(area: &Area) {
+    let out = area.path("out");
+    let r = report(&out);
+    assert_eq!(r["output"]["tree_sha256_v2"], fingerprint(&out).as_str());
+    assert!(area.path("out.repromin/REPROMIN.md").is_file());
+    assert_eq!(files(&out).keys().collect::<Vec<_>>(), ["a.txt"]);
+}
+
+#[test]
+fn a_kill_before_the_payload_is_renamed_publishes_nothing_and_the_next_run_cleans_up() {
+    for point in ["publish:staged", "publish:before-payload"] {
+        let area = Area::new();
+        let src = source(&area);
+        let before = fingerprint(&src);
+        let pid = kill_at(&area, point);
+        // Killed there: only the staging directory is visible.
+        assert!(!area.path("out").exists(), "{point}");
+        assert!(!area.path("out.repromin").exists(), "{point}");
+        assert_eq!(stagings(&area).len(), 1, "{point}");
+        let o = run(&reduce_args(), area.dir.path());
+        assert!(o.status.success(), "{point}: {}", stderr(&o));
+        let err = shown(&stderr(&o), &area, pid);
+        let first = err.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            "note: removed `.repromin-staging-[ID]`, left by an interrupted run (process [PID]) that had published nothing",
+            "{point}"
+        );
+        assert_published(&area);
+        assert!(stagings(&area).is_empty(), "{point}: {:?}", stagings(&area));
+        assert_eq!(fingerprint(&src), before, "{point}");
+    }
+}
+
+#[test]
+fn a_kill_between_the_renames_is_completed_by_the_next_run() {
+    let area = Area::new();
+    let src = source(&area);
+    let before = fingerprint(&src);
+    let pid = kill_at(&area, "publish:after-payload");
+    // Killed there: the payload is at OUTPUT, its sidecar still in staging.
+    assert!(area.path("out").is_dir());
+    assert!(!area.path("out.repromin").exists());
+    assert_eq!(stagings(&area).len(), 1);
+    let o = run(&reduce_args(), area.dir.path());
+    assert_eq!(o.status.code(), Some(Exit::OutputExists as i32));
+    insta::assert_snapshot!(shown(&stderr(&o), &area, pid), @r"
+    note: completed the publication of `out` by an interrupted run (process [PID]): its tree still has the recorded fingerprint [FINGERPRINT], so the sidecar `out.repromin` that run had prepared was published from `.repromin-staging-[ID]`, which was removed
+    error: `out` already exists; repromin never overwrites an output
+    ");
+    assert_published(&area);
+    assert!(stagings(&area).is_empty(), "{:?}", stagings(&area));
+    assert_eq!(fingerprint(&src), before);
+}
+
+#[test]
+fn a_kill_after_both_renames_leaves_a_whole_output_and_the_next_run_cleans_up() {
+    let area = Area::new();
+    let src = source(&area);
+    let before = fingerprint(&src);
+    let pid = kill_at(&area, "publish:after-sidecar");
+    assert_published(&area);
+    assert_eq!(stagings(&area).len(), 1);
+    let o = run(&reduce_args(), area.dir.path());
+    assert_eq!(o.status.code(), Some(Exit::OutputExists as i32));
+    insta::assert_snapshot!(shown(&stderr(&o), &area, pid), @r"
+    note: removed `.repromin-staging-[ID]`, left by a run (process [PID]) that had finished publishing `out`
+    error: `out` already exists; repromin never overwrites an output
+    ");
+    assert_published(&area);
+    assert!(stagings(&area).is_empty(), "{:?}", stagings(&area));
+    assert_eq!(fingerprint(&src), before);
+}
+
+#[test]
+fn an_output_changed_after_a_kill_between_the_renames_is_never_touched() {
+    let area = Area::new();
+    source(&area);
+    let pid = kill_at(&area, "publish:after-payload");
+    std::fs::write(area.path("out/mine.txt"), "the user's own file\n").unwrap();
+    let o = run(&reduce_args(), area.dir.path());
+    assert_eq!(o.status.code(), Some(Exit::OutputExists as i32));
+    insta::assert_snapshot!(shown(&stderr(&o), &area, pid), @r"
+    note: removed `.repromin-staging-[ID]`, left by an interrupted run (process [PID]) that had published `out` but not its sidecar; `out` has changed since (fingerprint [FINGERPRINT] recorded, [FINGERPRINT] found), so it was left as it is
+    error: `out` already exists; repromin never overwrites an output
+    ");
+    assert_eq!(
+        std::fs::read_to_string(area.path("out/mine.txt")).unwrap(),
+        "the user's own file\n"
+    );
+    assert!(!area.path("out.repromin").exists());
+    assert!(stagings(&area).is_empty(), "{:?}", stagings(&area));
+}
+
+#[test]
+fn a_staging_name_without_an_owner_file_is_left_alone_with_a_warning() {
+    let area = Area::new();
+    source(&area);
+    area.write(".repromin-staging-mine", &[("notes.txt", "keep me\n")]);
+    let o = run(&reduce_args(), area.dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = redact(&stderr(&o), &area);
+    insta::assert_snapshot!(err.lines().next().unwrap_or_default(), @"warning: left `.repromin-staging-mine` alone: it has no valid owner file, so it cannot be known to be an abandoned staging directory of repromin; remove it if no repromin run is publishing there");
+    assert_eq!(
+        std::fs::read_to_string(area.path(".repromin-staging-mine/notes.txt")).unwrap(),
+        "keep me\n"
+    );
+    assert_published(&area);
+    assert_eq!(stagings(&area), [".repromin-staging-mine"]);
+}
