@@ -265,13 +265,10 @@ pub fn run(
     };
     become_subreaper();
     let guardian = guardian::get();
-    // Close-on-exec: a command started by another thread at the same moment must not hold
-    // this run's pipe open (the child gets its own copies as stdout and stderr).
-    let (reader, writer) =
-        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|errno| RunnerError::Setup {
-            action: "create an output pipe",
-            source: io::Error::from(errno),
-        })?;
+    let (reader, writer) = nix::unistd::pipe().map_err(|errno| RunnerError::Setup {
+        action: "create an output pipe",
+        source: io::Error::from(errno),
+    })?;
     set_nonblocking(&reader).map_err(|source| RunnerError::Setup {
         action: "configure the output pipe",
         source,
