@@ -235,14 +235,11 @@ pub(crate) fn run(
     console: &Console,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<DemoSummary, DemoError> {
-    let temp = tempfile::Builder::new()
-        .prefix("repromin-demo-")
-        .tempdir()
-        .map_err(|source| TreeError::Io {
-            action: "create a directory in",
-            path: std::env::temp_dir(),
-            source,
-        })?;
+    let temp = crate::scratch::Scratch::new("demo").map_err(|source| TreeError::Io {
+        action: "create a directory in",
+        path: std::env::temp_dir(),
+        source,
+    })?;
     let source = temp.path().join("shop");
     write_project(&source)?;
     let output = temp.path().join("shop.min");

@@ -29,6 +29,8 @@
 //! - [`tree`]: the closed tree model, ignore rules and fingerprints;
 //! - `workspace`: directories kept equal to a tree with delta application (internal);
 //! - `safe_fs`: bounded reads and writes that never follow a symlink (internal);
+//! - `scratch`: marked scratch directories, and the sweep of those of dead processes
+//!   (internal);
 //! - [`runner`]: one command in its own process group, with timeout and output cap;
 //! - [`signature`] and [`oracle`]: normalisation, failure signatures, the same-failure test;
 //! - [`bytes`]: the in-process byte reducer and the deletion search it shares;
@@ -55,6 +57,7 @@ pub mod reduce;
 pub mod report;
 pub mod runner;
 pub(crate) mod safe_fs;
+pub(crate) mod scratch;
 pub mod signature;
 pub mod stats;
 pub mod tree;

@@ -7,6 +7,15 @@
 //! left running in its group is ended the same way, so nothing outlives a probe. A process
 //! that escapes with `setsid()` leaves the group and cannot be reached this way; its hold on
 //! the output pipe is cut when the run ends.
+//!
+//! Nothing outlives repromin either, even when it is killed with SIGKILL and cannot end
+//! anything itself. The group leader gets the parent-death signal SIGKILL, so it dies with
+//! the thread that started it (that thread waits in [`run`] until the group is ended, so
+//! it cannot go first). The rest of the group is ended by the guardian: a small `/bin/sh`
+//! process in a process group of its own, started with the first run, that reads on its
+//! stdin which groups are running and, when that pipe closes because repromin is gone,
+//! sends SIGKILL to every group still listed. Both are in place before the command's first
+//! instruction runs.
 
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
@@ -20,6 +29,8 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+
+mod guardian;
 
 /// The most output one run may produce, stdout and stderr together: 64 MiB.
 pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
@@ -212,6 +223,28 @@ fn become_subreaper() {
     });
 }
 
+/// Gives the command the parent-death signal SIGKILL: the kernel sends it when the thread
+/// that forks it dies, which is when repromin dies (the thread waits for the group in
+/// [`run`]). If repromin is already gone when the signal is set, the command never starts.
+#[allow(unsafe_code)]
+fn die_with_this_thread(command: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: the hook runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: it makes two system calls (prctl, getppid),
+    // allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+            // The parent may have died before the signal was armed: then it never comes,
+            // and the child has already been handed to another parent.
+            if nix::unistd::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Runs `spec` in `cwd` with `TMPDIR` set to `tmpdir`, under `timeout`.
 ///
 /// `interrupt` is polled; when it becomes true the run is ended and reported as
@@ -231,6 +264,7 @@ pub fn run(
         return Err(RunnerError::EmptyCommand);
     };
     become_subreaper();
+    let guardian = guardian::get();
     let (reader, writer) = nix::unistd::pipe().map_err(|errno| RunnerError::Setup {
         action: "create an output pipe",
         source: io::Error::from(errno),
@@ -255,6 +289,7 @@ pub fn run(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer2))
         .process_group(0);
+    die_with_this_thread(&mut command);
     let start = Instant::now();
     let spawned = command.spawn();
     // Drop our copies of the write end so EOF means every writer is gone.
@@ -264,6 +299,9 @@ pub fn run(
         source,
     })?;
     let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    if let Some(guardian) = guardian {
+        guardian.watch(pgid);
+    }
     let mut capture = Capture {
         reader: std::fs::File::from(reader),
         output: Vec::new(),
@@ -313,6 +351,9 @@ pub fn run(
             break Termination::TimedOut;
         }
     };
+    if let Some(guardian) = guardian {
+        guardian.forget(pgid);
+    }
     // Read what the group wrote before it ended; a process that left the group may still
     // hold the pipe, so this is bounded, and the read end is closed when `capture` drops.
     let drain_until = Instant::now() + Duration::from_millis(100);

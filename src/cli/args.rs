@@ -606,10 +606,8 @@ pub(super) fn doctor(
     apply_level(&mut options, args.level);
     apply_sampling(&mut options, &args.sampling);
     reduce::validate(&options, false)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("repromin-doctor-")
-        .tempdir()
-        .map_err(|source| crate::tree::TreeError::Io {
+    let scratch =
+        crate::scratch::Scratch::new("doctor").map_err(|source| crate::tree::TreeError::Io {
             action: "create a scratch directory in",
             path: std::env::temp_dir(),
             source,

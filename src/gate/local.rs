@@ -16,7 +16,7 @@ use crate::gate::sides::{self, ExecOptions, Side, WriteReportError, reduce};
 
 /// Where `run` puts the reports.
 enum OutDir {
-    Temp(tempfile::TempDir),
+    Temp(crate::scratch::Scratch),
     Kept(PathBuf),
 }
 
@@ -59,10 +59,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
     let made = match &input.reports {
         // Kept: the directory must be new, so nothing of an earlier run is read or lost.
         Some(dir) => std::fs::create_dir(dir).map(|()| OutDir::Kept(dir.clone())),
-        None => tempfile::Builder::new()
-            .prefix("repromin-run-")
-            .tempdir()
-            .map(OutDir::Temp),
+        None => crate::scratch::Scratch::new("run").map(OutDir::Temp),
     };
     let out = match made {
         Ok(dir) => dir,

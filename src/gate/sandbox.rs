@@ -11,8 +11,10 @@
 //! spawn and the command, which would change what runs:
 //! - `unshare --pid --fork --kill-child --mount --mount-proc` makes the namespaces, forks the
 //!   namespace's init and mounts its `/proc`;
-//! - `setpriv --reuid --regid --init-groups --no-new-privs --bounding-set=-all` drops to the
-//!   user (after the namespaces are made, which needs root);
+//! - `setpriv --reuid --regid --init-groups --pdeathsig keep --no-new-privs
+//!   --bounding-set=-all` drops to the user (after the namespaces are made, which needs
+//!   root), keeping the parent-death signal `--kill-child` set, so that the namespace's
+//!   init, and with it the whole namespace, dies when `unshare` does;
 //! - without root, `sudo -n` starts both and `sudo -n chown` hands directories over and
 //!   back, the password-less sudo a GitHub-hosted runner's user has.
 
@@ -202,6 +204,10 @@ pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<St
     argv.extend(
         [
             "--init-groups",
+            // Changing the user clears the parent-death signal that `--kill-child` gave
+            // the namespace's init; keep it, so the namespace dies with `unshare`.
+            "--pdeathsig",
+            "keep",
             "--no-new-privs",
             "--bounding-set=-all",
             "--",

@@ -567,14 +567,11 @@ pub fn reduce(
     observer: Option<Box<dyn Observer>>,
 ) -> Result<Reduction, ReduceError> {
     validate(options, true)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("repromin-")
-        .tempdir()
-        .map_err(|source| TreeError::Io {
-            action: "create a scratch directory in",
-            path: std::env::temp_dir(),
-            source,
-        })?;
+    let scratch = crate::scratch::Scratch::new("reduce").map_err(|source| TreeError::Io {
+        action: "create a scratch directory in",
+        path: std::env::temp_dir(),
+        source,
+    })?;
     let (reduction, _) = run_reduction(options, scratch.path(), Place::Fresh, interrupt, observer)?;
     Ok(reduction)
 }

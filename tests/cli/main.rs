@@ -9,6 +9,7 @@ mod fixtures;
 mod gate;
 mod harness;
 mod help;
+mod kills;
 mod mutants;
 mod publish;
 mod reduce;

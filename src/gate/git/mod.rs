@@ -305,6 +305,14 @@ impl Repo {
         ];
         let _ = self.run_os(&remove);
         let _ = crate::workspace::remove_any(dir);
+        self.prune_worktrees();
+    }
+
+    /// Forgets the worktrees whose directory is gone (`git worktree prune`): those of a
+    /// side that was killed, once the sweep of scratch directories has removed its own
+    /// (see `crate::scratch`). A worktree whose directory exists, as a running side's does,
+    /// and a locked one (`git worktree add` locks it while it populates it) are kept.
+    pub fn prune_worktrees(&self) {
         let _ = self.run_os(&["worktree", "prune"]);
     }
 }

@@ -391,14 +391,14 @@ pub(crate) fn with_worktree<T>(
     sandboxed: bool,
     work: impl FnOnce(&Path, &Path) -> Result<T, SideError>,
 ) -> Result<T, SideError> {
-    let scratch = tempfile::Builder::new()
-        .prefix("repromin-exec-")
-        .tempdir()?;
+    let scratch = crate::scratch::Scratch::new("exec")?;
     if sandboxed {
         // The sandbox user must be able to reach the tree.
-        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
+        scratch.set_mode(0o755)?;
     }
     let tree = scratch.path().join("tree");
+    // Making the scratch directory swept those of killed runs; forget their worktrees.
+    repo.prune_worktrees();
     repo.add_worktree(&tree, commit)?;
     let result = work(&tree, scratch.path());
     repo.remove_worktree(&tree);

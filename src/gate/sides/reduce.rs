@@ -114,9 +114,7 @@ fn run_reduce_side(
         });
     };
     let config = &planned.config;
-    let scratch = tempfile::Builder::new()
-        .prefix("repromin-reduce-")
-        .tempdir()?;
+    let scratch = crate::scratch::Scratch::new("reduce-side")?;
     // One worktree per job, each with its own installed environment (an editable install
     // or node_modules points at its own directory, so it cannot be shared or copied).
     let jobs = std::thread::available_parallelism()
@@ -125,6 +123,8 @@ fn run_reduce_side(
     let tree_dirs: Vec<std::path::PathBuf> = (0..jobs)
         .map(|i| scratch.path().join(format!("tree{i}")))
         .collect();
+    // Making the scratch directory swept those of killed runs; forget their worktrees.
+    repo.prune_worktrees();
     let result = (|| -> Result<ReduceOutcome, SideError> {
         let mut prepared = Vec::new();
         for (i, tree_dir) in tree_dirs.iter().enumerate() {
