@@ -1,5 +1,5 @@
-//! The sandbox of a side that runs head test code on base: the user, the handing over of
-//! directories, and the command line that starts a run in it.
+//! The sandbox of a side that runs head test code on base (base, mutants and reduce): the
+//! user, the handing over of directories, and the command line that starts a run in it.
 //!
 //! A sandboxed run happens in new PID and mount namespaces (with its own `/proc`), as the
 //! sandbox user and its groups, with no new privileges, an empty capability bounding set
@@ -151,37 +151,54 @@ fn lchown(path: &Path, uid: u32, gid: u32) {
     );
 }
 
-/// Takes everything under `root` back after a sandboxed run (directly as root, else through
-/// `sudo -n chown -R -h`, which follows no symlink).
-pub(crate) fn chown_back(root: &Path, uid: u32, gid: u32) {
+/// Takes back everything under `root` that the sandbox user `from` owns after a sandboxed
+/// run (directly as root, else through `sudo -n chown -R -h --from`, which follows no
+/// symlink). What the run did not create or was not handed keeps its owner and its change
+/// time, so a reducer's workspace still trusts what it wrote.
+pub(crate) fn chown_back(root: &Path, from: u32, uid: u32, gid: u32) {
     if nix::unistd::getuid().is_root() {
-        chown_back_as_root(root, uid, gid);
+        chown_back_as_root(root, from, uid, gid);
     } else {
-        sudo_chown(&["-R", "-h"], uid, gid, &[root.to_path_buf()]);
+        let from = format!("--from={from}");
+        sudo_chown(&["-R", "-h", &from], uid, gid, &[root.to_path_buf()]);
     }
 }
 
-fn chown_back_as_root(root: &Path, uid: u32, gid: u32) {
-    lchown(root, uid, gid);
+fn chown_back_as_root(root: &Path, from: u32, uid: u32, gid: u32) {
+    let owned = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == from)
+    };
+    if owned(root) {
+        lchown(root, uid, gid);
+    }
     if let Ok(items) = std::fs::read_dir(root) {
         for item in items.flatten() {
             let path = item.path();
-            lchown(&path, uid, gid);
+            if owned(&path) {
+                lchown(&path, uid, gid);
+            }
             if item.file_type().is_ok_and(|t| t.is_dir()) {
-                chown_back_as_root(&path, uid, gid);
+                chown_back_as_root(&path, from, uid, gid);
             }
         }
     }
 }
 
-/// The argv that runs `command` in the sandbox.
-pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<String> {
+/// The argv that runs `argv` in the sandbox, in a cleared environment with `home` as
+/// `HOME` and `tmp` as `TMPDIR`.
+pub(crate) fn sandboxed(
+    sandbox: &Sandbox,
+    argv: &[String],
+    home: &Path,
+    tmp: &Path,
+) -> Vec<String> {
     let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    let mut argv: Vec<String> = Vec::new();
+    let mut line: Vec<String> = Vec::new();
     if !nix::unistd::getuid().is_root() {
-        argv.extend(["sudo".into(), "-n".into(), "--".into()]);
+        line.extend(["sudo".into(), "-n".into(), "--".into()]);
     }
-    argv.extend(
+    line.extend(
         [
             "unshare",
             "--pid",
@@ -196,10 +213,10 @@ pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<St
         .iter()
         .map(|s| (*s).to_string()),
     );
-    argv.push(sandbox.uid.to_string());
-    argv.push("--regid".into());
-    argv.push(sandbox.gid.to_string());
-    argv.extend(
+    line.push(sandbox.uid.to_string());
+    line.push("--regid".into());
+    line.push(sandbox.gid.to_string());
+    line.extend(
         [
             "--init-groups",
             "--no-new-privs",
@@ -211,15 +228,74 @@ pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<St
         .iter()
         .map(|s| (*s).to_string()),
     );
-    argv.push(format!(
+    line.push(format!(
         "PATH={}",
         std::env::var("PATH").unwrap_or_else(|_| path.into())
     ));
-    argv.push(format!("HOME={}", home.display()));
-    argv.push("CI=1".into());
-    argv.push(format!("USER={}", sandbox.name));
-    argv.extend(["sh".into(), "-c".into(), command.into()]);
-    argv
+    line.push(format!("HOME={}", home.display()));
+    line.push(format!("TMPDIR={}", tmp.display()));
+    line.push("CI=1".into());
+    line.push(format!("USER={}", sandbox.name));
+    if argv.first().is_some_and(|program| program.contains('=')) {
+        // `env` would take it for a variable: a shell starts it instead.
+        line.extend(["sh".into(), "-c".into(), "exec \"$0\" \"$@\"".into()]);
+    }
+    line.extend(argv.iter().cloned());
+    line
+}
+
+/// Every run of a side that runs head test code, in the sandbox: the run's directories
+/// (its working directory, its `TMPDIR` and `shared`) are handed to the sandbox user before
+/// the run and taken back after it. The base and mutants sides confine their test runs and
+/// builds with it, and the reduce side every run of its reducer.
+pub(crate) struct SandboxRuns {
+    sandbox: Sandbox,
+    shared: Vec<PathBuf>,
+}
+
+impl SandboxRuns {
+    /// Runs in `sandbox`, with `shared` handed over too.
+    pub(crate) fn new(sandbox: Sandbox, shared: Vec<PathBuf>) -> SandboxRuns {
+        SandboxRuns { sandbox, shared }
+    }
+
+    fn dirs<'a>(&'a self, cwd: &'a Path, tmpdir: &'a Path) -> Vec<&'a Path> {
+        let mut dirs = vec![cwd];
+        for dir in std::iter::once(tmpdir).chain(self.shared.iter().map(PathBuf::as_path)) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+}
+
+impl crate::runner::Confinement for SandboxRuns {
+    fn hand_over(&self, cwd: &Path, tmpdir: &Path) {
+        for dir in self.dirs(cwd, tmpdir) {
+            chown_dirs(dir, self.sandbox.uid, self.sandbox.gid);
+        }
+    }
+
+    fn wrap(
+        &self,
+        spec: &crate::runner::CommandSpec,
+        cwd: &Path,
+        tmpdir: &Path,
+    ) -> crate::runner::CommandSpec {
+        crate::runner::CommandSpec {
+            argv: sandboxed(&self.sandbox, &spec.argv, cwd, tmpdir),
+            env: spec.env.clone(),
+        }
+    }
+
+    fn take_back(&self, cwd: &Path, tmpdir: &Path) {
+        let me = nix::unistd::getuid().as_raw();
+        let group = nix::unistd::getgid().as_raw();
+        for dir in self.dirs(cwd, tmpdir) {
+            chown_back(dir, self.sandbox.uid, me, group);
+        }
+    }
 }
 
 #[cfg(test)]
