@@ -92,7 +92,7 @@ pub(crate) fn sandbox_user(name: &str) -> Result<Sandbox, SandboxError> {
 /// root this is a direct `chown`; otherwise it goes through `sudo -n chown`, the same
 /// password-less sudo that starts the sandbox (a GitHub-hosted runner's user has it).
 /// Symlinks are never followed. A failure shows up as the run's missing report.
-pub(crate) fn chown_dirs(root: &Path, uid: u32, gid: u32) {
+fn chown_dirs(root: &Path, uid: u32, gid: u32) {
     if nix::unistd::getuid().is_root() {
         chown_dirs_as_root(root, uid, gid);
     } else {
@@ -155,7 +155,7 @@ fn lchown(path: &Path, uid: u32, gid: u32) {
 /// run (directly as root, else through `sudo -n chown -R -h --from`, which follows no
 /// symlink). What the run did not create or was not handed keeps its owner and its change
 /// time, so a reducer's workspace still trusts what it wrote.
-pub(crate) fn chown_back(root: &Path, from: u32, uid: u32, gid: u32) {
+fn chown_back(root: &Path, from: u32, uid: u32, gid: u32) {
     if nix::unistd::getuid().is_root() {
         chown_back_as_root(root, from, uid, gid);
     } else {
@@ -187,12 +187,7 @@ fn chown_back_as_root(root: &Path, from: u32, uid: u32, gid: u32) {
 
 /// The argv that runs `argv` in the sandbox, in a cleared environment with `home` as
 /// `HOME` and `tmp` as `TMPDIR`.
-pub(crate) fn sandboxed(
-    sandbox: &Sandbox,
-    argv: &[String],
-    home: &Path,
-    tmp: &Path,
-) -> Vec<String> {
+fn sandboxed(sandbox: &Sandbox, argv: &[String], home: &Path, tmp: &Path) -> Vec<String> {
     let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     let mut line: Vec<String> = Vec::new();
     if !nix::unistd::getuid().is_root() {
@@ -311,5 +306,38 @@ mod tests {
                 .contains("root")
         );
         assert!(sandbox_user("no-such-user-xyz").is_err());
+    }
+
+    #[test]
+    fn taking_back_changes_only_what_the_sandbox_user_owns() {
+        use std::os::unix::fs::MetadataExt;
+        if !nix::unistd::getuid().is_root() {
+            eprintln!("skipped: handing files to another user needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/runner"), "kept").unwrap();
+        std::fs::write(root.join("sub/made"), "by the run").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("link")).unwrap();
+        let sandbox_uid = 54_321;
+        chown_dirs(root, sandbox_uid, sandbox_uid);
+        lchown(&root.join("sub/made"), sandbox_uid, sandbox_uid);
+        lchown(&root.join("link"), sandbox_uid, sandbox_uid);
+        let before = std::fs::symlink_metadata(root.join("sub/runner")).unwrap();
+        chown_back(root, sandbox_uid, 0, 0);
+        for path in ["", "sub", "sub/made", "link"] {
+            let meta = std::fs::symlink_metadata(root.join(path)).unwrap();
+            assert_eq!((meta.uid(), meta.gid()), (0, 0), "{path}");
+        }
+        // The link was not followed, and what the run did not own was not touched: its
+        // change time is the same, so a workspace's stamp of it still holds.
+        assert_eq!(std::fs::metadata("/etc/passwd").unwrap().uid(), 0);
+        let after = std::fs::symlink_metadata(root.join("sub/runner")).unwrap();
+        assert_eq!(
+            (after.ctime(), after.ctime_nsec()),
+            (before.ctime(), before.ctime_nsec())
+        );
     }
 }

@@ -208,15 +208,17 @@ fn run_certifies_by_default_and_skips_the_reduce_side_on_request() {
 }
 
 /// A shell repository whose fix has a reproducing test. Before each test run, the test
-/// command appends to `log` a line `UID REPORT FILE`: the user it runs as, whether it could
-/// create `reports/reduce.report` (`wrote` or `refused`), and whether it could write the
-/// tree's `run_tests.sh` in place (`writable` or `kept`). The command comes from the merge
-/// base's configuration, so no reduction can cut it.
+/// command appends to `log` a line `UID REPORT FILE TMP`: the user it runs as, whether it
+/// could create `reports/reduce.report` (`wrote` or `refused`), whether it could write the
+/// tree's `run_tests.sh` in place (`writable` or `kept`), and whether `TMPDIR` is a
+/// directory of its own (`own-tmp` or `no-tmp`). The command comes from the merge base's
+/// configuration, so no reduction can cut it.
 fn recording_repo(log: &Path, reports: &Path) -> (GitRepo, String, String) {
     let record = format!(
-        "printf '%s %s %s\\n' \"$(id -u)\" \
+        "printf '%s %s %s %s\\n' \"$(id -u)\" \
          \"$(touch {reports}/reduce.report 2>/dev/null && echo wrote || echo refused)\" \
-         \"$([ -w run_tests.sh ] && echo writable || echo kept)\" >> {log}",
+         \"$([ -w run_tests.sh ] && echo writable || echo kept)\" \
+         \"$([ -n \"$TMPDIR\" ] && [ -d \"$TMPDIR\" ] && [ -O \"$TMPDIR\" ] && echo own-tmp || echo no-tmp)\" >> {log}",
         reports = reports.display(),
         log = log.display(),
     );
@@ -301,10 +303,11 @@ fn the_reduce_side_runs_every_test_run_in_the_sandbox_and_writes_its_report_itse
     exec("reduce", &out, &sandboxed);
 
     // Every run of the reduction (baseline, candidates, holdout) ran as the sandbox user,
-    // which could neither create the report nor write the tree's files.
+    // which could neither create the report nor write the tree's files, with a TMPDIR of
+    // its own.
     let runs = take_log(&log);
     assert!(runs.len() >= 32, "{runs:?}");
-    let expected = format!("{} refused kept", sandbox_uid());
+    let expected = format!("{} refused kept own-tmp", sandbox_uid());
     assert!(runs.iter().all(|r| *r == expected), "{runs:?}");
 
     // The reduction is still certified.
@@ -383,7 +386,9 @@ fn run_with_a_sandbox_user_reduces_in_the_sandbox() {
     assert_eq!(unsandboxed.len(), 1, "{runs:?}");
     assert!(sandboxed.len() >= 2 + 30, "{runs:?}");
     assert!(
-        sandboxed.iter().all(|r| r.ends_with(" refused kept")),
+        sandboxed
+            .iter()
+            .all(|r| r.ends_with(" refused kept own-tmp")),
         "{runs:?}"
     );
 }
