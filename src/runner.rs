@@ -372,6 +372,47 @@ pub fn run(
     })
 }
 
+/// Confines runs to another user (the gate's sandbox): what is handed to that user before
+/// a run, the command line that starts the run confined, and what is taken back after it.
+pub(crate) trait Confinement: Send + Sync {
+    /// Hands the run's working directory `cwd`, its `tmpdir` and whatever else the
+    /// confinement shares with its runs to the confined user.
+    fn hand_over(&self, cwd: &Path, tmpdir: &Path);
+    /// The command that runs `spec` confined, in `cwd` with `tmpdir` as `TMPDIR`.
+    fn wrap(&self, spec: &CommandSpec, cwd: &Path, tmpdir: &Path) -> CommandSpec;
+    /// Takes back what [`hand_over`](Self::hand_over) handed over, once the run has ended
+    /// and nothing it started is left.
+    fn take_back(&self, cwd: &Path, tmpdir: &Path);
+}
+
+/// [`run`], confined when `confinement` is given: the directories are handed over before
+/// the run and taken back after it, however it ended.
+///
+/// # Errors
+/// As [`run`].
+pub(crate) fn run_confined(
+    spec: &CommandSpec,
+    cwd: &Path,
+    tmpdir: &Path,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+    confinement: Option<&dyn Confinement>,
+) -> Result<RunOutcome, RunnerError> {
+    let Some(confinement) = confinement else {
+        return run(spec, cwd, tmpdir, timeout, interrupt);
+    };
+    confinement.hand_over(cwd, tmpdir);
+    let outcome = run(
+        &confinement.wrap(spec, cwd, tmpdir),
+        cwd,
+        tmpdir,
+        timeout,
+        interrupt,
+    );
+    confinement.take_back(cwd, tmpdir);
+    outcome
+}
+
 /// A per-run scratch layout: the wrapper directory, the tree inside it under a stable
 /// basename (`wrapper/run/<basename>`), and a private temporary directory (`wrapper/tmp`),
 /// which can never be the same directory whatever the basename is.

@@ -68,7 +68,8 @@ pub struct ExecArgs {
 
     /// Run the base side's tests (head code) as this user, in new PID and mount
     /// namespaces, with no new privileges and a cleared environment (on the mutants side,
-    /// also every build from the baseline on).
+    /// also every build from the baseline on; on the reduce side, every run of the
+    /// reduction and the holdout).
     #[arg(long, value_name = "NAME")]
     pub sandbox_user: Option<String>,
 
@@ -149,7 +150,8 @@ pub struct RunArgs {
     /// Commits and repository.
     pub commits: Commits,
 
-    /// Run the base side's tests as this user, in namespaces (see `exec`).
+    /// Run the head's tests on the merge base (the base, mutants and reduce sides) as this
+    /// user, in namespaces (see `exec`).
     #[arg(long, value_name = "NAME")]
     pub sandbox_user: Option<String>,
 
@@ -272,7 +274,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
                 head: args.commits.head.clone(),
                 out: args.out.clone(),
                 side: exec::Side::Base,
-                sandbox_user: None,
+                sandbox_user: args.sandbox_user.clone(),
                 budget: budget(args.budget_ms, exec::Side::Base),
                 local_config: local,
             };

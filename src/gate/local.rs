@@ -40,7 +40,8 @@ pub(crate) struct RunInput {
     pub head: String,
     /// A trusted local configuration.
     pub local_config: Option<(RepoConfig, String)>,
-    /// Sandbox user for the base side.
+    /// Sandbox user for the sides that run the head's tests on the merge base (base,
+    /// mutants, reduce).
     pub sandbox_user: Option<String>,
     /// Per-side deadline.
     pub budget: std::time::Duration,
@@ -140,7 +141,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         head: input.head.clone(),
         out: out.path().to_path_buf(),
         side: Side::Base,
-        sandbox_user: None,
+        sandbox_user: input.sandbox_user.clone(),
         budget: input.budget,
         local_config: input.local_config.clone(),
     };

@@ -1,5 +1,5 @@
-//! The sandbox of a side that runs head test code on base: the user, the handing over of
-//! directories, and the command line that starts a run in it.
+//! The sandbox of a side that runs head test code on base (base, mutants and reduce): the
+//! user, the handing over of directories, and the command line that starts a run in it.
 //!
 //! A sandboxed run happens in new PID and mount namespaces (with its own `/proc`), as the
 //! sandbox user and its groups, with no new privileges, an empty capability bounding set
@@ -94,7 +94,7 @@ pub(crate) fn sandbox_user(name: &str) -> Result<Sandbox, SandboxError> {
 /// root this is a direct `chown`; otherwise it goes through `sudo -n chown`, the same
 /// password-less sudo that starts the sandbox (a GitHub-hosted runner's user has it).
 /// Symlinks are never followed. A failure shows up as the run's missing report.
-pub(crate) fn chown_dirs(root: &Path, uid: u32, gid: u32) {
+fn chown_dirs(root: &Path, uid: u32, gid: u32) {
     if nix::unistd::getuid().is_root() {
         chown_dirs_as_root(root, uid, gid);
     } else {
@@ -153,37 +153,49 @@ fn lchown(path: &Path, uid: u32, gid: u32) {
     );
 }
 
-/// Takes everything under `root` back after a sandboxed run (directly as root, else through
-/// `sudo -n chown -R -h`, which follows no symlink).
-pub(crate) fn chown_back(root: &Path, uid: u32, gid: u32) {
+/// Takes back everything under `root` that the sandbox user `from` owns after a sandboxed
+/// run (directly as root, else through `sudo -n chown -R -h --from`, which follows no
+/// symlink). What the run did not create or was not handed keeps its owner and its change
+/// time, so a reducer's workspace still trusts what it wrote.
+fn chown_back(root: &Path, from: u32, uid: u32, gid: u32) {
     if nix::unistd::getuid().is_root() {
-        chown_back_as_root(root, uid, gid);
+        chown_back_as_root(root, from, uid, gid);
     } else {
-        sudo_chown(&["-R", "-h"], uid, gid, &[root.to_path_buf()]);
+        let from = format!("--from={from}");
+        sudo_chown(&["-R", "-h", &from], uid, gid, &[root.to_path_buf()]);
     }
 }
 
-fn chown_back_as_root(root: &Path, uid: u32, gid: u32) {
-    lchown(root, uid, gid);
+fn chown_back_as_root(root: &Path, from: u32, uid: u32, gid: u32) {
+    let owned = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == from)
+    };
+    if owned(root) {
+        lchown(root, uid, gid);
+    }
     if let Ok(items) = std::fs::read_dir(root) {
         for item in items.flatten() {
             let path = item.path();
-            lchown(&path, uid, gid);
+            if owned(&path) {
+                lchown(&path, uid, gid);
+            }
             if item.file_type().is_ok_and(|t| t.is_dir()) {
-                chown_back_as_root(&path, uid, gid);
+                chown_back_as_root(&path, from, uid, gid);
             }
         }
     }
 }
 
-/// The argv that runs `command` in the sandbox.
-pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<String> {
+/// The argv that runs `argv` in the sandbox, in a cleared environment with `home` as
+/// `HOME` and `tmp` as `TMPDIR`.
+fn sandboxed(sandbox: &Sandbox, argv: &[String], home: &Path, tmp: &Path) -> Vec<String> {
     let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    let mut argv: Vec<String> = Vec::new();
+    let mut line: Vec<String> = Vec::new();
     if !nix::unistd::getuid().is_root() {
-        argv.extend(["sudo".into(), "-n".into(), "--".into()]);
+        line.extend(["sudo".into(), "-n".into(), "--".into()]);
     }
-    argv.extend(
+    line.extend(
         [
             "unshare",
             "--pid",
@@ -198,10 +210,10 @@ pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<St
         .iter()
         .map(|s| (*s).to_string()),
     );
-    argv.push(sandbox.uid.to_string());
-    argv.push("--regid".into());
-    argv.push(sandbox.gid.to_string());
-    argv.extend(
+    line.push(sandbox.uid.to_string());
+    line.push("--regid".into());
+    line.push(sandbox.gid.to_string());
+    line.extend(
         [
             "--init-groups",
             // Changing the user clears the parent-death signal that `--kill-child` gave
@@ -217,15 +229,74 @@ pub(crate) fn sandboxed(sandbox: &Sandbox, command: &str, home: &Path) -> Vec<St
         .iter()
         .map(|s| (*s).to_string()),
     );
-    argv.push(format!(
+    line.push(format!(
         "PATH={}",
         std::env::var("PATH").unwrap_or_else(|_| path.into())
     ));
-    argv.push(format!("HOME={}", home.display()));
-    argv.push("CI=1".into());
-    argv.push(format!("USER={}", sandbox.name));
-    argv.extend(["sh".into(), "-c".into(), command.into()]);
-    argv
+    line.push(format!("HOME={}", home.display()));
+    line.push(format!("TMPDIR={}", tmp.display()));
+    line.push("CI=1".into());
+    line.push(format!("USER={}", sandbox.name));
+    if argv.first().is_some_and(|program| program.contains('=')) {
+        // `env` would take it for a variable: a shell starts it instead.
+        line.extend(["sh".into(), "-c".into(), "exec \"$0\" \"$@\"".into()]);
+    }
+    line.extend(argv.iter().cloned());
+    line
+}
+
+/// Every run of a side that runs head test code, in the sandbox: the run's directories
+/// (its working directory, its `TMPDIR` and `shared`) are handed to the sandbox user before
+/// the run and taken back after it. The base and mutants sides confine their test runs and
+/// builds with it, and the reduce side every run of its reducer.
+pub(crate) struct SandboxRuns {
+    sandbox: Sandbox,
+    shared: Vec<PathBuf>,
+}
+
+impl SandboxRuns {
+    /// Runs in `sandbox`, with `shared` handed over too.
+    pub(crate) fn new(sandbox: Sandbox, shared: Vec<PathBuf>) -> SandboxRuns {
+        SandboxRuns { sandbox, shared }
+    }
+
+    fn dirs<'a>(&'a self, cwd: &'a Path, tmpdir: &'a Path) -> Vec<&'a Path> {
+        let mut dirs = vec![cwd];
+        for dir in std::iter::once(tmpdir).chain(self.shared.iter().map(PathBuf::as_path)) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+}
+
+impl crate::runner::Confinement for SandboxRuns {
+    fn hand_over(&self, cwd: &Path, tmpdir: &Path) {
+        for dir in self.dirs(cwd, tmpdir) {
+            chown_dirs(dir, self.sandbox.uid, self.sandbox.gid);
+        }
+    }
+
+    fn wrap(
+        &self,
+        spec: &crate::runner::CommandSpec,
+        cwd: &Path,
+        tmpdir: &Path,
+    ) -> crate::runner::CommandSpec {
+        crate::runner::CommandSpec {
+            argv: sandboxed(&self.sandbox, &spec.argv, cwd, tmpdir),
+            env: spec.env.clone(),
+        }
+    }
+
+    fn take_back(&self, cwd: &Path, tmpdir: &Path) {
+        let me = nix::unistd::getuid().as_raw();
+        let group = nix::unistd::getgid().as_raw();
+        for dir in self.dirs(cwd, tmpdir) {
+            chown_back(dir, self.sandbox.uid, me, group);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -241,5 +312,38 @@ mod tests {
                 .contains("root")
         );
         assert!(sandbox_user("no-such-user-xyz").is_err());
+    }
+
+    #[test]
+    fn taking_back_changes_only_what_the_sandbox_user_owns() {
+        use std::os::unix::fs::MetadataExt;
+        if !nix::unistd::getuid().is_root() {
+            eprintln!("skipped: handing files to another user needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/runner"), "kept").unwrap();
+        std::fs::write(root.join("sub/made"), "by the run").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("link")).unwrap();
+        let sandbox_uid = 54_321;
+        chown_dirs(root, sandbox_uid, sandbox_uid);
+        lchown(&root.join("sub/made"), sandbox_uid, sandbox_uid);
+        lchown(&root.join("link"), sandbox_uid, sandbox_uid);
+        let before = std::fs::symlink_metadata(root.join("sub/runner")).unwrap();
+        chown_back(root, sandbox_uid, 0, 0);
+        for path in ["", "sub", "sub/made", "link"] {
+            let meta = std::fs::symlink_metadata(root.join(path)).unwrap();
+            assert_eq!((meta.uid(), meta.gid()), (0, 0), "{path}");
+        }
+        // The link was not followed, and what the run did not own was not touched: its
+        // change time is the same, so a workspace's stamp of it still holds.
+        assert_eq!(std::fs::metadata("/etc/passwd").unwrap().uid(), 0);
+        let after = std::fs::symlink_metadata(root.join("sub/runner")).unwrap();
+        assert_eq!(
+            (after.ctime(), after.ctime_nsec()),
+            (before.ctime(), before.ctime_nsec())
+        );
     }
 }

@@ -4,7 +4,10 @@
 use repromin::gate::certificate::{ReduceOutcome, decode, encode};
 use repromin::reduce::edits::Edit;
 
-use crate::util::{GitRepo, PYTEST_CONFIG, run, stderr, stdout};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::util::{GitRepo, PYTEST_CONFIG, SANDBOX_USER, SH_RUNNER, run, sandbox, stderr, stdout};
 
 /// A repository with a bug, unrelated modules, docs and a fix whose test reproduces.
 fn repo_with_fix() -> (GitRepo, String, String) {
@@ -202,4 +205,190 @@ fn run_certifies_by_default_and_skips_the_reduce_side_on_request() {
         repo.path(),
     );
     assert!(line_of(&o)["certificate"].is_null());
+}
+
+/// A shell repository whose fix has a reproducing test. Before each test run, the test
+/// command appends to `log` a line `UID REPORT FILE TMP`: the user it runs as, whether it
+/// could create `reports/reduce.report` (`wrote` or `refused`), whether it could write the
+/// tree's `run_tests.sh` in place (`writable` or `kept`), and whether `TMPDIR` is a
+/// directory of its own (`own-tmp` or `no-tmp`). The command comes from the merge base's
+/// configuration, so no reduction can cut it.
+fn recording_repo(log: &Path, reports: &Path) -> (GitRepo, String, String) {
+    let record = format!(
+        "printf '%s %s %s %s\\n' \"$(id -u)\" \
+         \"$(touch {reports}/reduce.report 2>/dev/null && echo wrote || echo refused)\" \
+         \"$([ -w run_tests.sh ] && echo writable || echo kept)\" \
+         \"$([ -n \"$TMPDIR\" ] && [ -d \"$TMPDIR\" ] && [ -O \"$TMPDIR\" ] && echo own-tmp || echo no-tmp)\" >> {log}",
+        reports = reports.display(),
+        log = log.display(),
+    );
+    let config = serde_json::json!({
+        "version": 1,
+        "tests": ["tests/t_*.sh"],
+        "command": format!("{record}; sh run_tests.sh {{report}} {{tests}}"),
+        "report": "junit"
+    });
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", &config.to_string()),
+            ("run_tests.sh", SH_RUNNER),
+            ("calc.sh", "add() { echo $(($1 - $2)); }\n"),
+            ("README.md", "# calc\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("calc.sh", "add() { echo $(($1 + $2)); }\n"),
+            ("tests/t_add.sh", ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n"),
+        ],
+        "fix",
+    );
+    (repo, base, head)
+}
+
+/// A directory anyone may write (for the log), and one only the runner may.
+fn log_and_reports() -> (tempfile::TempDir, tempfile::TempDir) {
+    let logs = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(logs.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let reports = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(reports.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    (logs, reports)
+}
+
+/// The log's lines; the log is then emptied.
+fn take_log(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let _ = std::fs::remove_file(log);
+    text.lines().map(str::to_string).collect()
+}
+
+fn sandbox_uid() -> u32 {
+    nix::unistd::User::from_name(SANDBOX_USER)
+        .unwrap()
+        .unwrap()
+        .uid
+        .as_raw()
+}
+
+#[test]
+fn the_reduce_side_runs_every_test_run_in_the_sandbox_and_writes_its_report_itself() {
+    if !sandbox() {
+        return;
+    }
+    let (logs, reports) = log_and_reports();
+    let log = logs.path().join("runs");
+    let (repo, base, head) = recording_repo(&log, reports.path());
+    let repo_path = repo.path().display().to_string();
+    let out = reports.path().display().to_string();
+    let head_out = tempfile::tempdir().unwrap();
+    let head_path = head_out.path().display().to_string();
+    let exec = |side: &str, out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "exec", "--side", side, "--out", out, "--base", &base, "--head", &head, "--repo",
+            &repo_path,
+        ];
+        args.extend(extra);
+        let o = run(&args, repo.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    exec("base", &out, &["--sandbox-user", SANDBOX_USER]);
+    exec("head", &head_path, &[]);
+    take_log(&log);
+    let base_report = reports.path().join("base.report").display().to_string();
+    let reduce_args = ["--base-report", &base_report, "--holdout-runs", "30"];
+    let mut sandboxed = reduce_args.to_vec();
+    sandboxed.extend(["--sandbox-user", SANDBOX_USER]);
+    exec("reduce", &out, &sandboxed);
+
+    // Every run of the reduction (baseline, candidates, holdout) ran as the sandbox user,
+    // which could neither create the report nor write the tree's files, with a TMPDIR of
+    // its own.
+    let runs = take_log(&log);
+    assert!(runs.len() >= 32, "{runs:?}");
+    let expected = format!("{} refused kept own-tmp", sandbox_uid());
+    assert!(runs.iter().all(|r| *r == expected), "{runs:?}");
+
+    // The reduction is still certified.
+    let o = run(
+        &[
+            "judge",
+            "--base-report",
+            &base_report,
+            "--base-rerun-report",
+            &format!("{out}/base-rerun.report"),
+            "--head-report",
+            &format!("{head_path}/head.report"),
+            "--reduce-report",
+            &format!("{out}/reduce.report"),
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+        ],
+        repo.path(),
+    );
+    let line = line_of(&o);
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    assert_eq!(line["certificate"]["verdict"], "certified", "{line}");
+    assert_eq!(line["certificate"]["test"]["file"], "tests/t_add.sh");
+
+    // Root is refused: an error report, and nothing runs.
+    let mut refused = reduce_args.to_vec();
+    refused.extend(["--sandbox-user", "root"]);
+    exec("reduce", &out, &refused);
+    let text = std::fs::read_to_string(reports.path().join("reduce.report")).unwrap();
+    let report = decode(&text).unwrap();
+    assert!(
+        matches!(&report.outcome, ReduceOutcome::Error { message } if message.contains("is root")),
+        "{report:?}"
+    );
+    assert_eq!(take_log(&log), Vec::<String>::new());
+}
+
+#[test]
+fn run_with_a_sandbox_user_reduces_in_the_sandbox() {
+    if !sandbox() {
+        return;
+    }
+    let (logs, parent) = log_and_reports();
+    let log = logs.path().join("runs");
+    let reports = parent.path().join("reports");
+    let (repo, base, head) = recording_repo(&log, &reports);
+    let o = run(
+        &[
+            "run",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo.path().display().to_string(),
+            "--sandbox-user",
+            SANDBOX_USER,
+            "--reports",
+            &reports.display().to_string(),
+        ],
+        repo.path(),
+    );
+    let line = line_of(&o);
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    assert_eq!(line["certificate"]["verdict"], "certified", "{line}");
+    // The head side, which runs the head's own tests on the head, is the one run outside
+    // the sandbox; the base side's two runs and every run of the reduction are inside it.
+    let runs = take_log(&log);
+    let (unsandboxed, sandboxed): (Vec<&String>, Vec<&String>) = runs
+        .iter()
+        .partition(|r| !r.starts_with(&format!("{} ", sandbox_uid())));
+    assert_eq!(unsandboxed.len(), 1, "{runs:?}");
+    assert!(sandboxed.len() >= 2 + 30, "{runs:?}");
+    assert!(
+        sandboxed
+            .iter()
+            .all(|r| r.ends_with(" refused kept own-tmp")),
+        "{runs:?}"
+    );
 }

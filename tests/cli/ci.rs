@@ -201,6 +201,48 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
     assert_eq!(workers["name"], "repromin workers");
 }
 
+/// Each job that runs a side, by side: the `sandbox-user` input of its repromin step, and
+/// the script of each `Create the sandbox user` step before it.
+fn sandbox_of_sides(workflow: &Value) -> BTreeMap<String, (Value, Vec<String>)> {
+    let mut sides = BTreeMap::new();
+    for job in workflow["jobs"].as_object().unwrap().values() {
+        let mut creates = Vec::new();
+        for step in job["steps"].as_array().unwrap() {
+            if step["name"] == "Create the sandbox user" {
+                creates.push(step["run"].as_str().unwrap().to_string());
+            }
+            let with = &step["with"];
+            if step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("your-org/repromin@"))
+                && with["command"] == "exec"
+            {
+                let side = with["side"].as_str().unwrap().to_string();
+                sides.insert(side, (with["sandbox-user"].clone(), creates.clone()));
+            }
+        }
+    }
+    sides
+}
+
+#[test]
+fn in_both_layouts_every_side_running_head_tests_on_the_merge_base_is_sandboxed() {
+    for file in ["repromin.yml", "repromin-workers.yml"] {
+        let sides = sandbox_of_sides(&yaml(&root().join("workflows").join(file)));
+        let base = &sides["base"];
+        assert_eq!(base.0, SANDBOX_USER, "{file}");
+        assert_eq!(base.1.len(), 1, "{file}: {base:?}");
+        assert!(base.1[0].contains("useradd"), "{file}: {base:?}");
+        // The mutants and reduce sides run the head's tests on the merge base too: the
+        // same user, created by the same step.
+        for side in ["mutants", "reduce"] {
+            assert_eq!(&sides[side], base, "{file}: the {side} side");
+        }
+        // The head side runs the head's own tests on the head.
+        assert_eq!(sides["head"], (Value::Null, Vec::new()), "{file}");
+    }
+}
+
 /// The names in the first column of the Markdown table under `heading` in `doc`.
 fn table_names(doc: &str, heading: &str) -> BTreeSet<String> {
     let start = doc

@@ -4,7 +4,7 @@
 use repromin::gate::mutants::{MutantsOutcome, MutantsReport};
 
 use crate::util::{
-    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, run, sandbox, stderr, stdout,
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, SH_RUNNER, line, node_repo, run, sandbox, stderr, stdout,
     vitest_modules,
 };
 
@@ -345,19 +345,6 @@ fn a_failed_build_under_a_mutant_is_unbuilt_and_after_the_restore_an_error() {
         "{error}"
     );
 }
-
-/// A shell test runner that writes JUnit, a failure typed as an assertion.
-const SH_RUNNER: &str = r#"report=$1; shift
-out="<testsuites>"
-for t in "$@"; do
-  if sh "$t"; then
-    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"/></testsuite>"
-  else
-    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"><failure message=\"failed\" type=\"AssertionError\"/></testcase></testsuite>"
-  fi
-done
-printf '%s</testsuites>\n' "$out" > "$report"
-"#;
 
 #[test]
 fn the_mutants_side_runs_its_tests_and_builds_in_the_sandbox() {

@@ -335,6 +335,20 @@ pub(crate) const PYTEST_CONFIG: &str = r#"{
 }
 "#;
 
+/// A shell test runner that writes JUnit (`sh run_tests.sh REPORT TESTS...`), one test
+/// `check` per file, a failure typed as an assertion.
+pub(crate) const SH_RUNNER: &str = r#"report=$1; shift
+out="<testsuites>"
+for t in "$@"; do
+  if sh "$t"; then
+    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"/></testsuite>"
+  else
+    out="$out<testsuite name=\"$t\"><testcase classname=\"$t\" name=\"check\" file=\"$t\"><failure message=\"failed\" type=\"AssertionError\"/></testcase></testsuite>"
+  fi
+done
+printf '%s</testsuites>\n' "$out" > "$report"
+"#;
+
 /// The user the sandbox tests run their side as.
 pub(crate) const SANDBOX_USER: &str = "repromin-sbx";
 

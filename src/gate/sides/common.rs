@@ -14,9 +14,9 @@ use crate::gate::encode::Outcome;
 use crate::gate::git::Repo;
 use crate::gate::plan::Plan;
 use crate::gate::readers::{self, Format, ReadContext};
-use crate::gate::sandbox::{self, Sandbox};
+use crate::gate::sandbox::{self, Sandbox, SandboxRuns};
 use crate::gate::test_report::TestReport;
-use crate::runner::{self, CommandSpec, Termination};
+use crate::runner::{self, CommandSpec, Confinement, Termination};
 use crate::safe_fs::SafeFsError;
 
 use super::error::{REPORT_FILE_CAP, ReportReadError, SideError};
@@ -252,7 +252,7 @@ fn read_report_file(path: &Path) -> Result<Vec<u8>, SideError> {
 }
 
 /// Runs `command` in `tree` under `sh -c`, in the sandbox when there is one: `dirs` (the
-/// tree and the run's own directories) are handed to the sandbox user for the run and
+/// run's own directories) are handed to the sandbox user with the tree for the run and
 /// taken back afterwards.
 fn run_shell(
     command: &str,
@@ -263,28 +263,23 @@ fn run_shell(
     timeout: Duration,
     interrupt: &AtomicBool,
 ) -> Result<runner::RunOutcome, SideError> {
-    let argv = match sandbox {
-        Some(sandbox) => {
-            for dir in std::iter::once(&tree).chain(dirs) {
-                sandbox::chown_dirs(dir, sandbox.uid, sandbox.gid);
-            }
-            sandbox::sandboxed(sandbox, command, tree)
-        }
-        None => vec!["sh".into(), "-c".into(), command.into()],
-    };
     let spec = CommandSpec {
-        argv,
+        argv: vec!["sh".into(), "-c".into(), command.into()],
         env: side_env(),
     };
-    let outcome = runner::run(&spec, tree, tmp, timeout, interrupt);
-    if sandbox.is_some() {
-        let me = nix::unistd::getuid().as_raw();
-        let group = nix::unistd::getgid().as_raw();
-        for dir in std::iter::once(&tree).chain(dirs) {
-            sandbox::chown_back(dir, me, group);
-        }
-    }
-    Ok(outcome?)
+    let confined = sandbox.map(|sandbox| {
+        let shared = dirs.iter().map(|dir| dir.to_path_buf()).collect();
+        SandboxRuns::new(sandbox.clone(), shared)
+    });
+    let confinement = confined.as_ref().map(|c| c as &dyn Confinement);
+    Ok(runner::run_confined(
+        &spec,
+        tree,
+        tmp,
+        timeout,
+        interrupt,
+        confinement,
+    )?)
 }
 
 /// A fresh, empty directory `scratch/PREFIX-NAME`.
@@ -383,6 +378,20 @@ pub(crate) fn test_run(
     Ok(Outcome::Report { exit_code, report })
 }
 
+/// A fresh scratch directory of a side under `TMPDIR` (`repromin-PURPOSE-…`, marked as
+/// this process's); with a sandbox, one the sandbox user can reach (mode 0755), since its
+/// trees and run directories are inside.
+pub(crate) fn scratch_dir(
+    purpose: &str,
+    sandboxed: bool,
+) -> Result<crate::scratch::Scratch, SideError> {
+    let scratch = crate::scratch::Scratch::new(purpose)?;
+    if sandboxed {
+        scratch.set_mode(0o755)?;
+    }
+    Ok(scratch)
+}
+
 /// Adds a detached worktree of `commit` in a fresh scratch directory, runs `work` in it
 /// (tree, scratch), and removes the worktree either way.
 pub(crate) fn with_worktree<T>(
@@ -391,11 +400,7 @@ pub(crate) fn with_worktree<T>(
     sandboxed: bool,
     work: impl FnOnce(&Path, &Path) -> Result<T, SideError>,
 ) -> Result<T, SideError> {
-    let scratch = crate::scratch::Scratch::new("exec")?;
-    if sandboxed {
-        // The sandbox user must be able to reach the tree.
-        scratch.set_mode(0o755)?;
-    }
+    let scratch = scratch_dir("exec", sandboxed)?;
     let tree = scratch.path().join("tree");
     // Making the scratch directory swept those of killed runs; forget their worktrees.
     repo.prune_worktrees();
@@ -425,7 +430,8 @@ pub(crate) fn install_and_build(
     Ok(())
 }
 
-/// The sandbox of a side that runs head test code on base.
+/// The sandbox of a side that runs head test code on base (the reduce side runs with the
+/// base side's options).
 pub(crate) fn side_sandbox(options: &ExecOptions) -> Result<Option<Sandbox>, SideError> {
     match (&options.sandbox_user, options.side) {
         (Some(name), Side::Base | Side::Mutants) => Ok(Some(sandbox::sandbox_user(name)?)),

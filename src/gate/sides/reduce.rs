@@ -3,8 +3,14 @@
 //! reduces the tree so that this test still fails with the same normalised signature. It
 //! then runs a holdout on the frozen result, and writes `reduce.report`
 //! ([`crate::gate::certificate`]) with the reduction as an edit set.
+//!
+//! Like the base side, it installs and builds each worktree before any file of the head
+//! lands on it. With a sandbox user, every later run (the baseline, each candidate, the
+//! holdout: `repromin check-test` and the tests it starts) runs in the base side's sandbox,
+//! and the report is written by this process, outside it.
 
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -17,9 +23,12 @@ use crate::gate::config::ReportFormat;
 use crate::gate::encode::{Outcome, SideReport};
 use crate::gate::git::Repo;
 use crate::gate::plan::{Plan, Planned};
+use crate::gate::sandbox::SandboxRuns;
 use crate::gate::test_report::Status;
+use crate::runner::Confinement;
 use crate::tree::{Entry, Node, Tree};
 
+use super::common::{scratch_dir, side_sandbox};
 use super::error::{SideError, WriteReportError};
 use super::options::ExecOptions;
 
@@ -90,6 +99,8 @@ fn run_reduce_side(
 ) -> Result<ReduceOutcome, SideError> {
     let options = side.options;
     let started = Instant::now();
+    // A sandbox user that cannot be used is an error before anything runs.
+    let sandbox = side_sandbox(options)?;
     let repo = Repo::new(&options.repo);
     repo.commit(&options.base)?;
     repo.commit(&options.head)?;
@@ -114,7 +125,7 @@ fn run_reduce_side(
         });
     };
     let config = &planned.config;
-    let scratch = crate::scratch::Scratch::new("reduce-side")?;
+    let scratch = scratch_dir("reduce-side", sandbox.is_some())?;
     // One worktree per job, each with its own installed environment (an editable install
     // or node_modules points at its own directory, so it cannot be shared or copied).
     let jobs = std::thread::available_parallelism()
@@ -144,7 +155,13 @@ fn run_reduce_side(
             paths: unmanaged.clone(),
             ..crate::tree::IgnoreRules::default()
         };
-        let exe = std::env::current_exe()?;
+        // In the sandbox, the oracle command runs as the sandbox user, which may not reach
+        // the runner's copy of repromin: it runs a copy inside the scratch directory.
+        let exe = match &sandbox {
+            None => std::env::current_exe()?,
+            Some(_) => copy_of_self(scratch.path())?,
+        };
+        let mut shared = Vec::new();
         let mut argv = vec![
             exe.display().to_string(),
             "check-test".into(),
@@ -161,8 +178,11 @@ fn run_reduce_side(
             || config.command.split_whitespace().any(|w| w == "cargo")
         {
             // Dependencies stay built between runs; the tree's own packages do not.
+            let root = scratch.path().join("cargo-target");
+            std::fs::create_dir_all(&root)?;
             argv.push("--cargo-target-root".into());
-            argv.push(scratch.path().join("cargo-target").display().to_string());
+            argv.push(root.display().to_string());
+            shared.push(root);
         }
         argv.push("--".into());
         argv.push(config.command.clone());
@@ -183,17 +203,30 @@ fn run_reduce_side(
                 .max(Duration::from_secs(1)),
         );
         reduce_options.reserve_runs = side.holdout_runs;
+        // With a sandbox, every run of the reducer (the baseline, each candidate, the
+        // holdout) runs in it, its tree, its TMPDIR and the shared build directory handed
+        // to the sandbox user for the run.
+        let confinement: Option<Arc<dyn Confinement>> = sandbox
+            .clone()
+            .map(|sandbox| Arc::new(SandboxRuns::new(sandbox, shared)) as Arc<dyn Confinement>);
         let mut workers = Vec::new();
         for (i, ((model, unmanaged), tree_dir)) in prepared.into_iter().zip(&tree_dirs).enumerate()
         {
+            let wrapper = scratch.path().join(format!("w{i}"));
+            std::fs::create_dir_all(&wrapper)?;
+            std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
             let dirs = crate::runner::RunDirs {
-                wrapper: scratch.path().join(format!("w{i}")),
+                tmp: wrapper.join("tmp"),
+                wrapper,
                 tree: tree_dir.clone(),
-                tmp: scratch.path().join(format!("w{i}")).join("tmp"),
             };
             let workspace =
                 crate::workspace::Workspace::adopt(tree_dir.clone(), &model, unmanaged)?;
-            workers.push(crate::reduce::session::Worker::adopted(dirs, workspace));
+            let worker = crate::reduce::session::Worker::adopted(dirs, workspace);
+            workers.push(match &confinement {
+                Some(confinement) => worker.confined(confinement.clone()),
+                None => worker,
+            });
         }
         let (reduction, mut session) = crate::reduce::run_reduction(
             &reduce_options,
@@ -242,6 +275,18 @@ fn run_reduce_side(
         repo.remove_worktree(tree_dir);
     }
     result
+}
+
+/// A copy of the running repromin at `scratch/bin/repromin`, which anyone may run (the
+/// sandbox user runs it as the oracle command; it cannot change it).
+fn copy_of_self(scratch: &Path) -> Result<PathBuf, SideError> {
+    let bin = scratch.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755))?;
+    let exe = bin.join("repromin");
+    std::fs::copy(std::env::current_exe()?, &exe)?;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755))?;
+    Ok(exe)
 }
 
 /// Installs and builds in a fresh worktree of the merge base, then lays the head's tests

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::oracle::Oracle;
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Sampling;
-use crate::runner::{self, CommandSpec, RunDirs, Termination};
+use crate::runner::{self, CommandSpec, Confinement, RunDirs, Termination};
 use crate::signature::Normalizer;
 use crate::tree::Tree;
 use crate::workspace::Workspace;
@@ -38,11 +38,13 @@ pub struct Setup {
     pub sampling: Sampling,
 }
 
-/// One place where candidates run: a workspace, its run layout and its normaliser.
+/// One place where candidates run: a workspace, its run layout and its normaliser, and
+/// the confinement of its runs when they are confined.
 pub struct Worker {
     dirs: RunDirs,
     workspace: Workspace,
     normalizer: Normalizer,
+    confinement: Option<Arc<dyn Confinement>>,
 }
 
 impl Worker {
@@ -56,6 +58,7 @@ impl Worker {
             workspace: Workspace::new(dirs.tree.clone()),
             dirs,
             normalizer,
+            confinement: None,
         }
     }
 
@@ -70,7 +73,36 @@ impl Worker {
             dirs,
             workspace,
             normalizer,
+            confinement: None,
         }
+    }
+
+    /// The same worker, with every run confined by `confinement` (the gate's sandbox).
+    #[must_use]
+    pub(crate) fn confined(self, confinement: Arc<dyn Confinement>) -> Worker {
+        Worker {
+            confinement: Some(confinement),
+            ..self
+        }
+    }
+
+    /// Empties the temporary directory and runs `command` in the tree, confined when the
+    /// worker is.
+    fn exec(
+        &self,
+        command: &CommandSpec,
+        timeout: Duration,
+        interrupt: &AtomicBool,
+    ) -> Result<runner::RunOutcome, ReduceError> {
+        self.dirs.fresh_tmp()?;
+        Ok(runner::run_confined(
+            command,
+            &self.dirs.tree,
+            &self.dirs.tmp,
+            timeout,
+            interrupt,
+            self.confinement.as_deref(),
+        )?)
     }
 
     /// Runs `command` on `tree` here and returns the outcome and this worker's normaliser.
@@ -85,8 +117,7 @@ impl Worker {
         interrupt: &AtomicBool,
     ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
         self.workspace.apply(tree)?;
-        self.dirs.fresh_tmp()?;
-        let outcome = runner::run(command, &self.dirs.tree, &self.dirs.tmp, timeout, interrupt)?;
+        let outcome = self.exec(command, timeout, interrupt)?;
         Ok((outcome, self.normalizer.clone()))
     }
 }
@@ -125,14 +156,7 @@ pub(crate) fn probe(
         // Each sample starts from exactly the candidate tree: whatever the last one did is
         // undone first.
         worker.workspace.apply(tree)?;
-        worker.dirs.fresh_tmp()?;
-        let outcome = runner::run(
-            &setup.command,
-            &worker.dirs.tree,
-            &worker.dirs.tmp,
-            timeout,
-            &setup.interrupt,
-        )?;
+        let outcome = worker.exec(&setup.command, timeout, &setup.interrupt)?;
         duration += outcome.duration;
         let answer = |pass: bool, early: bool| Answer {
             pass,
