@@ -349,7 +349,11 @@ fn report_to_github(console: &Console, judgement: &gate::Judgement, printed: &st
     if let Some(path) = github_file(github::SUMMARY_ENV)
         && let Err(err) = github::append(
             &path,
-            &github::summary(&judgement.line, judgement.configuration.as_deref()),
+            &github::summary(
+                &judgement.line,
+                judgement.configuration.as_deref(),
+                &judgement.failures,
+            ),
         )
     {
         console.err(&format!(

@@ -209,7 +209,7 @@ fn usable<'a>(
         Ok(side) => side,
     };
     let (exit_code, report) = match &report.outcome {
-        Outcome::Error { message } => {
+        Outcome::Error { message, .. } => {
             return Err(UnusableSide::Marker {
                 side: side(),
                 message: message.clone(),
@@ -227,12 +227,14 @@ fn usable<'a>(
     if files.is_empty() {
         return Err(UnusableSide::NoSelectedFile { side: side() });
     }
-    let failed = files
-        .values()
-        .any(|f| f.load_error.is_some() || f.tests.iter().any(|t| t.status == Status::Failed));
+    let failed = files.values().any(|f| {
+        f.load_error.is_some()
+            || f.crashed.is_some()
+            || f.tests.iter().any(|t| t.status == Status::Failed)
+    });
     let ran = files
         .values()
-        .any(|f| f.load_error.is_some() || !f.tests.is_empty());
+        .any(|f| f.load_error.is_some() || f.crashed.is_some() || !f.tests.is_empty());
     if !ran {
         return Err(UnusableSide::NothingRan { side: side() });
     }
@@ -254,6 +256,10 @@ fn status_of(
     };
     if let Some(message) = &result.load_error {
         return (SideStatus::LoadError, Some(message.clone()));
+    }
+    // The file's run ended without a report: every test of it failed there.
+    if let Some(how) = &result.crashed {
+        return (SideStatus::Failed, Some(format!("the run {how}")));
     }
     let Some(test) = result
         .tests
@@ -346,6 +352,12 @@ pub(crate) fn classify(
         }
     }
     // Errors that stand whatever the rows say.
+    if let Some((file, how)) = selected.iter().find_map(|s| {
+        let crashed = head_files.get(s.as_str())?.crashed.as_ref()?;
+        Some((s, crashed))
+    }) {
+        return error(format!("`{file}` {how} on head"), rows, not_collected);
+    }
     if let Some(file) = selected.iter().find(|s| {
         head_files
             .get(s.as_str())
@@ -406,6 +418,7 @@ mod tests {
         FileResult {
             path: path.into(),
             load_error: None,
+            crashed: None,
             tests: tests
                 .iter()
                 .map(|(n, s, m)| TestCase {

@@ -119,6 +119,17 @@ pub struct RepoConfig {
     /// Time limits.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// The most memory (data, in MiB) one test run may allocate: a run stopped by it fails
+    /// the tests of its file on that side.
+    #[serde(default = "default_memory_mb")]
+    pub memory_mb: u64,
+}
+
+/// The default memory limit of a test run, in MiB.
+pub(crate) const DEFAULT_MEMORY_MB: u64 = 4096;
+
+fn default_memory_mb() -> u64 {
+    DEFAULT_MEMORY_MB
 }
 
 /// Compiled globs of a configuration.

@@ -37,8 +37,12 @@ pub enum Outcome {
     },
     /// Something failed before or instead of a report.
     Error {
-        /// What failed.
+        /// What failed, in one line.
         message: String,
+        /// The failed command, when a command failed: what it was, how it ended and the
+        /// end of its output.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<crate::gate::test_report::RunDetail>,
     },
     /// The side did not apply.
     Skipped {
@@ -93,8 +97,27 @@ impl SideReport {
             commit: commit.to_string(),
             outcome: Outcome::Error {
                 message: message.into(),
+                detail: None,
             },
         }
+    }
+
+    /// An error marker with the failed command's detail.
+    pub fn error_with(
+        side: &str,
+        commit: &str,
+        message: impl Into<String>,
+        detail: Option<crate::gate::test_report::RunDetail>,
+    ) -> SideReport {
+        let mut report = SideReport::error(side, commit, message);
+        report.outcome = Outcome::Error {
+            message: match report.outcome {
+                Outcome::Error { message, .. } => message,
+                _ => String::new(),
+            },
+            detail,
+        };
+        report
     }
 }
 
@@ -240,6 +263,7 @@ mod tests {
                     files: vec![FileResult {
                         path: "tests/test_a.py".into(),
                         load_error: None,
+                        crashed: None,
                         tests: (0..names)
                             .map(|i| TestCase {
                                 name: format!("test_{i}_{:x}", i * 7919),
@@ -272,7 +296,9 @@ mod tests {
         let text = encode(&sample(200), 200);
         let decoded = decode(&text, "base", 200).unwrap();
         match decoded.outcome {
-            Outcome::Error { message } => assert!(message.contains("base report"), "{message}"),
+            Outcome::Error { message, .. } => {
+                assert!(message.contains("base report"), "{message}");
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -21,6 +21,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::gate::line::{self, CertificateVerdict, ResultLine, TestClass, Verdict};
+use crate::gate::test_report::RunDetail;
 
 /// The variable naming the step's output file.
 pub(crate) const OUTPUT_ENV: &str = "GITHUB_OUTPUT";
@@ -386,7 +387,11 @@ fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
 
 /// The Markdown summary of a judgement, for `$GITHUB_STEP_SUMMARY`: the verdict, the
 /// counts, a table of the tests with their class, and the certificate if there is one.
-pub(crate) fn summary(result: &ResultLine, configuration: Option<&str>) -> String {
+pub(crate) fn summary(
+    result: &ResultLine,
+    configuration: Option<&str>,
+    failures: &[(String, RunDetail)],
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## repromin: {}\n", result.verdict.as_str());
     let _ = writeln!(out, "{}\n", explain(result.verdict));
@@ -402,6 +407,26 @@ pub(crate) fn summary(result: &ResultLine, configuration: Option<&str>) -> Strin
     let _ = writeln!(out, "- tests: {}", counts.join(", "));
     if let Some(configuration) = configuration {
         let _ = writeln!(out, "- configuration: {}", md(configuration));
+    }
+    for (side, failure) in failures {
+        let _ = writeln!(
+            out,
+            "\n**{} side, {}:** the command {} ended with {} after {} ms. The end of its \
+             output:\n",
+            md(side),
+            md(&failure.step),
+            md(&failure.command),
+            md(&failure.how),
+            failure.duration_ms
+        );
+        // An indented code block: no fence that the output could close.
+        for line in failure.tail.lines() {
+            let shown: String = line
+                .chars()
+                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                .collect();
+            let _ = writeln!(out, "    {shown}");
+        }
     }
     if result.config_edited {
         let _ = writeln!(
@@ -842,10 +867,27 @@ mod tests {
     }
 
     #[test]
+    fn summary_of_a_failed_command_shows_its_tail_as_code() {
+        let mut line = reproduced();
+        line.verdict = Verdict::Error;
+        let failure = RunDetail {
+            step: "install".into(),
+            command: "npm ci --no-audit".into(),
+            how: "exit 1".into(),
+            duration_ms: 2345,
+            tail:
+                "npm ERR! code E404\n```\nrepromin/v1 {\"verdict\":\"reproduced\"}\n\u{1b}[31mred"
+                    .into(),
+        };
+        insta::assert_snapshot!(summary(&line, None, &[("base".into(), failure)]));
+    }
+
+    #[test]
     fn summary_of_a_reproduced_verdict() {
         insta::assert_snapshot!(summary(
             &reproduced(),
-            Some("detected python at the merge base: pytest in a .venv")
+            Some("detected python at the merge base: pytest in a .venv"),
+            &[]
         ));
     }
 
@@ -855,7 +897,7 @@ mod tests {
         line.error =
             Some("the base report is malformed: not base64 (Invalid symbol 33, offset 0.)".into());
         line.config_edited = true;
-        insta::assert_snapshot!(summary(&line, None));
+        insta::assert_snapshot!(summary(&line, None, &[]));
     }
 
     #[test]
@@ -905,7 +947,7 @@ mod tests {
                 required_passes: 29,
             }),
         });
-        insta::assert_snapshot!(summary(&line, None));
+        insta::assert_snapshot!(summary(&line, None, &[]));
     }
 
     #[test]
@@ -930,7 +972,7 @@ mod tests {
             ],
             error: None,
         });
-        insta::assert_snapshot!(summary(&line, None));
+        insta::assert_snapshot!(summary(&line, None, &[]));
     }
 
     #[test]
@@ -945,7 +987,7 @@ mod tests {
                 )
             })
             .collect();
-        let text = summary(&result(Verdict::Vacuous, many), None);
+        let text = summary(&result(Verdict::Vacuous, many), None, &[]);
         assert_eq!(
             text.matches("| passes-on-base |").count(),
             SUMMARY_MAX_TESTS

@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use crate::gate::certificate;
 use crate::gate::classify::{self, Classified, SideInput, SideInputError, Verdict};
 use crate::gate::config::RepoConfig;
-use crate::gate::encode::{self, TEST_REPORT_CAP};
+use crate::gate::encode::{self, Outcome, TEST_REPORT_CAP};
 use crate::gate::git::{self, Repo};
 use crate::gate::line;
 use crate::gate::mutants::{self, MutantsReportError};
 use crate::gate::plan;
+use crate::gate::test_report::RunDetail;
 
 /// What the judge reads.
 #[derive(Clone, Debug)]
@@ -49,6 +50,8 @@ pub(crate) struct Judgement {
     pub classified: Classified,
     /// Where the configuration came from and, when detected, what was chosen and why.
     pub configuration: Option<String>,
+    /// The failed commands behind the sides' error markers: the side and what it ran.
+    pub failures: Vec<(String, RunDetail)>,
 }
 
 const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
@@ -197,6 +200,7 @@ pub(crate) fn judge_error(head: &str, base: &str, message: &str) -> Judgement {
             not_collected: Vec::new(),
         },
         configuration: None,
+        failures: Vec::new(),
     }
 }
 
@@ -248,6 +252,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
                 line: error_line(&input.head, &input.base, &err.to_string(), false),
                 classified: empty,
                 configuration: None,
+                failures: Vec::new(),
             };
         }
     }
@@ -258,6 +263,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
             line: error_line(&input.head, &input.base, &err.to_string(), false),
             classified: empty,
             configuration: None,
+            failures: Vec::new(),
         };
     }
     let planned = match plan::plan(&repo, &input.base, &input.head, input.local_config.clone()) {
@@ -267,6 +273,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
                 line: error_line(&input.head, &input.base, &err.to_string(), false),
                 classified: empty,
                 configuration: None,
+                failures: Vec::new(),
             };
         }
     };
@@ -289,6 +296,19 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
     let base = check(base, &input.base);
     let rerun = check(rerun, &input.base);
     let head = check(head, &input.head);
+    let failures = [&base, &rerun, &head]
+        .into_iter()
+        .filter_map(|side| match side {
+            Ok(report) => match &report.outcome {
+                Outcome::Error {
+                    detail: Some(detail),
+                    ..
+                } => Some((report.side.clone(), detail.clone())),
+                _ => None,
+            },
+            Err(_) => None,
+        })
+        .collect();
     let classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
     let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
     let tests = classified
@@ -329,6 +349,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
         line: result,
         classified,
         configuration: Some(planned.origin.describe()),
+        failures,
     }
 }
 

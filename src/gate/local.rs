@@ -79,6 +79,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
                     not_collected: Vec::new(),
                 },
                 configuration: None,
+                failures: Vec::new(),
             };
         }
     };

@@ -1168,6 +1168,7 @@ mod tests {
                 files: vec![FileResult {
                     path: "tests/test_calc.py".into(),
                     load_error: None,
+                    crashed: None,
                     tests,
                 }],
             },

@@ -47,6 +47,22 @@ pub(crate) fn table(judgement: &Judgement) -> String {
     if let Some(configuration) = &judgement.configuration {
         let _ = writeln!(out, "configuration: {configuration}");
     }
+    for (side, failure) in &judgement.failures {
+        let _ = writeln!(
+            out,
+            "{side}: {} `{}` ended with {} after {} ms; the end of its output:",
+            failure.step, failure.command, failure.how, failure.duration_ms
+        );
+        for line in failure.tail.lines() {
+            // Indented and without control characters, so no line of it can be taken for
+            // the result line or move the terminal.
+            let shown: String = line
+                .chars()
+                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                .collect();
+            let _ = writeln!(out, "  | {shown}");
+        }
+    }
     let _ = write!(out, "verdict: {}", judgement.line.verdict.as_str());
     if let Some(err) = &judgement.line.error {
         let _ = write!(out, " ({err})");

@@ -45,8 +45,44 @@ pub struct FileResult {
     /// error of a Rust test target): the message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_error: Option<String>,
+    /// Set when the file's run ended without a report (it timed out, ran out of memory or
+    /// was killed): how. Every test of the file counts as failed there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crashed: Option<String>,
     /// Test cases in report order.
     pub tests: Vec<TestCase>,
+}
+
+/// What a failed command did, for people: carried by an error marker so that an `error`
+/// verdict says which step failed and how.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunDetail {
+    /// The step: `install`, `build` or the test run's name (`base`, `head`, …).
+    pub step: String,
+    /// The command as run.
+    pub command: String,
+    /// How it ended: `exit 1`, `killed by signal 9`, `timed out`.
+    pub how: String,
+    /// How long it ran, in milliseconds.
+    pub duration_ms: u64,
+    /// The last lines of its combined output (at most 20 lines and 4 KiB).
+    pub tail: String,
+}
+
+impl RunDetail {
+    /// The line of the tail that most likely says what went wrong: the first that names an
+    /// error, else the last non-blank one.
+    pub fn first_error(&self) -> &str {
+        let lines = || self.tail.lines().map(str::trim).filter(|l| !l.is_empty());
+        lines()
+            .find(|l| {
+                let lower = l.to_ascii_lowercase();
+                lower.contains("error") || lower.contains("err!") || lower.contains("fatal")
+            })
+            .or_else(|| lines().next_back())
+            .unwrap_or("")
+    }
 }
 
 /// A whole normalised report.

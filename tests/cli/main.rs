@@ -13,6 +13,7 @@ mod kills;
 mod mutants;
 mod publish;
 mod reduce;
+mod runs;
 mod sampling;
 mod snapshots;
 mod util;

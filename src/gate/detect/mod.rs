@@ -12,7 +12,7 @@ mod java;
 mod node;
 mod python;
 
-use crate::gate::config::{RepoConfig, ReportFormat, Timeouts};
+use crate::gate::config::{DEFAULT_MEMORY_MB, RepoConfig, ReportFormat, Timeouts};
 
 /// A detected configuration and why it was chosen.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,6 +101,7 @@ fn config(
         command: command.to_string(),
         report,
         timeouts: Timeouts::default(),
+        memory_mb: DEFAULT_MEMORY_MB,
     }
 }
 

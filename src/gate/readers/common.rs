@@ -169,6 +169,7 @@ impl Builder {
             files.push(FileResult {
                 path,
                 load_error: None,
+                crashed: None,
                 tests,
             });
             files.len() - 1

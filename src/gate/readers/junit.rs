@@ -109,7 +109,7 @@ pub(super) const SOURCE_EXTENSIONS: &[&str] = &["py", "rs", "go", "java", "kt", 
 /// JUnit XML. A case's file is, in this order: its own or its suite's `file` attribute; its
 /// classname (or, for pytest collection errors, its name) read as a file path (vitest), a
 /// nextest binary id, a pytest module path, a JVM class or a Go package; its suite's name read
-/// the same way. A failed case that names its file (vitest), or a pytest collection error,
+/// the same way; and when one file was run and the report names no file anywhere, that file. A failed case that names its file (vitest), or a pytest collection error,
 /// becomes the file's load error, as does a failure directly under a `<testsuite>`.
 pub(super) fn read_junit(bytes: &[u8], files: &Files) -> Result<Builder, ReadError> {
     let lower = bytes.to_ascii_lowercase();
@@ -120,6 +120,8 @@ pub(super) fn read_junit(bytes: &[u8], files: &Files) -> Result<Builder, ReadErr
     let (suites, cases) = parse_junit(utf8(Format::Junit, bytes)?.trim_start_matches('\u{feff}'))?;
     let names = cases.iter().map(|c| c.classname.as_str());
     let go = GoMap::new(files, names.chain(suites.iter().map(|s| s.0.as_str())));
+    let names_files =
+        cases.iter().any(|c| c.file.is_some()) || suites.iter().any(|s| s.1.is_some());
     let mut out = Builder::default();
     for case in &cases {
         let suite = case.suite.map(|i| &suites[i]);
@@ -146,6 +148,13 @@ pub(super) fn read_junit(bytes: &[u8], files: &Files) -> Result<Builder, ReadErr
                     .find(|(l, _)| !matches!(l, Loc::Unknown))
                     .unwrap_or((Loc::Unknown, false))
             }
+        };
+        // A run of one file, in a report that names no file anywhere (jest-junit and node's
+        // junit reporter write no file attribute): a case tied to no file by its names is
+        // that file's (attribution by run).
+        let loc = match (loc, files.selected.as_slice()) {
+            (Loc::Unknown, [only]) if !names_files => Loc::Found(only.clone(), Mode::Path),
+            (loc, _) => loc,
         };
         let Loc::Found(path, mode) = loc else {
             continue;

@@ -232,6 +232,18 @@ test/hooks.test.ts !! beforeAll failed
         let xml = r#"<testsuites name="jest tests" tests="3" failures="0"><testsuite name="Calculator" errors="0" failures="0" skipped="0" timestamp="2025-03-02T10:11:12" time="0.4" tests="2" file="/root/repo/src/calc.test.js"><testcase classname="Calculator adds" name="Calculator adds" time="0.001"></testcase><testcase classname="Calculator divides" name="Calculator divides" time="0"><skipped/></testcase></testsuite><testsuite name="No file" tests="1"><testcase classname="No file x" name="No file x"/></testsuite></testsuites>"#;
         let want = "src/calc.test.js\n  Passed Calculator adds\n  Skipped Calculator divides\n";
         check(Format::Junit, xml, &["src/calc.test.js"], want);
+        // jest-junit's default and node's junit reporter name no file at all: a run of one
+        // file is attributed to it, a run of several to none (each is then run alone).
+        let xml = r#"<testsuites name="jest tests"><testsuite name="Calculator" tests="2"><testcase classname="Calculator adds" name="Calculator adds"/><testcase classname="Calculator divides" name="Calculator divides"><failure message="boom"/></testcase></testsuite></testsuites>"#;
+        let want =
+            "src/calc.test.js\n  Passed Calculator adds\n  Failed Calculator divides | boom\n";
+        check(Format::Junit, xml, &["src/calc.test.js"], want);
+        check(
+            Format::Junit,
+            xml,
+            &["src/calc.test.js", "src/b.test.js"],
+            "",
+        );
     }
 
     #[test]

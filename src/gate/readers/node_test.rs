@@ -58,6 +58,7 @@ pub(crate) fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadEr
                 report.files.push(FileResult {
                     path,
                     load_error: None,
+                    crashed: None,
                     tests: Vec::new(),
                 });
                 let last = report.files.len() - 1;

@@ -9,7 +9,7 @@ use crate::gate::git::Repo;
 use crate::gate::plan::Planned;
 
 use super::common::{
-    Deadline, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
+    Deadline, RunPlace, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
 };
 use super::error::SideError;
 use super::options::{ExecOptions, Side};
@@ -57,16 +57,14 @@ pub(super) fn run_side(
         let mut reports = Vec::new();
         for name in options.side.reports() {
             let limit = deadline.limit(Duration::from_secs(config.timeouts.test))?;
-            let outcome = test_run(
-                name,
-                &config,
-                &plan.tests,
+            let place = RunPlace {
                 tree,
                 scratch,
-                sandbox.as_ref(),
-                limit,
+                sandbox: sandbox.as_ref(),
+                timeout: limit,
                 interrupt,
-            );
+            };
+            let outcome = test_run(name, &config, &plan.tests, &place);
             let report = match outcome {
                 Ok(outcome) => SideReport {
                     v: crate::gate::encode::VERSION,
@@ -74,7 +72,7 @@ pub(super) fn run_side(
                     commit: commit.to_string(),
                     outcome,
                 },
-                Err(err) => SideReport::error(name, commit, err.to_string()),
+                Err(err) => SideReport::error_with(name, commit, err.to_string(), err.detail()),
             };
             reports.push(((*name).to_string(), report));
         }

@@ -15,7 +15,7 @@ use crate::gate::git::Repo;
 use crate::gate::plan::Plan;
 use crate::gate::readers::{self, Format, ReadContext};
 use crate::gate::sandbox::{self, Sandbox, SandboxRuns};
-use crate::gate::test_report::TestReport;
+use crate::gate::test_report::{FileResult, RunDetail, TestReport};
 use crate::runner::{self, CommandSpec, Confinement, Termination};
 use crate::safe_fs::SafeFsError;
 
@@ -162,12 +162,20 @@ pub(crate) fn shell_step(
     let outcome = runner::run(&spec, tree, tmp, timeout, interrupt)?;
     match outcome.termination {
         Termination::Exited(0) => Ok(()),
-        other => Err(SideError::Step {
-            what,
-            command: command.to_string(),
-            how: other.describe(),
-            tail: crate::oracle::tail(&outcome.output, 5),
+        _ => Err(SideError::Step {
+            detail: run_detail(what, command, &outcome),
         }),
+    }
+}
+
+/// What a finished command did, for an error marker.
+pub(crate) fn run_detail(step: &str, command: &str, outcome: &runner::RunOutcome) -> RunDetail {
+    RunDetail {
+        step: step.to_string(),
+        command: command.to_string(),
+        how: outcome.termination.describe(),
+        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        tail: crate::oracle::tail(&outcome.output, 20),
     }
 }
 
@@ -305,32 +313,55 @@ pub(crate) fn build_step(
     let outcome = run_shell(build, tree, &[&tmp], &tmp, sandbox, timeout, interrupt)?;
     match outcome.termination {
         Termination::Exited(0) => Ok(()),
-        other => Err(SideError::Step {
-            what: "build",
-            command: build.to_string(),
-            how: other.describe(),
-            tail: crate::oracle::tail(&outcome.output, 5),
+        _ => Err(SideError::Step {
+            detail: run_detail("build", build, &outcome),
         }),
     }
 }
 
-/// Runs the test files `tests` once and reads the report.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site per side, all inputs distinct"
-)]
-pub(crate) fn test_run(
+/// Where a test run happens: the tree, its scratch directory, the sandbox, the time limit
+/// of one run.
+pub(crate) struct RunPlace<'a> {
+    /// The worktree.
+    pub tree: &'a Path,
+    /// The side's scratch directory.
+    pub scratch: &'a Path,
+    /// The sandbox, if any.
+    pub sandbox: Option<&'a Sandbox>,
+    /// The time limit of one run.
+    pub timeout: Duration,
+    /// Polled to stop early.
+    pub interrupt: &'a AtomicBool,
+}
+
+/// One run of the test command: how it ended and its report, read or not.
+struct FileRun {
+    exit_code: Option<i32>,
+    /// How the run ended when it gave no report because it was stopped: timed out, killed
+    /// by a signal (an out-of-memory abort among them).
+    crashed: Option<String>,
+    report: Result<TestReport, SideError>,
+}
+
+/// Whether a run that ended like this was stopped rather than finished: a timeout, a
+/// signal, or a shell reporting its command killed by one (status 128 + N).
+fn stopped(termination: Termination) -> bool {
+    match termination {
+        Termination::TimedOut | Termination::Signaled(_) => true,
+        Termination::Exited(code) => code > 128 && code < 160,
+        _ => false,
+    }
+}
+
+/// Runs the test command once on `tests` (under the memory limit) and reads its report.
+fn run_files(
     name: &str,
     config: &RepoConfig,
     tests: &[String],
-    tree: &Path,
-    scratch: &Path,
-    sandbox: Option<&Sandbox>,
-    timeout: Duration,
-    interrupt: &AtomicBool,
-) -> Result<Outcome, SideError> {
-    let out_dir = fresh_dir(scratch, "out", name)?;
-    let tmp = fresh_dir(scratch, "tmp", name)?;
+    place: &RunPlace<'_>,
+) -> Result<FileRun, SideError> {
+    let out_dir = fresh_dir(place.scratch, "out", name)?;
+    let tmp = fresh_dir(place.scratch, "tmp", name)?;
     let report_path = out_dir.join(match config.report {
         ReportFormat::Junit => "report.xml",
         _ => "report.json",
@@ -340,41 +371,153 @@ pub(crate) fn test_run(
         std::fs::write(&node_reporter, crate::gate::node_test::REPORTER)?;
     }
     let command = expand(&config.command, tests, &report_path, &node_reporter);
+    // The data limit bounds what the command can allocate (an unbounded allocation on the
+    // base side ends as a failure there, not as a machine out of memory).
+    let limited = format!(
+        "ulimit -d {} 2>/dev/null; {command}",
+        config.memory_mb.saturating_mul(1024)
+    );
     let dirs = [out_dir.as_path(), tmp.as_path()];
-    let outcome = run_shell(&command, tree, &dirs, &tmp, sandbox, timeout, interrupt)?;
+    let outcome = run_shell(
+        &limited,
+        place.tree,
+        &dirs,
+        &tmp,
+        place.sandbox,
+        place.timeout,
+        place.interrupt,
+    )?;
+    let detail = || run_detail(name, &command, &outcome);
     let exit_code = match outcome.termination {
         Termination::Exited(code) => Some(code),
-        Termination::TimedOut => {
-            return Err(SideError::TestTimeout {
-                name: name.to_string(),
-            });
-        }
         Termination::OutputOverflow => {
-            return Err(SideError::TestOverflow {
-                name: name.to_string(),
+            return Err(SideError::TestRun {
+                detail: detail(),
+                problem: Box::new(SideError::TestOverflow),
             });
         }
         Termination::Interrupted => return Err(SideError::Interrupted),
-        Termination::Signaled(_) => None,
+        Termination::TimedOut | Termination::Signaled(_) => None,
     };
     let bytes = if config.command.contains("{report}") {
-        read_report_file(&report_path)?
+        read_report_file(&report_path)
     } else {
-        outcome.output.clone()
+        Ok(outcome.output.clone())
     };
-    let root = std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_path_buf());
+    let root = std::fs::canonicalize(place.tree).unwrap_or_else(|_| place.tree.to_path_buf());
     let root_text = root.display().to_string();
     let ctx = ReadContext {
         root: &root_text,
         selected: tests,
     };
-    let mut report =
+    let report = bytes.and_then(|bytes| {
         read_report(config.report, &bytes, &ctx).map_err(|source| SideError::ReportUnreadable {
             name: name.to_string(),
             source,
-        })?;
+        })
+    });
+    let crashed = match (&report, outcome.termination) {
+        (_, Termination::TimedOut) => {
+            Some(format!("timed out after {} s", place.timeout.as_secs()))
+        }
+        (Err(_), termination) if stopped(termination) => Some(format!(
+            "ended with {} and no report",
+            termination.describe()
+        )),
+        _ => None,
+    };
+    let report = report.map_err(|problem| SideError::TestRun {
+        detail: detail(),
+        problem: Box::new(problem),
+    });
+    Ok(FileRun {
+        exit_code,
+        crashed,
+        report,
+    })
+}
+
+/// Runs the test files `tests` and reads the report.
+///
+/// A run that is stopped before it writes a report (its timeout, the memory limit, a
+/// signal) fails every test of its file; with several files, each is then run on its own
+/// to tell which. A JUnit report that cannot tie some selected files' tests to them (no
+/// `file` attribute) is completed the same way: each such file is run on its own, and
+/// what that run reports is that file's.
+pub(crate) fn test_run(
+    name: &str,
+    config: &RepoConfig,
+    tests: &[String],
+    place: &RunPlace<'_>,
+) -> Result<Outcome, SideError> {
+    let run = run_files(name, config, tests, place)?;
+    if let Some(how) = &run.crashed {
+        if let [only] = tests {
+            return Ok(crashed_outcome(only, how));
+        }
+        return each_on_its_own(name, config, tests, place, TestReport::default());
+    }
+    let mut report = run.report?;
     // Only what the judge reads: the selected files.
     report.files.retain(|f| tests.contains(&f.path));
+    let missing: Vec<String> = tests
+        .iter()
+        .filter(|t| !report.files.iter().any(|f| &f.path == *t))
+        .cloned()
+        .collect();
+    if config.report == ReportFormat::Junit && tests.len() > 1 && !missing.is_empty() {
+        return each_on_its_own(name, config, &missing, place, report);
+    }
+    Ok(Outcome::Report {
+        exit_code: run.exit_code,
+        report,
+    })
+}
+
+/// The outcome of a run of one file that was stopped: the file crashed.
+fn crashed_outcome(file: &str, how: &str) -> Outcome {
+    Outcome::Report {
+        exit_code: None,
+        report: TestReport {
+            files: vec![crashed_file(file, how)],
+        },
+    }
+}
+
+fn crashed_file(file: &str, how: &str) -> FileResult {
+    FileResult {
+        path: file.to_string(),
+        load_error: None,
+        crashed: Some(how.to_string()),
+        tests: Vec::new(),
+    }
+}
+
+/// Runs each of `files` on its own and adds what each run reports of its file to
+/// `report`. The exit status is 0 only when every run exited 0.
+fn each_on_its_own(
+    name: &str,
+    config: &RepoConfig,
+    files: &[String],
+    place: &RunPlace<'_>,
+    mut report: TestReport,
+) -> Result<Outcome, SideError> {
+    let mut exit_code = Some(0);
+    for (index, file) in files.iter().enumerate() {
+        let one = std::slice::from_ref(file);
+        let run = run_files(&format!("{name}-{}", index + 1), config, one, place)?;
+        if let Some(how) = &run.crashed {
+            report.files.push(crashed_file(file, how));
+            exit_code = None;
+            continue;
+        }
+        let mut single = run.report?;
+        single.files.retain(|f| &f.path == file);
+        report.files.extend(single.files);
+        if run.exit_code != Some(0) {
+            exit_code = exit_code.and(run.exit_code);
+        }
+    }
     Ok(Outcome::Report { exit_code, report })
 }
 

@@ -11,6 +11,7 @@ use crate::gate::encode::DecodeError;
 use crate::gate::git::GitError;
 use crate::gate::readers::ReadError;
 use crate::gate::sandbox::SandboxError;
+use crate::gate::test_report::RunDetail;
 use crate::reduce::ReduceError;
 use crate::runner::RunnerError;
 use crate::safe_fs::{InsideError, SafeFsError};
@@ -55,16 +56,32 @@ pub(crate) enum SideError {
     #[error("timeout: the side's deadline passed")]
     Deadline,
     /// An install or build step failed.
-    #[error("{what} `{command}` failed ({how}): {tail}")]
+    #[error(
+        "{} failed: {} after {}{} (`{}`)",
+        .detail.step,
+        .detail.how,
+        seconds(.detail.duration_ms),
+        said(.detail),
+        .detail.command
+    )]
     Step {
-        /// `install` or `build`.
-        what: &'static str,
-        /// The command.
-        command: String,
-        /// How it ended.
-        how: String,
-        /// The last lines it printed.
-        tail: String,
+        /// The command, how it ended and the end of its output.
+        detail: RunDetail,
+    },
+    /// A test run ended without a report that can be read.
+    #[error(
+        "the {} test run ended with {} after {} and {problem}{} (`{}`)",
+        .detail.step,
+        .detail.how,
+        seconds(.detail.duration_ms),
+        said(.detail),
+        .detail.command
+    )]
+    TestRun {
+        /// The command, how it ended and the end of its output.
+        detail: RunDetail,
+        /// What is wrong with its report.
+        problem: Box<SideError>,
     },
     /// An overlay path with an empty, `.` or `..` component.
     #[error("bad overlay path `{rel}`")]
@@ -73,7 +90,7 @@ pub(crate) enum SideError {
         rel: String,
     },
     /// The test run left no report file that can be opened.
-    #[error("no test report at `{}` ({source})", path.display())]
+    #[error("left no test report ({source})")]
     ReportMissing {
         /// The report file.
         path: PathBuf,
@@ -82,19 +99,19 @@ pub(crate) enum SideError {
         source: std::io::Error,
     },
     /// The report file is not a regular file.
-    #[error("the test report `{}` is not a regular file", path.display())]
+    #[error("left a test report `{}` that is not a regular file", path.display())]
     ReportNotRegular {
         /// The report file.
         path: PathBuf,
     },
     /// The report file is over [`REPORT_FILE_CAP`].
-    #[error("the test report is {len} bytes, over the {REPORT_FILE_CAP}-byte cap")]
+    #[error("left a test report of {len} bytes, over the {REPORT_FILE_CAP}-byte cap")]
     ReportTooLarge {
         /// Its size.
         len: u64,
     },
     /// The report could not be read in its format.
-    #[error("cannot read the {name} test report: {source}")]
+    #[error("left a {name} test report that cannot be read: {source}")]
     ReportUnreadable {
         /// The run.
         name: String,
@@ -102,18 +119,9 @@ pub(crate) enum SideError {
         #[source]
         source: ReportReadError,
     },
-    /// A test run passed its time limit.
-    #[error("timeout: the {name} test run passed its time limit")]
-    TestTimeout {
-        /// The run.
-        name: String,
-    },
     /// A test run printed too much.
-    #[error("the {name} test run printed more than 64 MiB")]
-    TestOverflow {
-        /// The run.
-        name: String,
-    },
+    #[error("printed more than 64 MiB")]
+    TestOverflow,
     /// The run was interrupted.
     #[error("interrupted")]
     Interrupted,
@@ -144,6 +152,37 @@ pub(crate) enum SideError {
     /// The reduction failed.
     #[error(transparent)]
     Reduce(#[from] ReduceError),
+}
+
+/// A duration for people: `0.4 s`, `12.3 s`, `15 min 2 s`.
+fn seconds(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs >= 60 {
+        format!("{} min {} s", secs / 60, secs % 60)
+    } else {
+        format!("{}.{} s", secs, (ms % 1000) / 100)
+    }
+}
+
+/// `: LINE` with the line of the output that says what went wrong, or nothing.
+fn said(detail: &RunDetail) -> String {
+    let line = detail.first_error();
+    if line.is_empty() {
+        "; it printed nothing".to_string()
+    } else {
+        format!(": {}", crate::oracle::clip(line, 200))
+    }
+}
+
+impl SideError {
+    /// The failed command behind this error, when a command failed.
+    pub(crate) fn detail(&self) -> Option<RunDetail> {
+        match self {
+            SideError::Step { detail } | SideError::TestRun { detail, .. } => Some(detail.clone()),
+            SideError::Rebuild { source, .. } => source.detail(),
+            _ => None,
+        }
+    }
 }
 
 impl From<SafeFsError> for SideError {

@@ -14,7 +14,8 @@ use crate::gate::mutants::{self, MutantResult, MutantRun, MutantsOutcome, Mutant
 use crate::safe_fs::overwrite_inside;
 
 use super::common::{
-    Deadline, build_step, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
+    Deadline, RunPlace, build_step, install_and_build, overlay_tree, side_sandbox, test_run,
+    with_worktree,
 };
 use super::error::SideError;
 use super::options::ExecOptions;
@@ -54,19 +55,20 @@ pub(super) fn run_mutants(
         overlay_tree(&repo, &options.head, plan, tree)?;
         let test_limit = || deadline.limit(Duration::from_secs(config.timeouts.test));
         let build_limit = || deadline.limit(Duration::from_secs(config.timeouts.build));
-        let baseline = test_run(
-            "baseline",
-            config,
-            &tests,
+        let place = |timeout| RunPlace {
             tree,
             scratch,
             sandbox,
-            test_limit()?,
+            timeout,
             interrupt,
-        )
-        .unwrap_or_else(|err| Outcome::Error {
-            message: err.to_string(),
-        });
+        };
+        let baseline =
+            test_run("baseline", config, &tests, &place(test_limit()?)).unwrap_or_else(|err| {
+                Outcome::Error {
+                    message: err.to_string(),
+                    detail: err.detail(),
+                }
+            });
         let mut runs = Vec::new();
         if matches!(baseline, Outcome::Report { .. }) {
             let mut index = 0;
@@ -95,9 +97,7 @@ pub(super) fn run_mutants(
                         Ok(()) => {
                             let one = std::slice::from_ref(&spec.test);
                             let limit = test_limit()?;
-                            match test_run(
-                                &name, config, one, tree, scratch, sandbox, limit, interrupt,
-                            ) {
+                            match test_run(&name, config, one, &place(limit)) {
                                 Ok(Outcome::Report { exit_code, report }) => {
                                     MutantResult::Tested { exit_code, report }
                                 }

@@ -1,0 +1,184 @@
+//! Test runs that do not end well: a base side that hangs or runs out of memory, a report
+//! that names no files, a test command that leaves no report. Each on a real repository
+//! with real pytest or node, through `repromin run`.
+
+use crate::util::{GitRepo, PYTEST_CONFIG, line, require_tool, run, stderr, stdout, tool_runs};
+
+/// Runs `repromin run --no-reduce` and returns (line, stderr).
+fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
+    let path = repo.path().display().to_string();
+    let o = run(
+        &[
+            "run",
+            "--no-reduce",
+            "--base",
+            base,
+            "--head",
+            head,
+            "--repo",
+            &path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    (line(&stdout(&o)), stderr(&o))
+}
+
+/// The pytest configuration with `extra` added (JSON members, each ending in a comma).
+fn pytest_config(extra: &str) -> String {
+    PYTEST_CONFIG.replace("\"carry\"", &format!("{extra}\n  \"carry\""))
+}
+
+/// A Python repository whose merge base has `calc.py` and the configuration, and a head
+/// that replaces `calc.py` and adds `tests/test_calc.py`.
+fn python_pr(
+    config: &str,
+    base_calc: &str,
+    head_calc: &str,
+    test: &str,
+) -> (GitRepo, String, String) {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", config),
+            ("calc.py", base_calc),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[("calc.py", head_calc), ("tests/test_calc.py", test)],
+        "fix",
+    );
+    (repo, base, head)
+}
+
+/// A fix for an infinite loop: the base side's run is stopped by its time limit, which
+/// fails the file's tests there, so the test reproduces the bug.
+#[test]
+fn a_base_side_that_hangs_fails_its_tests_there() {
+    if !require_tool("python3", tool_runs("python3")) {
+        return;
+    }
+    let config = pytest_config("\"timeouts\": {\"test\": 5},");
+    let (repo, base, head) = python_pr(
+        &config,
+        "def add(a, b):\n    while True:\n        pass\n",
+        "def add(a, b):\n    return a + b\n",
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["base"], "failed", "{line}");
+    assert_eq!(line["tests"][0]["rerun"], "failed", "{line}");
+}
+
+/// An allocation over the memory limit fails on the base side; under no limit the same
+/// allocation succeeds, so the verdict shows the limit is applied to test runs.
+#[test]
+fn a_test_run_is_bounded_by_the_memory_limit() {
+    if !require_tool("python3", tool_runs("python3")) {
+        return;
+    }
+    let config = pytest_config("\"memory_mb\": 300,");
+    let (repo, base, head) = python_pr(
+        &config,
+        "def buffer():\n    return bytearray(2 * 10**9)\n",
+        "def buffer():\n    return bytearray(10)\n",
+        "from calc import buffer\n\n\ndef test_buffer():\n    assert len(buffer()) > 0\n",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+}
+
+/// node's own JUnit reporter writes no `file` attribute: with two selected files, each is
+/// run on its own and what its run reports is its own.
+#[test]
+fn a_junit_report_without_files_is_attributed_by_running_each_file_alone() {
+    if !require_tool("node", tool_runs("node")) {
+        return;
+    }
+    let config = r#"{"version":1,"tests":["test/*.test.mjs"],"command":"node --test --test-reporter=junit --test-reporter-destination={report} {tests}","report":"junit"}"#;
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", config),
+            (
+                "package.json",
+                "{\"name\":\"calc\",\"type\":\"module\",\"private\":true}\n",
+            ),
+            (
+                "src/calc.js",
+                "export const add = (a, b) => a - b;\nexport const neg = (a) => -a;\n",
+            ),
+        ],
+        "base",
+    );
+    let test = |name: &str, body: &str| {
+        format!(
+            "import test from 'node:test';\nimport assert from 'node:assert';\nimport {{ add, neg }} from '../src/calc.js';\n\ntest('{name}', () => {body});\n"
+        )
+    };
+    let head = repo.commit(
+        &[
+            (
+                "src/calc.js",
+                "export const add = (a, b) => a + b;\nexport const neg = (a) => -a;\n",
+            ),
+            (
+                "test/add.test.mjs",
+                &test("adds", "assert.strictEqual(add(2, 3), 5)"),
+            ),
+            (
+                "test/neg.test.mjs",
+                &test("negates", "assert.strictEqual(neg(2), -2)"),
+            ),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    let tests = line["tests"].as_array().unwrap();
+    let of = |file: &str| {
+        tests
+            .iter()
+            .find(|t| t["file"] == file)
+            .unwrap_or_else(|| panic!("{file} not in {line}"))
+    };
+    assert_eq!(of("test/add.test.mjs")["class"], "reproduces", "{line}");
+    assert_eq!(of("test/neg.test.mjs")["class"], "passes-on-base", "{line}");
+}
+
+/// A test command that leaves no report: the line's error says which run, how it ended
+/// and what it printed, and `run` shows the end of its output.
+#[test]
+fn a_run_without_a_report_says_what_the_command_did() {
+    if !require_tool("python3", tool_runs("python3")) {
+        return;
+    }
+    let config = r#"{"version":1,"tests":["tests/**/test_*.py"],"command":"echo 'collecting'; echo 'E   ModuleNotFoundError: No module named freezegun' >&2; exit 4 # {report}","report":"junit"}"#;
+    let (repo, base, head) = python_pr(
+        config,
+        "def add(a, b):\n    return a - b\n",
+        "def add(a, b):\n    return a + b\n",
+        "def test_add():\n    pass\n",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "error", "{line}");
+    let error = line["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("head: the head test run ended with exit 4 after 0.")
+            && error.contains(
+                "left no test report (No such file or directory (os error 2)): E   \
+                 ModuleNotFoundError: No module named freezegun (`echo 'collecting';"
+            ),
+        "{error}"
+    );
+    assert!(
+        table.contains("  | collecting\n  | E   ModuleNotFoundError: No module named freezegun"),
+        "{table}"
+    );
+}
