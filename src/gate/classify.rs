@@ -277,6 +277,30 @@ fn status_of(
     }
 }
 
+/// For tests selected by changed data files: keeps only the rows whose test id names one
+/// of `data` (its file name or its file name without extension, as parametrised ids do),
+/// when any does, and judges those alone. An error stays an error.
+pub(crate) fn narrow_to_data(classified: &mut Classified, data: &[String]) {
+    if classified.verdict == Verdict::Error {
+        return;
+    }
+    let names: Vec<&str> = data
+        .iter()
+        .flat_map(|d| {
+            let name = d.rsplit('/').next().unwrap_or(d);
+            let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+            [name, stem]
+        })
+        .filter(|n| !n.is_empty())
+        .collect();
+    let named = |row: &Row| names.iter().any(|n| row.name.contains(n));
+    if classified.rows.iter().any(named) {
+        classified.rows.retain(named);
+        classified.verdict =
+            Counts::tally(classified.rows.iter().map(|r| r.class)).implied_verdict();
+    }
+}
+
 /// Classifies the selected tests from the three sides.
 pub(crate) fn classify(
     selected: &[String],

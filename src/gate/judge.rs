@@ -309,7 +309,10 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
             Err(_) => None,
         })
         .collect();
-    let classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
+    let mut classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
+    if planned.plan.selected_by_data {
+        classify::narrow_to_data(&mut classified, &planned.plan.data);
+    }
     let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
     let tests = classified
         .rows

@@ -48,6 +48,34 @@ pub struct Plan {
     pub source: Vec<String>,
     /// The head changes the configuration (which is read from the merge base regardless).
     pub config_edited: bool,
+    /// Data files under a test directory that the pull request adds or changes (carried
+    /// with the tests). When no test file changes, they select the tests that read them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub data: Vec<String>,
+    /// Whether `tests` were selected through `data` rather than changed themselves: then
+    /// only the test ids that name a changed data file are judged, when any does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub selected_by_data: bool,
+}
+
+/// Directory names that hold tests and their data.
+const TEST_DIRS: [&str; 4] = ["test", "tests", "__tests__", "testdata"];
+
+/// The directory of `path` up to and including its first test directory (`tests/`,
+/// `pkg/test/`), when it has one above the file.
+fn test_root(path: &str) -> Option<&str> {
+    let mut end = 0;
+    for part in path.split('/') {
+        let next = end + part.len();
+        if next >= path.len() {
+            return None;
+        }
+        if TEST_DIRS.contains(&part) {
+            return Some(&path[..=next]);
+        }
+        end = next + 1;
+    }
+    None
 }
 
 impl Plan {
@@ -88,6 +116,8 @@ pub(crate) fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Pl
         mutations: Vec::new(),
         source: Vec::new(),
         config_edited: false,
+        data: Vec::new(),
+        selected_by_data: false,
     };
     for change in changes {
         if change.old == CONFIG_PATH || change.new == CONFIG_PATH {
@@ -96,7 +126,13 @@ pub(crate) fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Pl
         // Specs and changesets are test material whatever the globs say.
         let is_note = |p: &str| is_spec(p) || is_changeset(p);
         let is_test = |p: &str| !is_note(p) && globs.is_test(p);
-        let is_carry = |p: &str| !is_note(p) && !globs.is_test(p) && globs.is_carry(p);
+        // Anything else under a test directory is test material, carried like `carry`;
+        // what is not code there is data, which can select the tests that read it.
+        let is_data =
+            |p: &str| !is_note(p) && !globs.is_test(p) && test_root(p).is_some() && !is_code(p);
+        let is_carry = |p: &str| {
+            !is_note(p) && !globs.is_test(p) && (globs.is_carry(p) || test_root(p).is_some())
+        };
         match change.status {
             'D' if is_note(&change.old) => {}
             'D' => {
@@ -125,6 +161,9 @@ pub(crate) fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Pl
                     plan.tests.push(new.clone());
                 } else if is_carry(new) {
                     plan.carry.push(new.clone());
+                    if is_data(new) && !globs.is_runtime(new) {
+                        plan.data.push(new.clone());
+                    }
                     if globs.is_runtime(new) {
                         plan.source.push(new.clone());
                     }
@@ -152,6 +191,7 @@ pub(crate) fn plan_changes(changes: &[Change], config: &RepoConfig) -> Result<Pl
         &mut plan.overlay_removals,
         &mut plan.mutations,
         &mut plan.source,
+        &mut plan.data,
     ] {
         list.sort();
         list.dedup();
@@ -175,12 +215,82 @@ pub(crate) fn plan(
         None => crate::gate::config::load(repo, base)?,
     };
     let changes = repo.name_status(base, head)?;
-    let plan = plan_changes(&changes, &config)?;
+    let mut plan = plan_changes(&changes, &config)?;
+    if plan.tests.is_empty() && !plan.data.is_empty() {
+        let files: Vec<String> = repo.ls_tree(head)?.into_iter().map(|(p, _)| p).collect();
+        let read = |path: &str| -> String {
+            repo.blob(head, path)
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        };
+        plan.tests = consumers(&plan.data, &files, &config, &read)?;
+        plan.selected_by_data = !plan.tests.is_empty();
+    }
     Ok(Planned {
         plan,
         config,
         origin,
     })
+}
+
+/// Whether `path` is source code by its extension (a test helper, not data).
+fn is_code(path: &str) -> bool {
+    const CODE: [&str; 14] = [
+        "py", "js", "mjs", "cjs", "ts", "mts", "cts", "tsx", "jsx", "rs", "go", "java", "kt", "rb",
+    ];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| CODE.contains(&ext))
+}
+
+/// The most test files a data change selects.
+const MAX_CONSUMERS: usize = 50;
+
+/// The test files that read the changed data files: per data file, the test files in its
+/// test directory's tree that name its directory or its file name, or, when none does,
+/// every test file of that tree.
+///
+/// # Errors
+/// A bad glob.
+pub(crate) fn consumers(
+    data: &[String],
+    files: &[String],
+    config: &RepoConfig,
+    read: &dyn Fn(&str) -> String,
+) -> Result<Vec<String>, ConfigError> {
+    let globs = config.globs("configuration")?;
+    let mut selected = Vec::new();
+    for file in data {
+        let Some(root) = test_root(file) else {
+            continue;
+        };
+        let tree: Vec<&String> = files
+            .iter()
+            .filter(|f| f.starts_with(root) && globs.is_test(f) && !is_spec(f))
+            .collect();
+        let dir = crate::tree::parent_of(file);
+        let dir_name = dir.rsplit('/').next().unwrap_or(dir);
+        let name = file.rsplit('/').next().unwrap_or(file);
+        let naming: Vec<&String> = tree
+            .iter()
+            .copied()
+            .filter(|t| {
+                let text = read(t);
+                (!dir_name.is_empty()
+                    && dir != root.trim_end_matches('/')
+                    && text.contains(dir_name))
+                    || text.contains(name)
+            })
+            .collect();
+        let chosen = if naming.is_empty() { tree } else { naming };
+        selected.extend(chosen.into_iter().cloned());
+    }
+    selected.sort();
+    selected.dedup();
+    selected.truncate(MAX_CONSUMERS);
+    Ok(selected)
 }
 
 #[cfg(test)]
@@ -305,5 +415,43 @@ mod tests {
         assert!(!plan.checks_mutants());
         assert!(!is_spec(".mutations.json") && !is_spec("tests/.mutations.json"));
         assert!(is_spec("a.test.mutations.json"));
+    }
+
+    #[test]
+    fn data_under_a_test_directory_is_carried_and_selects_its_readers() {
+        assert_eq!(test_root("tests/cases/a.json"), Some("tests/"));
+        assert_eq!(test_root("pkg/test/data/x.txt"), Some("pkg/test/"));
+        assert_eq!(test_root("tests"), None);
+        assert_eq!(test_root("src/a.json"), None);
+        let config = config();
+        let changes = [
+            change('A', 0, "", "tests/cases/neg.json"),
+            change('M', 0, "", "tests/helpers.py"),
+            change('M', 0, "", "src/calc.py"),
+        ];
+        let plan = plan_changes(&changes, &config).unwrap();
+        assert!(plan.tests.is_empty());
+        assert_eq!(plan.carry, ["tests/cases/neg.json", "tests/helpers.py"]);
+        assert_eq!(plan.data, ["tests/cases/neg.json"], "code is not data");
+        assert_eq!(plan.source, ["src/calc.py"]);
+        let files: Vec<String> = [
+            "tests/test_cases.py",
+            "tests/test_other.py",
+            "other/tests/test_far.py",
+        ]
+        .map(String::from)
+        .to_vec();
+        let read = |path: &str| {
+            if path == "tests/test_cases.py" {
+                "CASES = HERE / 'cases'".to_string()
+            } else {
+                String::new()
+            }
+        };
+        let picked = consumers(&plan.data, &files, &config, &read).unwrap();
+        assert_eq!(picked, ["tests/test_cases.py"]);
+        let nobody = |_: &str| String::new();
+        let picked = consumers(&plan.data, &files, &config, &nobody).unwrap();
+        assert_eq!(picked, ["tests/test_cases.py", "tests/test_other.py"]);
     }
 }

@@ -182,3 +182,66 @@ fn a_run_without_a_report_says_what_the_command_did() {
         "{table}"
     );
 }
+
+/// A fix whose only test change is a new data file of a suite parametrised over a
+/// directory: the test module that reads the directory is selected and run on both sides,
+/// and only the ids that name the new file are judged, so an old case that was already
+/// failing on the merge base proves nothing.
+#[test]
+fn a_data_only_change_selects_the_tests_that_read_it_and_judges_its_ids() {
+    if !require_tool("python3", tool_runs("python3")) {
+        return;
+    }
+    const SUITE: &str = "import json, pathlib\n\nimport pytest\n\nfrom calc import add\n\nCASES = sorted((pathlib.Path(__file__).parent / \"cases\").glob(\"*.json\"))\n\n\n@pytest.mark.parametrize(\"path\", CASES, ids=[p.stem for p in CASES])\ndef test_case(path):\n    case = json.loads(path.read_text())\n    assert add(*case[\"args\"]) == case[\"want\"]\n";
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", PYTEST_CONFIG),
+            (
+                "calc.py",
+                "def add(a, b):\n    return a + b if a >= 0 else b\n",
+            ),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+            ("tests/test_cases.py", SUITE),
+            ("tests/cases/pos.json", "{\"args\": [1, 2], \"want\": 3}\n"),
+            (
+                "tests/cases/old.json",
+                "{\"args\": [-5, 1], \"want\": -4}\n",
+            ),
+        ],
+        "base",
+    );
+    let fixed = "def add(a, b):\n    return a + b\n";
+    let head = repo.commit(
+        &[
+            ("calc.py", fixed),
+            ("tests/cases/neg.json", "{\"args\": [-1, 2], \"want\": 1}\n"),
+        ],
+        "fix with a new case",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    let names: Vec<&str> = line["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["test_case[neg]"], "{line}");
+
+    // The same fix with a new case that passes on the merge base too: vacuous, although
+    // the old case `old` fails on base and passes on head.
+    repo.git(&["checkout", "-q", "-b", "other", &base]);
+    let head = repo.commit(
+        &[
+            ("calc.py", fixed),
+            ("tests/cases/zero.json", "{\"args\": [0, 0], \"want\": 0}\n"),
+        ],
+        "fix with a case that proves nothing",
+    );
+    let (line, table) = gate_run(&repo, &base, &head);
+    assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
+}
