@@ -78,7 +78,7 @@ fn default_build() -> u64 {
     900
 }
 fn default_test() -> u64 {
-    900
+    300
 }
 
 impl Default for Timeouts {

@@ -56,12 +56,13 @@ pub(super) fn run_side(
         }
         let mut reports = Vec::new();
         for name in options.side.reports() {
-            let limit = deadline.limit(Duration::from_secs(config.timeouts.test))?;
+            deadline.check()?;
             let place = RunPlace {
                 tree,
                 scratch,
                 sandbox: sandbox.as_ref(),
-                timeout: limit,
+                timeout: Duration::from_secs(config.timeouts.test),
+                deadline: &deadline,
                 interrupt,
             };
             let outcome = test_run(name, &config, &plan.tests, &place);

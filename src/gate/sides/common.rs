@@ -328,8 +328,10 @@ pub(crate) struct RunPlace<'a> {
     pub scratch: &'a Path,
     /// The sandbox, if any.
     pub sandbox: Option<&'a Sandbox>,
-    /// The time limit of one run.
+    /// The time limit of one run (`timeouts.test`).
     pub timeout: Duration,
+    /// When the side must be done: a run never goes past it.
+    pub deadline: &'a Deadline,
     /// Polled to stop early.
     pub interrupt: &'a AtomicBool,
 }
@@ -378,13 +380,14 @@ fn run_files(
         config.memory_mb.saturating_mul(1024)
     );
     let dirs = [out_dir.as_path(), tmp.as_path()];
+    let timeout = place.deadline.limit(place.timeout)?;
     let outcome = run_shell(
         &limited,
         place.tree,
         &dirs,
         &tmp,
         place.sandbox,
-        place.timeout,
+        timeout,
         place.interrupt,
     )?;
     let detail = || run_detail(name, &command, &outcome);
@@ -417,9 +420,7 @@ fn run_files(
         })
     });
     let crashed = match (&report, outcome.termination) {
-        (_, Termination::TimedOut) => {
-            Some(format!("timed out after {} s", place.timeout.as_secs()))
-        }
+        (_, Termination::TimedOut) => Some(format!("timed out after {} s", timeout.as_secs())),
         (Err(_), termination) if stopped(termination) => Some(format!(
             "ended with {} and no report",
             termination.describe()

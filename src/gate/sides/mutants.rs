@@ -60,6 +60,7 @@ pub(super) fn run_mutants(
             scratch,
             sandbox,
             timeout,
+            deadline: &deadline,
             interrupt,
         };
         let baseline =
