@@ -280,7 +280,7 @@ fn a_hanging_candidate_times_out_and_is_rejected() {
     let area = Area::new();
     area.fixture("python-parse-error", "proj");
     area.write("proj", &[("guard.txt", "keep me\n")]);
-    let script = "if [ ! -e guard.txt ]; then sleep 300; fi; python3 run.py";
+    let script = "if [ ! -e guard.txt ]; then sleep 299.25; fi; python3 run.py";
     let start = std::time::Instant::now();
     let o = run(
         &[
@@ -302,15 +302,16 @@ fn a_hanging_candidate_times_out_and_is_rejected() {
     assert!(files(&area.path("out")).contains_key("guard.txt"));
     assert!(start.elapsed() < std::time::Duration::from_secs(120));
     // A killed process can take a moment to leave the process table on a loaded machine;
-    // a leaked one would stay for five minutes.
+    // a leaked one would stay for five minutes. The odd duration tells it from any other
+    // `sleep` on the machine.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !processes_with("sleep 300").is_empty() && std::time::Instant::now() < deadline {
+    while !processes_with("sleep 299.25").is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert!(
-        processes_with("sleep 300").is_empty(),
+        processes_with("sleep 299.25").is_empty(),
         "{:?}",
-        processes_with("sleep 300")
+        processes_with("sleep 299.25")
     );
 }
 
