@@ -53,6 +53,7 @@ use crate::owner::{MAX_OWNER_LEN, Owner, OwnerState};
 use crate::reduce::{ReduceError, Reduction};
 use crate::report::{self, Report};
 use crate::tree::{Fingerprint, TreeError, scan_exact};
+use crate::with_causes;
 use crate::workspace::{remove_any, write_fresh};
 
 /// The environment variable of the crash-test hook: set to `publish:staged`,
@@ -115,18 +116,6 @@ fn pause_at(point: &str) {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
     }
-}
-
-/// An error followed by its causes, each after `: `.
-fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The staging directory, removed when dropped (on success and on every error alike).

@@ -62,3 +62,16 @@ pub mod signature;
 pub mod stats;
 pub mod tree;
 pub(crate) mod workspace;
+
+/// An error followed by its causes, each after `: `: the one way errors are rendered as
+/// text, by the command line and by the library's own notes.
+pub fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -74,16 +74,7 @@ fn oracle_exit(err: &OracleError) -> Exit {
 }
 
 /// An error followed by its causes, each after `: `.
-pub fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+pub use crate::with_causes;
 
 /// Prints an error with its causes and a hint where one helps.
 pub fn render_error(console: &Console, err: &ReduceError) {

@@ -420,12 +420,8 @@ pub(crate) fn summary(
             failure.duration_ms
         );
         // An indented code block: no fence that the output could close.
-        for line in failure.tail.lines() {
-            let shown: String = line
-                .chars()
-                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect();
-            let _ = writeln!(out, "    {shown}");
+        for line in failure.shown_tail() {
+            let _ = writeln!(out, "    {line}");
         }
     }
     if result.config_edited {

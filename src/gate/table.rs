@@ -53,14 +53,9 @@ pub(crate) fn table(judgement: &Judgement) -> String {
             "{side}: {} `{}` ended with {} after {} ms; the end of its output:",
             failure.step, failure.command, failure.how, failure.duration_ms
         );
-        for line in failure.tail.lines() {
-            // Indented and without control characters, so no line of it can be taken for
-            // the result line or move the terminal.
-            let shown: String = line
-                .chars()
-                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-                .collect();
-            let _ = writeln!(out, "  | {shown}");
+        // Indented, so no line of it can be taken for the result line.
+        for line in failure.shown_tail() {
+            let _ = writeln!(out, "  | {line}");
         }
     }
     let _ = write!(out, "verdict: {}", judgement.line.verdict.as_str());

@@ -71,6 +71,16 @@ pub struct RunDetail {
 }
 
 impl RunDetail {
+    /// The tail's lines as they may be shown: control characters (an escape sequence, a
+    /// carriage return) replaced by `?`, tabs kept.
+    pub fn shown_tail(&self) -> impl Iterator<Item = String> + '_ {
+        self.tail.lines().map(|line| {
+            line.chars()
+                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                .collect()
+        })
+    }
+
     /// The line of the tail that most likely says what went wrong: the first that names an
     /// error, else the last non-blank one.
     pub fn first_error(&self) -> &str {

@@ -6,7 +6,7 @@ use std::process::Command;
 use repromin::exit_code::Exit;
 
 use crate::util::{
-    GitRepo, PYTEST_CONFIG, SANDBOX_USER, line, node_repo, require_tool, run, run_env, sandbox,
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, gate_run, node_repo, require_tool, run, run_env, sandbox,
     stderr, stdout, tool_runs, vitest_modules,
 };
 
@@ -29,26 +29,6 @@ fn python_base() -> (GitRepo, String) {
         "base",
     );
     (repo, base)
-}
-
-/// Runs `repromin run` and returns (line, stderr).
-fn gate_run(repo: &GitRepo, base: &str, head: &str, extra: &[&str]) -> (serde_json::Value, String) {
-    // The reduce side has its own tests (certificate.rs); here it would only add time.
-    let mut args = vec![
-        "run",
-        "--no-reduce",
-        "--base",
-        base,
-        "--head",
-        head,
-        "--repo",
-    ];
-    let path = repo.path().display().to_string();
-    args.push(&path);
-    args.extend_from_slice(extra);
-    let o = run(&args, repo.path());
-    assert!(o.status.success(), "{}", stderr(&o));
-    (line(&stdout(&o)), stderr(&o))
 }
 
 #[test]

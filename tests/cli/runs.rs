@@ -2,27 +2,7 @@
 //! that names no files, a test command that leaves no report. Each on a real repository
 //! with real pytest or node, through `repromin run`.
 
-use crate::util::{GitRepo, PYTEST_CONFIG, line, require_tool, run, stderr, stdout, tool_runs};
-
-/// Runs `repromin run --no-reduce` and returns (line, stderr).
-fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
-    let path = repo.path().display().to_string();
-    let o = run(
-        &[
-            "run",
-            "--no-reduce",
-            "--base",
-            base,
-            "--head",
-            head,
-            "--repo",
-            &path,
-        ],
-        repo.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    (line(&stdout(&o)), stderr(&o))
-}
+use crate::util::{GitRepo, PYTEST_CONFIG, gate_run, require_tool, tool_runs};
 
 /// The pytest configuration with `extra` added (JSON members, each ending in a comma).
 fn pytest_config(extra: &str) -> String {
@@ -70,7 +50,7 @@ fn a_base_side_that_hangs_fails_its_tests_there() {
         "def add(a, b):\n    return a + b\n",
         "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert_eq!(line["tests"][0]["base"], "failed", "{line}");
     assert_eq!(line["tests"][0]["rerun"], "failed", "{line}");
@@ -90,7 +70,7 @@ fn a_test_run_is_bounded_by_the_memory_limit() {
         "def buffer():\n    return bytearray(10)\n",
         "from calc import buffer\n\n\ndef test_buffer():\n    assert len(buffer()) > 0\n",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
 }
 
@@ -139,7 +119,7 @@ fn a_junit_report_without_files_is_attributed_by_running_each_file_alone() {
         ],
         "fix",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     let tests = line["tests"].as_array().unwrap();
     let of = |file: &str| {
@@ -166,7 +146,7 @@ fn a_run_without_a_report_says_what_the_command_did() {
         "def add(a, b):\n    return a + b\n",
         "def test_add():\n    pass\n",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "error", "{line}");
     let error = line["error"].as_str().unwrap();
     assert!(
@@ -222,7 +202,7 @@ fn a_data_only_change_selects_the_tests_that_read_it_and_judges_its_ids() {
         ],
         "fix with a new case",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     let names: Vec<&str> = line["tests"]
         .as_array()
@@ -242,6 +222,6 @@ fn a_data_only_change_selects_the_tests_that_read_it_and_judges_its_ids() {
         ],
         "fix with a case that proves nothing",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
 }

@@ -449,3 +449,29 @@ pub(crate) fn node_repo(modules: &Path, reporter: &str, report: &str) -> (GitRep
     );
     (repo, base)
 }
+
+/// Runs `repromin run --no-reduce` on `base..head` of `repo` with `extra` options and
+/// returns (the line, decoded; stderr, where `run` shows its table). The reduce side has
+/// tests of its own (certificate.rs); here it would only add time.
+pub(crate) fn gate_run(
+    repo: &GitRepo,
+    base: &str,
+    head: &str,
+    extra: &[&str],
+) -> (serde_json::Value, String) {
+    let path = repo.path().display().to_string();
+    let mut args = vec![
+        "run",
+        "--no-reduce",
+        "--base",
+        base,
+        "--head",
+        head,
+        "--repo",
+        &path,
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args, repo.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    (line(&stdout(&o)), stderr(&o))
+}

@@ -2,7 +2,7 @@
 //! temp repositories with real pytest and node, and the configuration the judge says it
 //! used.
 
-use crate::util::{GitRepo, line, require_tool, run, stderr, stdout, tool_runs};
+use crate::util::{GitRepo, gate_run, require_tool, tool_runs};
 
 /// Whether `program arg` runs and succeeds (`go version` has no `--version`).
 fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
@@ -11,26 +11,6 @@ fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
         Ok(o) => Err(format!("`{program} {arg}` exited with {}", o.status)),
         Err(e) => Err(format!("`{program}` cannot be started: {e}")),
     }
-}
-
-/// Runs `repromin run --no-reduce` and returns (line, stderr).
-fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
-    let path = repo.path().display().to_string();
-    let o = run(
-        &[
-            "run",
-            "--no-reduce",
-            "--base",
-            base,
-            "--head",
-            head,
-            "--repo",
-            &path,
-        ],
-        repo.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    (line(&stdout(&o)), stderr(&o))
 }
 
 /// A test that imports a package declared only in a PEP 735 group collects, because the
@@ -62,7 +42,7 @@ fn python_test_dependencies_of_a_dependency_group_are_installed() {
         ],
         "fix",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert!(
         table.contains(
@@ -107,7 +87,7 @@ fn node_test_behind_a_wrapper_is_detected_from_the_imports() {
         ],
         "fix",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert!(
         table.contains("test runner node:test: 1 test files of 1 read import node:test"),
@@ -147,7 +127,7 @@ fn go_module_fix_is_reproduced_with_detected_defaults() {
         ],
         "fix",
     );
-    let (line, table) = gate_run(&repo, &base, &head);
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert_eq!(line["tests"][0]["name"], "TestAdd", "{line}");
     assert!(table.contains("configuration: detected go"), "{table}");

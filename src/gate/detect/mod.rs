@@ -125,6 +125,17 @@ mod tests {
         names.iter().map(|s| (*s).to_string()).collect()
     }
 
+    /// A reader of the given (path, contents) pairs; other paths read empty.
+    pub(super) fn reader<'a>(contents: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> String + 'a {
+        move |path: &str| {
+            contents
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, t)| (*t).to_string())
+                .unwrap_or_default()
+        }
+    }
+
     #[test]
     fn rust_and_go_are_detected_by_their_manifest() {
         let none = |_: &str| String::new();

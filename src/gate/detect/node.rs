@@ -357,16 +357,10 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::detect::tests::files;
+    use crate::gate::detect::tests::{files, reader};
 
     fn detect_with(names: &[&str], contents: &[(&str, &str)]) -> Result<Detection, Unsupported> {
-        let read = |path: &str| {
-            contents
-                .iter()
-                .find(|(p, _)| *p == path)
-                .map(|(_, t)| (*t).to_string())
-                .unwrap_or_default()
-        };
+        let read = reader(contents);
         detect(&files(names), &read)
     }
 

@@ -376,16 +376,10 @@ fn tox_deps(ini: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::detect::tests::files;
+    use crate::gate::detect::tests::{files, reader};
 
     fn detect_with(names: &[&str], contents: &[(&str, &str)]) -> Detection {
-        let read = |path: &str| {
-            contents
-                .iter()
-                .find(|(p, _)| *p == path)
-                .map(|(_, t)| (*t).to_string())
-                .unwrap_or_default()
-        };
+        let read = reader(contents);
         detect(&files(names), &read).unwrap()
     }
 
