@@ -7,10 +7,11 @@
 //!    `include-group`s), installed by name;
 //! 2. a `[project.optional-dependencies]` extra named `test`, `tests`, `testing` or `dev`,
 //!    installed with the project (`-e '.[test]'`);
-//! 3. `requirements-test.txt` (and the `tests`, `dev`, `test-requirements.txt`,
-//!    `requirements_test.txt` spellings), or `requirements/*.txt` files that name pytest,
-//!    installed with `-r`;
-//! 4. the `deps` of tox's `[testenv]`;
+//! 3. `tests/requirements.txt`, `requirements-test.txt` (and the `tests`, `dev`,
+//!    `test-requirements.txt`, `requirements_test.txt` spellings), or `requirements/*.txt`
+//!    files that name pytest, installed with `-r`;
+//! 4. the `deps` of tox's `[testenv]` (or its first `[testenv:py…]`), in `tox.ini` or in
+//!    pyproject.toml's `legacy_tox_ini`;
 //! 5. a Poetry group (`[tool.poetry.group.test.dependencies]`, `tests`, `dev`, or the old
 //!    `[tool.poetry.dev-dependencies]`) or a PDM `[tool.pdm.dev-dependencies]` group,
 //!    installed by name (Poetry's version constraints are not pip's, so they are dropped).
@@ -26,7 +27,9 @@ use crate::gate::config::ReportFormat;
 /// Group and extra names that hold test dependencies, in order of preference.
 const GROUPS: [&str; 3] = ["test", "tests", "dev"];
 const EXTRAS: [&str; 4] = ["test", "tests", "testing", "dev"];
-const REQUIREMENTS: [&str; 6] = [
+const REQUIREMENTS: [&str; 8] = [
+    "tests/requirements.txt",
+    "test/requirements.txt",
     "requirements-test.txt",
     "requirements-tests.txt",
     "requirements_test.txt",
@@ -234,12 +237,21 @@ fn test_dependencies(
     if !requirements.is_empty() {
         return Some(TestDeps::Requirements(requirements));
     }
-    if has("tox.ini") {
-        let packages = tox_deps(&read("tox.ini"));
+    // tox's own file, or the same text kept in pyproject.toml as `legacy_tox_ini`.
+    let tox = if has("tox.ini") {
+        read("tox.ini")
+    } else {
+        at(&["tool", "tox", "legacy_tox_ini"])
+            .and_then(Item::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    if !tox.is_empty() {
+        let packages = tox_deps(&tox);
         if !packages.is_empty() {
             return Some(TestDeps::Packages {
                 packages,
-                source: "tox.ini [testenv] deps".into(),
+                source: "tox's [testenv] deps".into(),
             });
         }
     }
@@ -322,8 +334,9 @@ fn poetry_names(table: Option<&Item>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The plain requirements of tox's `[testenv]` `deps` (factor-conditional lines, option
-/// lines and substitutions other than `{toxinidir}/` are left out).
+/// The plain requirements of the `deps` of tox's `[testenv]`, or of the first
+/// `[testenv:py…]` or `[testenv:test…]` when there is no plain one (factor-conditional
+/// lines, option lines and substitutions other than `{toxinidir}/` are left out).
 fn tox_deps(ini: &str) -> Vec<String> {
     let mut in_testenv = false;
     let mut in_deps = false;
@@ -331,7 +344,10 @@ fn tox_deps(ini: &str) -> Vec<String> {
     for line in ini.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
-            in_testenv = trimmed == "[testenv]";
+            let named = ["[testenv:py", "[testenv:test"]
+                .iter()
+                .any(|p| trimmed.starts_with(p));
+            in_testenv = trimmed == "[testenv]" || (named && out.is_empty());
             in_deps = false;
             continue;
         }
@@ -451,6 +467,17 @@ typing = ["mypy; python_version >= '3.9'"]
         assert_eq!(
             found.config.install[3],
             ".venv/bin/python -m pip install -q pytest -r req.txt freezegun"
+        );
+        let legacy = "[project]\nname='x'\n[tool.tox]\nlegacy_tox_ini = \"\"\"\n[testenv:py{38,39}]\ndeps = -r tests/reqs.txt\n\"\"\"\n";
+        let found = detect_with(&["pyproject.toml"], &[("pyproject.toml", legacy)]);
+        assert_eq!(
+            found.config.install[3],
+            ".venv/bin/python -m pip install -q -r tests/reqs.txt"
+        );
+        let found = detect_with(&["setup.py", "tests/requirements.txt"], &[]);
+        assert_eq!(
+            found.config.install[3],
+            ".venv/bin/python -m pip install -q -r tests/requirements.txt"
         );
         let poetry = "[tool.poetry]\nname='x'\n[tool.poetry.group.dev.dependencies]\npython='^3.9'\npytest-mock='^3'\n[build-system]\nrequires=['poetry-core']\n";
         let found = detect_with(&["pyproject.toml"], &[("pyproject.toml", poetry)]);
