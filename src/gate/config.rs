@@ -53,7 +53,11 @@ pub enum ReportFormat {
     NodeTest,
 }
 
-/// Per-step time limits in seconds.
+/// The longest a timeout may be, in seconds: 720 hours, the bound of the command line's
+/// durations. Longer ones cannot be added to a clock or written in milliseconds safely.
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 720 * 3600;
+
+/// Per-step time limits in seconds, each from 1 to [`MAX_TIMEOUT_SECS`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timeouts {
@@ -168,8 +172,13 @@ impl RepoConfig {
         if config.command.trim().is_empty() {
             return Err(invalid("`command` is empty".into()));
         }
-        if config.timeouts.install == 0 || config.timeouts.build == 0 || config.timeouts.test == 0 {
-            return Err(invalid("timeouts must be positive".into()));
+        let t = &config.timeouts;
+        for (key, secs) in [("install", t.install), ("build", t.build), ("test", t.test)] {
+            if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
+                return Err(invalid(format!(
+                    "`timeouts.{key}` is {secs}: a timeout is from 1 to {MAX_TIMEOUT_SECS} seconds (720 hours)"
+                )));
+            }
         }
         config.globs(origin)?;
         Ok(config)
@@ -389,6 +398,10 @@ mod tests {
     fn a_minimal_config_parses_with_defaults() {
         let c = RepoConfig::parse(GOOD, "test").unwrap();
         assert_eq!(c.timeouts, Timeouts::default());
+        let fields = GOOD.strip_suffix('}').unwrap_or(GOOD);
+        let longest = format!(r#"{fields},"timeouts":{{"install":2592000,"build":1}}}}"#);
+        let t = RepoConfig::parse(&longest, "test").unwrap().timeouts;
+        assert_eq!((t.install, t.build, t.test), (MAX_TIMEOUT_SECS, 1, 900));
         let g = c.globs("test").unwrap();
         assert!(g.is_test("tests/a/test_x.py"));
         assert!(!g.is_test("src/tests.py"));
@@ -432,6 +445,19 @@ mod tests {
             (
                 r#"{"version":1,"tests":["t"],"report":"junit"}"#,
                 "missing field `command`",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"build":0}}"#,
+                "`timeouts.build` is 0: a timeout is from 1 to 2592000 seconds",
+            ),
+            // Longer timeouts overflow a deadline or a count of milliseconds where used.
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"test":2592001}}"#,
+                "`timeouts.test` is 2592001: a timeout is from 1 to 2592000 seconds",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"install":18446744073709551615}}"#,
+                "`timeouts.install` is 18446744073709551615",
             ),
         ];
         for (text, want) in cases {
