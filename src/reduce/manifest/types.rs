@@ -14,7 +14,6 @@ pub(crate) struct ManifestEdit {
 }
 
 impl ManifestEdit {
-    #[cfg(test)]
     /// Returns a copy of `src` with this edit's ranges removed (ranges past the end are clamped).
     pub(crate) fn apply(&self, src: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(src.len());
