@@ -44,7 +44,7 @@ pub(crate) fn read(
         Format::VitestJson | Format::JestJson => read_js_json(format, bytes, &files)?,
         Format::LibtestPlain => read_libtest(&String::from_utf8_lossy(bytes), &files),
         Format::GoTestJson => read_go_json(utf8(format, bytes)?, &files)?,
-        Format::NodeTest => return node_test::read(bytes, ctx),
+        Format::NodeTest => node_test::read(bytes, ctx)?,
     };
     Ok(report.finish(ctx.root))
 }
