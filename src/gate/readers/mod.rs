@@ -51,7 +51,7 @@ pub(crate) fn read(
 
 #[cfg(test)]
 mod tests {
-    use super::common::MAX_MESSAGE;
+    use super::common::{MAX_MESSAGE, clip};
     use super::*;
 
     const ROOT: &str = "/root/repo";
@@ -85,6 +85,17 @@ mod tests {
         }
         assert_eq!(out, want);
         report
+    }
+
+    /// A message is trimmed after its cut as well: a cut that lands after a space leaves
+    /// no trailing whitespace.
+    #[test]
+    fn clipped_messages_end_trimmed() {
+        let message = format!("  {} tail  ", "a".repeat(MAX_MESSAGE - 1));
+        assert_eq!(clip(&message), "a".repeat(MAX_MESSAGE - 1));
+        let message = format!("{}\n\t é", "b".repeat(MAX_MESSAGE - 3));
+        assert_eq!(clip(&message), "b".repeat(MAX_MESSAGE - 3));
+        assert_eq!(clip(" x "), "x");
     }
 
     #[test]
