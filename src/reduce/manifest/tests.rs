@@ -335,6 +335,16 @@ fn every_candidate_of_every_fixture_leaves_a_parsable_file() {
     }
 }
 
+/// The last item of a list, after a comment that ends the previous item's line, shares
+/// only the comma with the previous item's deletion, and each still leaves a valid file.
+#[test]
+fn a_comment_between_the_last_two_items_is_not_shared() {
+    let src = "[project]\nname = \"d\"\ndeps = [\n    \"a\",  # c\n    \"b\"]\n";
+    check_all(ManifestKind::PyprojectToml, src);
+    let json = "{\"name\": \"d\", \"files\": [\n  \"a\",\n  \"b\"]}";
+    check_all(ManifestKind::PackageJson, json);
+}
+
 #[test]
 fn byte_order_mark_is_kept_and_ranges_shifted() {
     for (kind, src) in fixtures() {
