@@ -49,6 +49,8 @@ pub(crate) mod console;
 pub(crate) mod demo;
 pub mod exit_code;
 pub mod export;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub mod oracle;
 pub(crate) mod output_layout;

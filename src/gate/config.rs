@@ -56,7 +56,11 @@ pub enum ReportFormat {
     NodeTest,
 }
 
-/// Per-step time limits in seconds.
+/// The longest a timeout may be, in seconds: 720 hours, the bound of the command line's
+/// durations. Longer ones cannot be added to a clock or written in milliseconds safely.
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 720 * 3600;
+
+/// Per-step time limits in seconds, each from 1 to [`MAX_TIMEOUT_SECS`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timeouts {
@@ -125,6 +129,11 @@ pub struct RepoConfig {
     pub memory_mb: u64,
 }
 
+/// The smallest memory limit of a test run, in MiB (less starts no interpreter).
+pub(crate) const MIN_MEMORY_MB: u64 = 64;
+/// The largest memory limit of a test run, in MiB (1 TiB).
+pub(crate) const MAX_MEMORY_MB: u64 = 1 << 20;
+
 /// The default memory limit of a test run, in MiB.
 pub(crate) const DEFAULT_MEMORY_MB: u64 = 4096;
 
@@ -182,8 +191,19 @@ impl RepoConfig {
         if config.command.trim().is_empty() {
             return Err(invalid("`command` is empty".into()));
         }
-        if config.timeouts.install == 0 || config.timeouts.build == 0 || config.timeouts.test == 0 {
-            return Err(invalid("timeouts must be positive".into()));
+        let t = &config.timeouts;
+        for (key, secs) in [("install", t.install), ("build", t.build), ("test", t.test)] {
+            if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
+                return Err(invalid(format!(
+                    "`timeouts.{key}` is {secs}: a timeout is from 1 to {MAX_TIMEOUT_SECS} seconds (720 hours)"
+                )));
+            }
+        }
+        if !(MIN_MEMORY_MB..=MAX_MEMORY_MB).contains(&config.memory_mb) {
+            return Err(invalid(format!(
+                "`memory_mb` is {}: a memory limit is from {MIN_MEMORY_MB} to {MAX_MEMORY_MB} MiB",
+                config.memory_mb
+            )));
         }
         config.globs(origin)?;
         Ok(config)
@@ -287,6 +307,10 @@ mod tests {
     fn a_minimal_config_parses_with_defaults() {
         let c = RepoConfig::parse(GOOD, "test").unwrap();
         assert_eq!(c.timeouts, Timeouts::default());
+        let fields = GOOD.strip_suffix('}').unwrap_or(GOOD);
+        let longest = format!(r#"{fields},"timeouts":{{"install":2592000,"build":1}}}}"#);
+        let t = RepoConfig::parse(&longest, "test").unwrap().timeouts;
+        assert_eq!((t.install, t.build, t.test), (MAX_TIMEOUT_SECS, 1, 300));
         let g = c.globs("test").unwrap();
         assert!(g.is_test("tests/a/test_x.py"));
         assert!(!g.is_test("src/tests.py"));
@@ -330,6 +354,23 @@ mod tests {
             (
                 r#"{"version":1,"tests":["t"],"report":"junit"}"#,
                 "missing field `command`",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"build":0}}"#,
+                "`timeouts.build` is 0: a timeout is from 1 to 2592000 seconds",
+            ),
+            // Longer timeouts overflow a deadline or a count of milliseconds where used.
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"test":2592001}}"#,
+                "`timeouts.test` is 2592001: a timeout is from 1 to 2592000 seconds",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","memory_mb":10}"#,
+                "`memory_mb` is 10: a memory limit is from 64 to 1048576 MiB",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"install":18446744073709551615}}"#,
+                "`timeouts.install` is 18446744073709551615",
             ),
         ];
         for (text, want) in cases {

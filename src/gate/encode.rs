@@ -193,6 +193,13 @@ pub fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
             "its JSON is not exactly what repromin writes".into(),
         ));
     }
+    // Nor is any other gzip stream of that JSON (another level, header or block layout):
+    // the value must encode to exactly the text that was read.
+    if encode_value(&value) != text {
+        return Err(malformed(
+            "its gzip stream is not exactly what repromin writes".into(),
+        ));
+    }
     Ok(value)
 }
 
@@ -330,6 +337,37 @@ mod tests {
         let bomb = STANDARD.encode(gz.finish().unwrap());
         let err = decode(&bomb, "base", usize::MAX).unwrap_err();
         assert!(err.to_string().contains("inflates past"), "{err}");
+    }
+
+    /// The writer's JSON in a gzip stream the writer does not write (another compression
+    /// level, a header with a time or a name) is refused: a report is read only as the
+    /// exact text its value encodes to.
+    #[test]
+    fn another_gzip_stream_of_the_same_json_is_refused() {
+        let report = sample(2);
+        let json = serde_json::to_vec(&report).unwrap();
+        let text = encode(&report, TEST_REPORT_CAP);
+        assert_eq!(decode(&text, "base", TEST_REPORT_CAP).unwrap(), report);
+        let stream = |builder: flate2::GzBuilder, level: u32| {
+            let mut gz = builder.write(Vec::new(), flate2::Compression::new(level));
+            gz.write_all(&json).unwrap();
+            STANDARD.encode(gz.finish().unwrap())
+        };
+        let others = [
+            stream(flate2::GzBuilder::new(), 0),
+            stream(flate2::GzBuilder::new(), 1),
+            stream(flate2::GzBuilder::new(), 6),
+            stream(flate2::GzBuilder::new().mtime(1), 9),
+            stream(flate2::GzBuilder::new().filename("r.json"), 9),
+        ];
+        for other in others {
+            assert_ne!(other, text);
+            let err = decode(&other, "base", TEST_REPORT_CAP).unwrap_err();
+            assert!(
+                err.to_string().contains("gzip stream is not exactly"),
+                "{err}"
+            );
+        }
     }
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {

@@ -436,18 +436,16 @@ fn forger(out: &Path, base: &str) -> String {
         let json = format!(
             r#"{{"v":1,"side":"{side}","commit":"{base}","outcome":{{"kind":"report","exit_code":0,"report":{{"files":{files}}}}}}}"#
         );
+        // Encoded exactly as the writer encodes, which is all the judge reads.
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let encoded = repromin::gate::encode::encode_value(&value);
         script.push_str(&format!(
-            "  rm -f {dir}/{side}.report; printf %s {} | gzip -c | base64 -w0 > {dir}/{side}.report\n",
-            sh_quote(&json).replace('\'', "'\"'\"'"),
+            "  rm -f {dir}/{side}.report; printf %s {encoded} > {dir}/{side}.report\n",
             dir = out.display()
         ));
     }
     script.push_str("' > /dev/null 2>&1 < /dev/null &\nexit 0\n");
     script
-}
-
-fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Builds the repository; the forger is written to attack `out`.

@@ -40,6 +40,47 @@ pub(super) fn render(r: &ResultLine) -> String {
     format!("{PREFIX}{}", json(r))
 }
 
+/// The line `line` (prefix and compact JSON, no newline) respelt as the writer spells it:
+/// the same JSON value with strings escaped and numbers written as [`format_line`] writes
+/// them, keys in the order they came. The parser reads any valid JSON escape and any
+/// spelling of a number; this is what sets those freedoms aside when a line it accepted is
+/// compared with the formatter's. `None` when `line` is not the prefix and one JSON value.
+pub(crate) fn respelt(line: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(line.strip_prefix(PREFIX)?).ok()?;
+    Some(format!("{PREFIX}{}", json(&value)))
+}
+
+/// `line` with every JSON string written `""` and every number `0`: what is left is the
+/// part of a line with a single spelling (prefix, punctuation, `true`, `false`, `null`, and
+/// no whitespace), which an accepted line must share byte for byte with the formatter's.
+pub(crate) fn skeleton(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            let mut escaped = false;
+            for c in chars.by_ref() {
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => break,
+                    _ => {}
+                }
+            }
+            out.push_str("\"\"");
+        } else if c == '-' || c.is_ascii_digit() {
+            while chars
+                .next_if(|c| matches!(c, '0'..='9' | '.' | 'e' | 'E' | '+' | '-'))
+                .is_some()
+            {}
+            out.push('0');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Drops entries of `items` that `pick` chooses, last first, while nothing
 /// was dropped yet or the line is still `len` bytes, over the limit; `json`
 /// writes one entry. Keeps `len` and `dropped` up to date.
@@ -450,6 +491,96 @@ mod tests {
                 holdout: keep.then_some(holdout),
             }
         }
+    }
+
+    impl Rng {
+        /// `line` with one to three small changes: a character escaped as `\uXXXX`, an
+        /// escape written another way, a character replaced, deleted or doubled, a few
+        /// characters inserted, a digit
+        /// changed, or a number given another spelling. Most results are refused; those
+        /// accepted differ from `line` in value, in spelling, or both.
+        fn mutate(&mut self, line: &str) -> String {
+            let mut chars: Vec<char> = line.chars().collect();
+            for _ in 0..=self.below(3) {
+                let at = PREFIX.len() + self.below((chars.len() - PREFIX.len()) as u64) as usize;
+                let c = chars[at];
+                let with = |chars: &mut Vec<char>, len: usize, text: &str| {
+                    chars.splice(at..at + len, text.chars());
+                };
+                match self.below(8) {
+                    0 if (c as u32) < 0x10000 => {
+                        with(&mut chars, 1, &format!("\\u{:04x}", c as u32));
+                    }
+                    1 if c == '\\' && at + 1 < chars.len() => {
+                        let escaped = chars[at + 1];
+                        let decoded = match escaped {
+                            'n' => '\n',
+                            't' => '\t',
+                            'r' => '\r',
+                            'b' => '\u{8}',
+                            'f' => '\u{c}',
+                            _ => escaped,
+                        };
+                        if escaped != 'u' {
+                            with(&mut chars, 2, &format!("\\u{:04X}", decoded as u32));
+                        }
+                    }
+                    2 => {
+                        let text = self.text(2);
+                        with(&mut chars, self.below(2) as usize, &text);
+                    }
+                    3 => with(&mut chars, 1, ""),
+                    4 => with(&mut chars, 0, &c.to_string()),
+                    5 if c.is_ascii_digit() => {
+                        with(&mut chars, 1, &self.below(10).to_string());
+                    }
+                    6 if c.is_ascii_digit() => {
+                        let spelling =
+                            ["0", ".0", "e0", "E+0", "0e-1", "00"][self.below(6) as usize];
+                        with(&mut chars, 1, &format!("{c}{spelling}"));
+                    }
+                    _ => {
+                        let text = ["\\/", "\\\"", "a", "0", "1e-6", "0.5", "null", ","];
+                        with(&mut chars, 1, text[self.below(8) as usize]);
+                    }
+                }
+            }
+            chars.into_iter().collect()
+        }
+    }
+
+    /// Every line the parser accepts formats back to the same bytes, once its escapes and
+    /// numbers are spelt as the writer spells them ([`respelt`]); everything else (the
+    /// [`skeleton`]) is byte for byte the same as written; and the formatted line
+    /// reads back to the same result. The lines come from formatted results with one to
+    /// three small changes; the accepted ones include changes of value and of spelling.
+    #[test]
+    fn accepted_lines_format_back_to_themselves() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut accepted, mut respelt_only) = (0, 0);
+        for _ in 0..300 {
+            let line = format_line(&rng.result()).expect("formats");
+            for _ in 0..40 {
+                let changed = rng.mutate(&line);
+                let Ok(read) = parse_line(&changed) else {
+                    continue;
+                };
+                accepted += 1;
+                let written = format_line(&read).expect("an accepted line formats");
+                assert_eq!(
+                    Some(&written),
+                    respelt(&changed).as_ref(),
+                    "read: {changed}"
+                );
+                assert_eq!(skeleton(&written), skeleton(&changed), "read: {changed}");
+                assert_eq!(parse_line(&written).as_ref(), Ok(&read), "{written}");
+                respelt_only += usize::from(written == line && changed != line);
+            }
+        }
+        assert!(
+            accepted > 1000 && respelt_only > 200,
+            "{accepted} accepted, {respelt_only} in another spelling only"
+        );
     }
 
     /// Whether `part` keeps a prefix of the entries of `whole` that `pred` picks.

@@ -23,6 +23,7 @@ mod types;
 mod fixtures;
 
 pub use format::{format_line, truncate_to_fit};
+pub(crate) use format::{respelt, skeleton};
 pub use parse::parse_line;
 pub use pretty::pretty;
 pub use rules::{

@@ -144,14 +144,15 @@ pub(super) fn lexical<'a>(path: &'a str, mut out: Vec<&'a str>) -> Vec<&'a str> 
     out
 }
 
-/// Trims a message and cuts it to [`MAX_MESSAGE`] bytes on a character boundary.
+/// Trims a message and cuts it to [`MAX_MESSAGE`] bytes on a character boundary; what the
+/// cut leaves at the end is trimmed too.
 pub(super) fn clip(s: &str) -> String {
     let s = s.trim();
     let mut end = s.len().min(MAX_MESSAGE);
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    s[..end].to_string()
+    s[..end].trim_end().to_string()
 }
 
 /// Collects results file by file, merging repeated files in first-seen order.

@@ -44,14 +44,14 @@ pub(crate) fn read(
         Format::VitestJson | Format::JestJson => read_js_json(format, bytes, &files)?,
         Format::LibtestPlain => read_libtest(&String::from_utf8_lossy(bytes), &files),
         Format::GoTestJson => read_go_json(utf8(format, bytes)?, &files)?,
-        Format::NodeTest => return node_test::read(bytes, ctx),
+        Format::NodeTest => node_test::read(bytes, ctx)?,
     };
     Ok(report.finish(ctx.root))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::common::MAX_MESSAGE;
+    use super::common::{MAX_MESSAGE, clip};
     use super::*;
 
     const ROOT: &str = "/root/repo";
@@ -85,6 +85,17 @@ mod tests {
         }
         assert_eq!(out, want);
         report
+    }
+
+    /// A message is trimmed after its cut as well: a cut that lands after a space leaves
+    /// no trailing whitespace.
+    #[test]
+    fn clipped_messages_end_trimmed() {
+        let message = format!("  {} tail  ", "a".repeat(MAX_MESSAGE - 1));
+        assert_eq!(clip(&message), "a".repeat(MAX_MESSAGE - 1));
+        let message = format!("{}\n\t é", "b".repeat(MAX_MESSAGE - 3));
+        assert_eq!(clip(&message), "b".repeat(MAX_MESSAGE - 3));
+        assert_eq!(clip(" x "), "x");
     }
 
     #[test]

@@ -8,8 +8,9 @@
 
 use serde::Deserialize;
 
+use super::common::Builder;
 use crate::gate::readers::{Format, Problem, ReadContext, ReadError, normalize_path};
-use crate::gate::test_report::{FileResult, Status, TestCase, TestReport};
+use crate::gate::test_report::Status;
 
 /// The reporter module's source, written next to each run's report.
 pub(crate) const REPORTER: &str = include_str!("node_reporter.mjs");
@@ -24,17 +25,18 @@ struct Record {
     error_type: Option<String>,
 }
 
-/// Reads the reporter's output.
+/// Reads the reporter's output into the shared builder, which trims and caps messages and
+/// strips the root from them as for every other format.
 ///
 /// # Errors
 /// A line that is not one of the reporter's records.
-pub(crate) fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadError> {
+pub(super) fn read(bytes: &[u8], ctx: &ReadContext) -> Result<Builder, ReadError> {
     let fail = |problem| ReadError {
         format: Format::NodeTest,
         problem,
     };
     let text = std::str::from_utf8(bytes).map_err(|e| fail(Problem::Utf8(e)))?;
-    let mut report = TestReport::default();
+    let mut report = Builder::default();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -51,29 +53,13 @@ pub(crate) fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadEr
         let Some(path) = normalize_path(ctx.root, path) else {
             continue;
         };
-        let position = report.files.iter().position(|f| f.path == path);
-        let file = match position {
-            Some(i) => &mut report.files[i],
-            None => {
-                report.files.push(FileResult {
-                    path,
-                    load_error: None,
-                    crashed: None,
-                    tests: Vec::new(),
-                });
-                let last = report.files.len() - 1;
-                &mut report.files[last]
-            }
-        };
-        let message = record
-            .message
-            .map(|m| m.chars().take(2048).collect::<String>());
         let status = match record.status.as_str() {
             "passed" => Status::Passed,
             "failed" => Status::Failed,
             "skipped" => Status::Skipped,
             "load-error" => {
-                file.load_error = Some(message.unwrap_or_else(|| "the file failed to load".into()));
+                let message = record.message.as_deref();
+                report.load_error(&path, message.unwrap_or("the file failed to load"));
                 continue;
             }
             other => {
@@ -83,12 +69,9 @@ pub(crate) fn read(bytes: &[u8], ctx: &ReadContext) -> Result<TestReport, ReadEr
                 }));
             }
         };
-        file.tests.push(TestCase {
-            name: record.name.unwrap_or_default(),
-            status,
-            messages: message.into_iter().collect(),
-            error_type: record.error_type.filter(|_| status == Status::Failed),
-        });
+        let name = record.name.unwrap_or_default();
+        let messages = record.message.into_iter().collect();
+        report.typed_test(&path, name, status, messages, record.error_type);
     }
     Ok(report)
 }
@@ -109,7 +92,7 @@ mod tests {
             root: "/w",
             selected: &selected,
         };
-        let report = read(text.as_bytes(), &ctx).unwrap();
+        let report = read(text.as_bytes(), &ctx).unwrap().finish(ctx.root);
         assert_eq!(report.files.len(), 2);
         assert_eq!(report.files[0].tests[0].name, "outer > same");
         assert_eq!(report.files[0].tests[1].name, "other > same");
@@ -122,6 +105,7 @@ mod tests {
         );
         assert!(read(b"{\"nope\":1}\n", &ctx).is_err());
         let message = |bytes: &[u8]| read(bytes, &ctx).map(|_| ()).map_err(|e| e.to_string());
+        assert!(read(b"", &ctx).is_ok());
         let status = br#"{"file":"/w/a.mjs","name":"t","status":"todo","message":null}"#;
         assert_eq!(
             message(status),
@@ -131,5 +115,31 @@ mod tests {
         assert!(bad.is_err_and(|e| e.starts_with("malformed node:test report at line 2: ")));
         let bad = message(b"\xff");
         assert!(bad.is_err_and(|e| e.starts_with("node:test report is not UTF-8: invalid utf-8")));
+    }
+
+    /// Messages are trimmed, cut to 2 KB and rid of the root as in every other format, and
+    /// a blank message is no message.
+    #[test]
+    fn messages_are_tidied_like_every_other_format() {
+        let long = "é".repeat(3000);
+        let records = [
+            r#"{"file":"/w/a.test.mjs","name":"t","status":"failed","message":"\n  boom at /w/a.test.mjs:3:9  \n"}"#.to_string(),
+            format!(r#"{{"file":"/w/a.test.mjs","name":"u","status":"failed","message":"{long}"}}"#),
+            r#"{"file":"/w/a.test.mjs","name":"v","status":"passed","message":"  "}"#.to_string(),
+            r#"{"file":"/w/b.test.mjs","name":null,"status":"load-error","message":" /w/b.test.mjs: SyntaxError "}"#.to_string(),
+        ];
+        let selected = Vec::new();
+        let ctx = ReadContext {
+            root: "/w",
+            selected: &selected,
+        };
+        let text = records.join("\n");
+        let report = crate::gate::readers::read(Format::NodeTest, text.as_bytes(), &ctx).unwrap();
+        let tests = &report.files[0].tests;
+        assert_eq!(tests[0].messages, ["boom at a.test.mjs:3:9"]);
+        assert_eq!(tests[1].messages[0].len(), 2048);
+        assert!(tests[2].messages.is_empty());
+        let load_error = report.files[1].load_error.as_deref();
+        assert_eq!(load_error, Some("b.test.mjs: SyntaxError"));
     }
 }

@@ -9,6 +9,7 @@
 //! requirements files and go.mod/go.work. Candidates are grouped in levels, coarse first. Applying any single candidate leaves
 //! a file that still parses as its kind.
 
+pub(crate) mod check;
 mod gemfile;
 mod go_mod;
 mod json;

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::go_mod::{go_lex, go_token_text};
+use super::check;
 use super::*;
 
 pub(super) const CARGO: &str = r#"# Demo crate
@@ -304,119 +304,13 @@ pub(super) fn applied(src: &str, edit: &ManifestEdit) -> String {
 
 /// Parses `text` with the kind's own parser (the real one where there is one).
 pub(super) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result<(), String> {
-    match kind {
-        ManifestKind::CargoToml | ManifestKind::PyprojectToml | ManifestKind::Pipfile => {
-            let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
-            let required: &[&[&str]] = match kind {
-                ManifestKind::CargoToml => &[&["package", "name"], &["package", "version"]],
-                ManifestKind::PyprojectToml => &[&["project", "name"]],
-                _ => &[],
-            };
-            let before: toml_edit::DocumentMut = original.parse().map_err(|e| format!("{e}"))?;
-            let lookup = |doc: &toml_edit::DocumentMut, path: &[&str]| {
-                let mut item = Some(doc.as_item());
-                for key in path {
-                    item = item.and_then(|i| i.get(key));
-                }
-                item.is_some()
-            };
-            for path in required {
-                if lookup(&before, path) && !lookup(&doc, path) {
-                    return Err(format!("required key {path:?} lost"));
-                }
-            }
-        }
-        ManifestKind::PackageJson | ManifestKind::ComposerJson => {
-            let value: serde_json::Value =
-                serde_json::from_str(text.trim_start_matches('\u{feff}'))
-                    .map_err(|e| format!("{e}"))?;
-            let object = value.as_object().ok_or("not an object")?;
-            let before: serde_json::Value =
-                serde_json::from_str(original.trim_start_matches('\u{feff}'))
-                    .map_err(|e| format!("{e}"))?;
-            for key in ["name", "version"] {
-                if before.get(key).is_some() && !object.contains_key(key) {
-                    return Err(format!("required key {key} lost"));
-                }
-            }
-        }
-        ManifestKind::PomXml | ManifestKind::MsBuild => {
-            let mut reader = quick_xml::Reader::from_str(text);
-            let mut depth = 0usize;
-            loop {
-                match reader.read_event().map_err(|e| format!("{e}"))? {
-                    quick_xml::events::Event::Start(_) => depth += 1,
-                    quick_xml::events::Event::End(_) => depth -= 1,
-                    quick_xml::events::Event::Eof => break,
-                    _ => {}
-                }
-            }
-            if depth != 0 {
-                return Err("unbalanced".into());
-            }
-        }
-        ManifestKind::GoMod | ManifestKind::GoWork => {
-            let lines = go_lex(kind, text).map_err(|e| e.to_string())?;
-            let verbs: Vec<&str> = lines
-                .iter()
-                .map(|l| go_token_text(l.tokens.first()))
-                .collect();
-            for verb in ["module", "go"] {
-                let had = original
-                    .lines()
-                    .any(|l| l.split_whitespace().next() == Some(verb));
-                if had && !verbs.contains(&verb) {
-                    return Err(format!("{verb} directive lost"));
-                }
-            }
-        }
-        ManifestKind::Requirements | ManifestKind::Gemfile => {}
-    }
-    candidates(kind, text.as_bytes())
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    check::reparses(kind, original, text)
 }
 
 /// Structural checks that hold for every result.
 pub(super) fn check_shape(src: &str, levels: &[Vec<ManifestEdit>]) {
-    for level in levels {
-        assert!(!level.is_empty(), "empty level");
-        let mut all: Vec<(&Range<usize>, &str)> = Vec::new();
-        for edit in level {
-            assert!(!edit.label.is_empty());
-            assert!(!edit.delete.is_empty(), "{}", edit.label);
-            for w in edit.delete.windows(2) {
-                assert!(
-                    w[0].end < w[1].start,
-                    "unsorted or overlapping: {}",
-                    edit.label
-                );
-            }
-            for r in &edit.delete {
-                assert!(
-                    r.start < r.end && r.end <= src.len(),
-                    "{}: {r:?}",
-                    edit.label
-                );
-                assert!(src.is_char_boundary(r.start) && src.is_char_boundary(r.end));
-            }
-            all.extend(edit.delete.iter().map(|r| (r, edit.label.as_str())));
-        }
-        all.sort_by_key(|r| r.0.start);
-        // Two items of one comma-separated list may share the comma between them, nothing else.
-        for (i, (a, la)) in all.iter().enumerate() {
-            for (b, lb) in &all[i + 1..] {
-                if b.start >= a.end {
-                    break;
-                }
-                let shared = &src.as_bytes()[b.start..a.end.min(b.end)];
-                assert!(
-                    shared.contains(&b',')
-                        && shared.iter().all(|c| *c == b',' || c.is_ascii_whitespace()),
-                    "`{la}` and `{lb}` overlap beyond a shared comma\n{src}"
-                );
-            }
-        }
+    if let Err(e) = check::shape(src, levels) {
+        panic!("{e}");
     }
 }
 
@@ -429,12 +323,8 @@ pub(super) fn check_all(kind: ManifestKind, src: &str) {
 
 /// Applying any single candidate leaves a file that still parses as its kind.
 pub(super) fn check_each_applies(kind: ManifestKind, src: &str, levels: &[Vec<ManifestEdit>]) {
-    for edit in levels.iter().flatten() {
-        let out = applied(src, edit);
-        assert!(out.len() < src.len());
-        if let Err(e) = reparses(kind, src, &out) {
-            panic!("{kind:?}: `{}` breaks the file: {e}\n{out}", edit.label);
-        }
+    if let Err(e) = check::each_applies(kind, src, levels) {
+        panic!("{e}");
     }
 }
 
@@ -443,6 +333,16 @@ fn every_candidate_of_every_fixture_leaves_a_parsable_file() {
     for (kind, src) in fixtures() {
         check_all(kind, src);
     }
+}
+
+/// The last item of a list, after a comment that ends the previous item's line, shares
+/// only the comma with the previous item's deletion, and each still leaves a valid file.
+#[test]
+fn a_comment_between_the_last_two_items_is_not_shared() {
+    let src = "[project]\nname = \"d\"\ndeps = [\n    \"a\",  # c\n    \"b\"]\n";
+    check_all(ManifestKind::PyprojectToml, src);
+    let json = "{\"name\": \"d\", \"files\": [\n  \"a\",\n  \"b\"]}";
+    check_all(ManifestKind::PackageJson, json);
 }
 
 #[test]

@@ -14,7 +14,6 @@ pub(crate) struct ManifestEdit {
 }
 
 impl ManifestEdit {
-    #[cfg(test)]
     /// Returns a copy of `src` with this edit's ranges removed (ranges past the end are clamped).
     pub(crate) fn apply(&self, src: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(src.len());
@@ -304,8 +303,13 @@ pub(super) fn list_deletions(
                 vec![item.start..item.end]
             }
         } else if let Some(prev_comma) = commas[i - 1] {
+            // A comment after the comma stays: the previous item's deletion may take it,
+            // and the two may share nothing but the comma.
+            let commented = comment.is_some_and(|c| b[prev_comma..item.start].contains(&c));
             if own_line {
                 vec![prev_comma..prev_comma + 1, whole]
+            } else if commented {
+                vec![prev_comma..prev_comma + 1, item.start..item.end]
             } else {
                 vec![prev_comma..item.end]
             }

@@ -1,0 +1,389 @@
+//! Entry points for the fuzz targets in `fuzz/` (cargo-fuzz, nightly), not a stable API.
+//!
+//! Each function takes the fuzzer's bytes, feeds them to one parser of untrusted input and
+//! checks what an accepted input must satisfy. It returns `Err` with what is broken when a
+//! parser accepts an input it should have refused, or produces a value that breaks its own
+//! promises; a panic or a hang is a finding too. Refusing an input is always fine. The fuzz
+//! targets panic on `Err`; the unit tests run every function over the committed seed
+//! corpora in `fuzz/corpus/`, so the checks themselves are exercised by `cargo test`.
+//!
+//! | function | parser | an accepted input must |
+//! | --- | --- | --- |
+//! | [`line`] | `gate::line::parse_line` | format back to the same bytes, up to the spelling of escapes and numbers |
+//! | [`decode`] | `gate::encode` (base64, gzip, JSON) | be exactly what the writer writes for the decoded value |
+//! | [`junit`], [`js_json`], [`libtest`], [`go_test`], [`node_test`] | `gate::readers` | give normalised, unique, in-tree paths and trimmed, capped messages |
+//! | [`repo_config`] | `gate::config::RepoConfig::parse` | keep every documented rule and limit, and read back the same |
+//! | [`mutation_spec`] | `gate::mutants::parse_spec` | keep every documented rule of a spec |
+//! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses |
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::gate::config::{MAX_TIMEOUT_SECS, RepoConfig};
+use crate::gate::encode::{SideReport, TEST_REPORT_CAP, decode_value, encode_value};
+use crate::gate::line::{format_line, parse_line, pretty, respelt, skeleton};
+use crate::gate::readers::{Format, ReadContext};
+use crate::gate::test_report::{Status, TestReport};
+use crate::reduce::manifest::{ManifestKind, candidates, check};
+
+/// What an accepted input broke.
+pub type Broken = Result<(), String>;
+
+/// The strict line parser: an accepted line formats back to itself once escapes and
+/// numbers are spelt as the writer spells them, byte for byte outside strings and numbers,
+/// and the formatted line parses to the same result.
+///
+/// # Errors
+/// What the accepted line broke.
+pub fn line(data: &[u8]) -> Broken {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok(result) = parse_line(text) else {
+        return Ok(());
+    };
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let written = format_line(&result).map_err(|e| format!("accepted, but not writable: {e}"))?;
+    let Some(respelt) = respelt(text) else {
+        return Err("accepted, but not one JSON value after the prefix".into());
+    };
+    if written != respelt || skeleton(&written) != skeleton(text) {
+        return Err(format!(
+            "accepted line formats differently\n   read: {text}\nwritten: {written}"
+        ));
+    }
+    if parse_line(&written).as_ref() != Ok(&result) {
+        return Err(format!("the formatted line reads differently: {written}"));
+    }
+    let _ = pretty(&result);
+    Ok(())
+}
+
+/// The report decoder. The first byte picks the report type (bits 0-1: side, mutants or
+/// reduce report) and the layer the rest of the bytes stand for (bits 2-3): 0, the encoded
+/// text itself; 1, the gzip stream (base64 is applied here); 2, the JSON (gzip at the
+/// writer's level and base64 are applied here); 3, the JSON compressed at the level in bits
+/// 4-7, which the decoder must refuse unless it is the writer's. An accepted report must
+/// encode to exactly the text it was read from.
+///
+/// # Errors
+/// What the accepted report broke.
+pub fn decode(data: &[u8]) -> Broken {
+    let Some((&selector, rest)) = data.split_first() else {
+        return Ok(());
+    };
+    let text = match (selector >> 2) & 3 {
+        0 => match std::str::from_utf8(rest) {
+            Ok(text) => text.to_owned(),
+            Err(_) => return Ok(()),
+        },
+        1 => STANDARD.encode(rest),
+        2 => STANDARD.encode(gzip(rest, 9)),
+        _ => STANDARD.encode(gzip(rest, u32::from(selector >> 4) % 10)),
+    };
+    let written = match selector & 3 {
+        0 | 3 => decode_value::<SideReport>(&text, "base", TEST_REPORT_CAP)
+            .ok()
+            .map(|r| encode_value(&r)),
+        1 => crate::gate::mutants::decode(&text)
+            .ok()
+            .map(|r| encode_value(&r)),
+        _ => crate::gate::certificate::decode(&text)
+            .ok()
+            .map(|r| encode_value(&r)),
+    };
+    match written {
+        Some(written) if written != text.strip_suffix('\n').unwrap_or(&text) => Err(format!(
+            "accepted a report the writer does not write\n   read: {text}\nwritten: {written}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn gzip(bytes: &[u8], level: u32) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+    let _ = gz.write_all(bytes);
+    gz.finish().unwrap_or_default()
+}
+
+/// The root the readers' fuzz targets read reports for.
+const ROOT: &str = "/root/repo";
+
+/// The selected test files the readers' fuzz targets map results onto: those of the
+/// readers' own tests, one kind of test file of each ecosystem at least.
+const SELECTED: [&str; 22] = [
+    "cmd/main_test.go",
+    "core/src/test/java/com/example/FooTest.java",
+    "go/api/api_test.go",
+    "go/root_test.go",
+    "pkg/util/join_test.go",
+    "pkg/util/split_test.go",
+    "pkg/util/util_test.go",
+    "src/calc.test.js",
+    "src/bad.test.js",
+    "test/a.test.mjs",
+    "test/a.test.ts",
+    "test/b.test.mjs",
+    "test/base.test.ts",
+    "tests/lib.rs",
+    "tests/other.rs",
+    "tests/serde.rs",
+    "tests/serde/main.rs",
+    "tests/test_cachedmethod.py",
+    "tests/test_tlru.py",
+    "tests/test_version.rs",
+    "tests/test_x.py",
+    "tests/x.py",
+];
+
+fn read_report(format: Format, data: &[u8]) -> Broken {
+    let selected: Vec<String> = SELECTED.iter().map(|s| (*s).to_owned()).collect();
+    let ctx = ReadContext {
+        root: ROOT,
+        selected: &selected,
+    };
+    match crate::gate::readers::read(format, data, &ctx) {
+        Ok(report) => check_report(&report),
+        Err(_) => Ok(()),
+    }
+}
+
+/// What every reader promises of a report it returns.
+fn check_report(report: &TestReport) -> Broken {
+    let mut paths = std::collections::HashSet::new();
+    for file in &report.files {
+        let path = &file.path;
+        let normal = !path.is_empty()
+            && !path.starts_with('/')
+            && path.split('/').all(|s| !matches!(s, "" | "." | ".."));
+        if !normal {
+            return Err(format!("a path that is not normalised: {path:?}"));
+        }
+        if !paths.insert(path) {
+            return Err(format!("the file {path:?} is listed twice"));
+        }
+        let messages = file.tests.iter().flat_map(|t| &t.messages);
+        for message in file.load_error.iter().chain(messages) {
+            if message.len() > 2048 || message.trim() != message {
+                return Err(format!("a message not trimmed and capped: {message:?}"));
+            }
+            if message.contains(&format!("{ROOT}/")) {
+                return Err(format!("a message that names the root: {message:?}"));
+            }
+        }
+        for test in &file.tests {
+            if test.error_type.is_some() && test.status != Status::Failed {
+                return Err(format!(
+                    "an error type on a test that did not fail: {test:?}"
+                ));
+            }
+        }
+    }
+    let json = serde_json::to_vec(report).map_err(|e| e.to_string())?;
+    let back: TestReport = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+    if &back != report {
+        return Err("the report does not read back the same as JSON".into());
+    }
+    Ok(())
+}
+
+/// The JUnit XML reader.
+///
+/// # Errors
+/// What the accepted report broke.
+pub fn junit(data: &[u8]) -> Broken {
+    read_report(Format::Junit, data)
+}
+
+/// The vitest and jest JSON reader; the first byte picks which (even: vitest).
+///
+/// # Errors
+/// What the accepted report broke.
+pub fn js_json(data: &[u8]) -> Broken {
+    let Some((&selector, rest)) = data.split_first() else {
+        return Ok(());
+    };
+    let format = if selector % 2 == 0 {
+        Format::VitestJson
+    } else {
+        Format::JestJson
+    };
+    read_report(format, rest)
+}
+
+/// The reader of `cargo test`'s plain output.
+///
+/// # Errors
+/// What the accepted report broke.
+pub fn libtest(data: &[u8]) -> Broken {
+    read_report(Format::LibtestPlain, data)
+}
+
+/// The `go test -json` reader.
+///
+/// # Errors
+/// What the accepted report broke.
+pub fn go_test(data: &[u8]) -> Broken {
+    read_report(Format::GoTestJson, data)
+}
+
+/// The reader of repromin's node:test reporter.
+///
+/// # Errors
+/// What the accepted report broke.
+pub fn node_test(data: &[u8]) -> Broken {
+    read_report(Format::NodeTest, data)
+}
+
+/// The repository configuration: an accepted configuration keeps the schema's rules, its
+/// timeouts can be used as deadlines, and it reads back the same once written.
+///
+/// # Errors
+/// What the accepted configuration broke.
+pub fn repo_config(data: &[u8]) -> Broken {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok(config) = RepoConfig::parse(text, "fuzz") else {
+        return Ok(());
+    };
+    if config.version != 1 || config.tests.is_empty() || config.command.trim().is_empty() {
+        return Err(format!(
+            "accepted without a version, tests or command: {config:?}"
+        ));
+    }
+    let t = &config.timeouts;
+    for secs in [t.install, t.build, t.test] {
+        let usable = secs.checked_mul(1000).is_some()
+            && Instant::now()
+                .checked_add(Duration::from_secs(secs))
+                .is_some();
+        if !(1..=MAX_TIMEOUT_SECS).contains(&secs) || !usable {
+            return Err(format!("accepted a timeout of {secs} seconds"));
+        }
+    }
+    let json = serde_json::to_string(&config).map_err(|e| e.to_string())?;
+    match RepoConfig::parse(&json, "fuzz") {
+        Ok(back) if back == config => Ok(()),
+        other => Err(format!("written back as {json}, it reads as {other:?}")),
+    }
+}
+
+/// The mutation-spec parser: an accepted spec keeps every documented rule.
+///
+/// # Errors
+/// The rule the accepted spec broke.
+pub fn mutation_spec(data: &[u8]) -> Broken {
+    use crate::gate::mutants::{MAX_MUTATIONS, MAX_NAME_CHARS, MAX_TEXT_CHARS, VERSION};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok(spec) = crate::gate::mutants::parse_spec(text) else {
+        return Ok(());
+    };
+    let n = spec.mutations.len();
+    if spec.v != VERSION || !(1..=MAX_MUTATIONS).contains(&n) {
+        return Err(format!("version {} with {n} mutations", spec.v));
+    }
+    let mut names = std::collections::HashSet::new();
+    for m in &spec.mutations {
+        let chars = |s: &str| s.chars().count();
+        let path = &m.file;
+        let normal = !path.contains('\\')
+            && !path.chars().any(char::is_control)
+            && path.split('/').all(|s| !matches!(s, "" | "." | ".."));
+        let mut kills = std::collections::HashSet::new();
+        let fine = (1..=MAX_NAME_CHARS).contains(&chars(&m.name))
+            && names.insert(&m.name)
+            && !m.find.is_empty()
+            && chars(&m.find) <= MAX_TEXT_CHARS
+            && chars(&m.replace) <= MAX_TEXT_CHARS
+            && m.find != m.replace
+            && normal
+            && !m.kills.is_empty()
+            && m.kills.iter().all(|k| !k.is_empty() && kills.insert(k));
+        if !fine {
+            return Err(format!("accepted a mutation that breaks a rule: {m:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// Every manifest kind, in the order the first byte of [`manifest`]'s input picks them.
+const KINDS: [ManifestKind; 11] = [
+    ManifestKind::CargoToml,
+    ManifestKind::PyprojectToml,
+    ManifestKind::Pipfile,
+    ManifestKind::Requirements,
+    ManifestKind::PackageJson,
+    ManifestKind::ComposerJson,
+    ManifestKind::GoMod,
+    ManifestKind::GoWork,
+    ManifestKind::PomXml,
+    ManifestKind::MsBuild,
+    ManifestKind::Gemfile,
+];
+
+/// The manifest readers: the first byte picks the kind (modulo 11, in the order of
+/// [`crate::reduce::manifest`]'s `ManifestKind`), the rest is the file. Accepted files give
+/// well-formed candidates, and each candidate applied alone leaves a file that still parses
+/// as its kind with its required keys.
+///
+/// # Errors
+/// What the candidates broke.
+pub fn manifest(data: &[u8]) -> Broken {
+    let Some((&selector, src)) = data.split_first() else {
+        return Ok(());
+    };
+    let kind = KINDS[usize::from(selector) % KINDS.len()];
+    let Ok(levels) = candidates(kind, src) else {
+        return Ok(());
+    };
+    let text = std::str::from_utf8(src).map_err(|_| "accepted a file that is not UTF-8")?;
+    check::shape(text, &levels)?;
+    check::each_applies(kind, text, &levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Target = fn(&[u8]) -> Broken;
+
+    const TARGETS: [(&str, Target); 10] = [
+        ("line", line),
+        ("decode", decode),
+        ("junit", junit),
+        ("js_json", js_json),
+        ("libtest", libtest),
+        ("go_test", go_test),
+        ("node_test", node_test),
+        ("repo_config", repo_config),
+        ("mutation_spec", mutation_spec),
+        ("manifest", manifest),
+    ];
+
+    /// Every committed seed of every fuzz target passes its target's checks, and most of
+    /// each corpus is accepted by its parser, so the fuzzers start from inputs that reach
+    /// the checks.
+    #[test]
+    fn seed_corpora_pass_their_checks() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus");
+        for (name, target) in TARGETS {
+            let dir = std::path::Path::new(root).join(name);
+            let mut seeds = 0;
+            for entry in std::fs::read_dir(&dir).expect("a seed corpus") {
+                let path = entry.expect("a seed").path();
+                let data = std::fs::read(&path).expect("a readable seed");
+                if let Err(e) = target(&data) {
+                    panic!("{}: {e}", path.display());
+                }
+                seeds += 1;
+            }
+            assert!(seeds >= 3, "{name}: only {seeds} seeds");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! What every candidate list must satisfy, checked from outside the readers: the shape of
+//! the ranges, and that applying any single candidate leaves a file that still parses as its
+//! kind with its required keys. The manifest tests and the fuzz target of `fuzz/` (through
+//! `crate::fuzzing`) share these checks; each returns what is broken as text.
+
+use std::ops::Range;
+
+use super::go_mod::{go_lex, go_token_text};
+use super::types::{ManifestEdit, ManifestKind};
+
+/// Parses `text` with the kind's own parser (the real one where there is one), and checks
+/// that the keys a manifest of `kind` needs, if `original` had them, are still there.
+pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result<(), String> {
+    match kind {
+        ManifestKind::CargoToml | ManifestKind::PyprojectToml | ManifestKind::Pipfile => {
+            let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+            let required: &[&[&str]] = match kind {
+                ManifestKind::CargoToml => &[&["package", "name"], &["package", "version"]],
+                ManifestKind::PyprojectToml => &[&["project", "name"]],
+                _ => &[],
+            };
+            let before: toml_edit::DocumentMut = original.parse().map_err(|e| format!("{e}"))?;
+            let lookup = |doc: &toml_edit::DocumentMut, path: &[&str]| {
+                let mut item = Some(doc.as_item());
+                for key in path {
+                    item = item.and_then(|i| i.get(key));
+                }
+                item.is_some()
+            };
+            for path in required {
+                if lookup(&before, path) && !lookup(&doc, path) {
+                    return Err(format!("required key {path:?} lost"));
+                }
+            }
+        }
+        ManifestKind::PackageJson | ManifestKind::ComposerJson => {
+            let value: serde_json::Value =
+                serde_json::from_str(text.trim_start_matches('\u{feff}'))
+                    .map_err(|e| format!("{e}"))?;
+            let object = value.as_object().ok_or("not an object")?;
+            let before: serde_json::Value =
+                serde_json::from_str(original.trim_start_matches('\u{feff}'))
+                    .map_err(|e| format!("{e}"))?;
+            for key in ["name", "version"] {
+                if before.get(key).is_some() && !object.contains_key(key) {
+                    return Err(format!("required key {key} lost"));
+                }
+            }
+        }
+        ManifestKind::PomXml | ManifestKind::MsBuild => {
+            let mut reader = quick_xml::Reader::from_str(text);
+            let mut depth = 0usize;
+            loop {
+                match reader.read_event().map_err(|e| format!("{e}"))? {
+                    quick_xml::events::Event::Start(_) => depth += 1,
+                    quick_xml::events::Event::End(_) => {
+                        depth = depth.checked_sub(1).ok_or("unbalanced")?;
+                    }
+                    quick_xml::events::Event::Eof => break,
+                    _ => {}
+                }
+            }
+            if depth != 0 {
+                return Err("unbalanced".into());
+            }
+        }
+        ManifestKind::GoMod | ManifestKind::GoWork => {
+            let lines = go_lex(kind, text).map_err(|e| e.to_string())?;
+            let verbs: Vec<&str> = lines
+                .iter()
+                .map(|l| go_token_text(l.tokens.first()))
+                .collect();
+            for verb in ["module", "go"] {
+                let had = original
+                    .lines()
+                    .any(|l| l.split_whitespace().next() == Some(verb));
+                if had && !verbs.contains(&verb) {
+                    return Err(format!("{verb} directive lost"));
+                }
+            }
+        }
+        ManifestKind::Requirements | ManifestKind::Gemfile => {}
+    }
+    super::candidates(kind, text.as_bytes())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The shape every result has: no empty level or edit, every range non-empty, inside `src`,
+/// on character boundaries, sorted and disjoint within its edit, and two edits of one level
+/// overlapping only on the comma that two items of one list share.
+pub(crate) fn shape(src: &str, levels: &[Vec<ManifestEdit>]) -> Result<(), String> {
+    for level in levels {
+        if level.is_empty() {
+            return Err("empty level".into());
+        }
+        let mut all: Vec<(&Range<usize>, &str)> = Vec::new();
+        for edit in level {
+            let label = &edit.label;
+            if label.is_empty() || edit.delete.is_empty() {
+                return Err(format!("an edit without label or ranges: `{label}`"));
+            }
+            if edit.delete.windows(2).any(|w| w[0].end >= w[1].start) {
+                return Err(format!("unsorted or overlapping ranges: `{label}`"));
+            }
+            for r in &edit.delete {
+                if !(r.start < r.end && r.end <= src.len()) {
+                    return Err(format!("`{label}`: range {r:?} of {} bytes", src.len()));
+                }
+                if !(src.is_char_boundary(r.start) && src.is_char_boundary(r.end)) {
+                    return Err(format!("`{label}`: range {r:?} splits a character"));
+                }
+            }
+            all.extend(edit.delete.iter().map(|r| (r, label.as_str())));
+        }
+        all.sort_by_key(|r| r.0.start);
+        for (i, (a, la)) in all.iter().enumerate() {
+            for (b, lb) in &all[i + 1..] {
+                if b.start >= a.end {
+                    break;
+                }
+                let shared = &src.as_bytes()[b.start..a.end.min(b.end)];
+                if !(shared.contains(&b',')
+                    && shared.iter().all(|c| *c == b',' || c.is_ascii_whitespace()))
+                {
+                    return Err(format!(
+                        "`{la}` and `{lb}` overlap beyond a shared comma\n{src}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applying any single candidate shortens the file and leaves one that still parses as its
+/// kind ([`reparses`]).
+pub(crate) fn each_applies(
+    kind: ManifestKind,
+    src: &str,
+    levels: &[Vec<ManifestEdit>],
+) -> Result<(), String> {
+    for edit in levels.iter().flatten() {
+        let out = String::from_utf8(edit.apply(src.as_bytes()))
+            .map_err(|_| format!("`{}` leaves a file that is not UTF-8", edit.label))?;
+        if out.len() >= src.len() {
+            return Err(format!("`{}` deletes nothing", edit.label));
+        }
+        reparses(kind, src, &out)
+            .map_err(|e| format!("{kind:?}: `{}` breaks the file: {e}\n{out}", edit.label))?;
+    }
+    Ok(())
+}
