@@ -269,6 +269,54 @@ fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, Strin
     )
 }
 
+/// The scripts that must run before the tests: `pretest`, and each `npm run X` (or pnpm's
+/// or yarn's) that the `test` script runs before its runner, as in
+/// `npm run generate && node --test`. Run as the build step, with npm, which runs any
+/// package manager's scripts.
+fn before_tests(manifest: &Value) -> Option<(String, String)> {
+    let scripts = manifest.get("scripts")?;
+    let has = |name: &str| scripts.get(name).and_then(Value::as_str).is_some();
+    let mut names: Vec<String> = Vec::new();
+    if has("pretest") {
+        names.push("pretest".into());
+    }
+    let test = scripts.get("test").and_then(Value::as_str).unwrap_or("");
+    for part in test.split("&&").map(str::trim) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let name = match words.as_slice() {
+            ["npm" | "pnpm" | "yarn", "run" | "run-script", name] | ["pnpm" | "yarn", name] => {
+                Some(*name)
+            }
+            _ => None,
+        };
+        match name {
+            Some(name) if name != "test" && has(name) && !names.iter().any(|n| n == name) => {
+                names.push(name.to_string());
+            }
+            Some(_) => {}
+            // The runner: what follows it runs after the tests.
+            None => break,
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let safe = |n: &String| {
+        n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b":._-".contains(&b))
+    };
+    names.retain(safe);
+    let command: Vec<String> = names
+        .iter()
+        .map(|n| format!("npm run --silent {n}"))
+        .collect();
+    let said: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    Some((
+        command.join(" && "),
+        format!("before the tests, the scripts {}", said.join(", ")),
+    ))
+}
+
 /// The Node defaults.
 ///
 /// # Errors
@@ -343,14 +391,19 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsu
             });
         }
     };
-    let config = config(&tests, &carry, &[&install], command, report);
+    let mut config = config(&tests, &carry, &[&install], command, report);
+    let mut notes = vec![
+        format!("test runner {}: {why}", runner.name()),
+        format!("install with {installed}"),
+    ];
+    if let Some((build, said)) = before_tests(&manifest) {
+        config.build = Some(build);
+        notes.push(said);
+    }
     Ok(Detection {
         config,
         ecosystem: "node",
-        notes: vec![
-            format!("test runner {}: {why}", runner.name()),
-            format!("install with {installed}"),
-        ],
+        notes,
     })
 }
 
@@ -427,6 +480,23 @@ mod tests {
         )
         .unwrap();
         assert!(found.config.command.contains("--coverage.enabled=false"));
+    }
+
+    #[test]
+    fn scripts_the_test_script_runs_first_are_the_build() {
+        let manifest = r#"{"scripts":{"generate":"node gen.js","pretest":"tsc","test":"npm run generate && node --test && npm run lint","lint":"eslint ."}}"#;
+        let found = detect_with(&["package.json"], &[("package.json", manifest)]).unwrap();
+        assert_eq!(
+            found.config.build.as_deref(),
+            Some("npm run --silent pretest && npm run --silent generate")
+        );
+        assert_eq!(
+            found.notes[2],
+            "before the tests, the scripts `pretest`, `generate`"
+        );
+        let plain = r#"{"scripts":{"test":"vitest run"}}"#;
+        let found = detect_with(&["package.json"], &[("package.json", plain)]).unwrap();
+        assert_eq!(found.config.build, None);
     }
 
     #[test]
