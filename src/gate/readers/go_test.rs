@@ -171,7 +171,9 @@ pub(super) fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadErr
         let Some(first) = targets.first() else {
             continue;
         };
-        if pkg.failed && (pkg.build_failed || pkg.undefined.is_some()) {
+        // A failed build: an event says so, or (go 1.19 to 1.23) the plain
+        // `FAIL\tPKG [build failed]` line, with no `fail` event at all.
+        if pkg.build_failed || (pkg.failed && pkg.undefined.is_some()) {
             out.load_errors(&targets, pkg.undefined.as_deref().unwrap_or("build failed"));
             continue;
         }

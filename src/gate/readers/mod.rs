@@ -556,6 +556,13 @@ cmd/main_test.go !! cmd/main_test.go:9:2: undefined: run
         let want = "go/root_test.go !! ./root_test.go:5:2: undefined: Helper\ngo/api/api_test.go\n  Passed TestAPI\n";
         let sel = ["go/root_test.go", "go/api/api_test.go"];
         check(Format::GoTestJson, out, &sel, want);
+        // go 1.19 to 1.23: the failed build is plain text only, with no `fail` event.
+        let plain = "# example.com/m/p [example.com/m/p.test]
+p/x_test.go:5:28: undefined: Missing
+FAIL\texample.com/m/p [build failed]
+";
+        let want = "p/x_test.go !! p/x_test.go:5:28: undefined: Missing\n";
+        check(Format::GoTestJson, plain, &["p/x_test.go"], want);
         let broken = "{\"Action\":\"run\"}\n{\"Action\":";
         let e = run(Format::GoTestJson, broken, &[]).unwrap_err();
         assert_eq!(
