@@ -110,7 +110,7 @@ fn clean_up(needle: &str) {
 }
 
 /// The entries of the temp dir `tmp` named `repromin-…`.
-fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
+pub(crate) fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(tmp)
         .unwrap()
         .flatten()
@@ -410,7 +410,7 @@ fn hanging_install_repo(
     (repo, base, head)
 }
 
-fn exec_args<'a>(
+pub(crate) fn exec_args<'a>(
     side: &'a str,
     out: &'a str,
     base: &'a str,
@@ -423,7 +423,7 @@ fn exec_args<'a>(
 }
 
 /// The worktrees git has registered besides the main one.
-fn worktrees(repo: &GitRepo) -> Vec<String> {
+pub(crate) fn worktrees(repo: &GitRepo) -> Vec<String> {
     repo.git(&["worktree", "list", "--porcelain"])
         .lines()
         .filter_map(|l| l.strip_prefix("worktree "))
