@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -44,6 +44,11 @@ const SEED_VAR: &str = "REPROMIN_CRASH_SEED";
 const MARK_VAR: &str = "REPROMIN_CRASH_MARK";
 /// The log the commands append a line to when they start (and, in a gate side, end).
 const LOG_VAR: &str = "CRASH_LOG";
+/// A file that, while it exists, holds every command at the end of its wait, in a
+/// subshell (a child of the command's leader, so that ending the leader alone does not
+/// end it). The harness makes it just before a kill: a command of the killed run cannot
+/// then end by itself.
+const HOLD_VAR: &str = "CRASH_HOLD";
 /// How long a process of a killed run may take to die.
 const GRACE: Duration = Duration::from_secs(5);
 
@@ -79,6 +84,9 @@ struct Campaign {
     failures: Vec<String>,
     started: Instant,
     area: Area,
+    /// The lives of uninterrupted runs (the first one, then every next run that ran to
+    /// its end): kills are spread over their median.
+    lives: Vec<Duration>,
 }
 
 impl Campaign {
@@ -114,7 +122,31 @@ impl Campaign {
             failures: Vec::new(),
             started: Instant::now(),
             area: Area::new(),
+            lives: Vec::new(),
         }
+    }
+
+    /// How long an uninterrupted run lives: the median of those seen so far.
+    fn life(&self) -> Duration {
+        let mut lives = self.lives.clone();
+        lives.sort();
+        lives.get(lives.len() / 2).copied().unwrap_or_default()
+    }
+
+    /// A random instant of a life.
+    fn instant(&mut self) -> Duration {
+        self.life().mul_f64(self.rng.fraction())
+    }
+
+    /// Runs the binary to its end; a success counts as a life.
+    fn run_to_end(&mut self, args: &[String], cwd: &Path, env: &[(String, String)]) -> Output {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let o = run_env(&args, cwd, &refs(env));
+        if o.status.success() {
+            self.lives.push(started.elapsed());
+        }
+        o
     }
 
     /// The directory of kill `i`, with its own temp dir: `(dir, tmp)`.
@@ -141,10 +173,11 @@ impl Campaign {
     /// Prints the figures; fails with every problem found, keeping the area to look at.
     fn finish(self) {
         eprintln!(
-            "crash test of {}: {} kills in {:.0} s, seed {}, {} problems; kills per phase:",
+            "crash test of {}: {} kills in {:.0} s (a run lives {:.2} s), seed {}, {} problems; kills per phase:",
             self.what,
             self.kills,
             self.started.elapsed().as_secs_f64(),
+            self.life().as_secs_f64(),
             self.seed,
             self.failures.len()
         );
@@ -165,7 +198,7 @@ impl Campaign {
 }
 
 /// Starts the binary in a process group of its own, with its stderr in `stderr`.
-fn spawn(args: &[&str], cwd: &Path, env: &[(&str, &str)], stderr: &Path) -> Child {
+fn spawn(args: &[String], cwd: &Path, env: &[(String, String)], stderr: &Path) -> Child {
     let mut command = Command::new(bin());
     command
         .args(args)
@@ -181,55 +214,67 @@ fn spawn(args: &[&str], cwd: &Path, env: &[(&str, &str)], stderr: &Path) -> Chil
     command.spawn().unwrap()
 }
 
-/// SIGKILLs `child` (unless it has ended and been reaped) and reaps it.
-fn sigkill(child: &mut Child) -> ExitStatus {
+/// The live processes whose environment has `MARK_VAR=mark`: ids and command lines.
+fn marked(mark: &str) -> Vec<(i32, String)> {
+    let needle = format!("{MARK_VAR}={mark}");
+    processes_where(|dir| {
+        std::fs::read(dir.join("environ"))
+            .unwrap_or_default()
+            .split(|b| *b == 0)
+            .any(|var| var == needle.as_bytes())
+    })
+}
+
+/// Holds every command of a run that reaches its wait from now on, then SIGKILLs `child`
+/// (unless it has ended and been reaped) and reaps it. A command of the killed run that
+/// is still there later was not ended by repromin's mechanisms, however short its life
+/// would have been without the hold.
+fn sigkill(child: &mut Child, hold: &Path) -> ExitStatus {
+    std::fs::write(hold, "").unwrap();
     let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
     child.wait().unwrap()
 }
 
 /// Kills `child` after `delay`; whether it had ended by itself before.
-fn kill_after(child: &mut Child, delay: Duration) -> bool {
+fn kill_after(child: &mut Child, hold: &Path, delay: Duration) -> bool {
     std::thread::sleep(delay);
-    sigkill(child).signal() != Some(Signal::SIGKILL as i32)
+    sigkill(child, hold).signal() != Some(Signal::SIGKILL as i32)
 }
 
 /// Kills `child` once its stderr says that the test hook holds it at `point`.
-fn kill_when_paused(child: &mut Child, stderr: &Path, point: &str) -> Result<(), String> {
+fn kill_when_paused(
+    child: &mut Child,
+    hold: &Path,
+    stderr: &Path,
+    point: &str,
+) -> Result<(), String> {
     let wanted = format!("repromin: test hook: paused at {point}");
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let text = std::fs::read_to_string(stderr).unwrap_or_default();
         if text.lines().any(|l| l == wanted) {
-            sigkill(child);
+            sigkill(child, hold);
             return Ok(());
         }
         let ended = child.try_wait().unwrap().is_some();
         if ended || Instant::now() > deadline {
-            sigkill(child);
+            sigkill(child, hold);
             return Err(format!("never paused at {point}; its stderr:\n{text}"));
         }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-/// The processes whose environment has `MARK_VAR=mark`, still there after [`GRACE`]; they
-/// are then killed, so that a failure leaves nothing running.
-fn survivors(mark: &str) -> Vec<String> {
-    let needle = format!("{MARK_VAR}={mark}");
-    let marked = || {
-        processes_where(|dir| {
-            std::fs::read(dir.join("environ"))
-                .unwrap_or_default()
-                .split(|b| *b == 0)
-                .any(|var| var == needle.as_bytes())
-        })
-    };
+/// The processes of run `mark` still there after [`GRACE`]. Then the hold is lifted and
+/// they are killed, so that a failure leaves nothing running.
+fn survivors(mark: &str, hold: &Path) -> Vec<String> {
     let until = Instant::now() + GRACE;
-    let mut left = marked();
+    let mut left = marked(mark);
     while !left.is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
-        left = marked();
+        left = marked(mark);
     }
+    std::fs::remove_file(hold).unwrap();
     for (pid, _) in &left {
         let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
     }
@@ -253,11 +298,16 @@ fn scratch_left(tmp: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The environment of a run: its own temp dir, and the log its commands write.
+/// The environment of a run: its own temp dir, the log its commands write, and the hold
+/// (`hold` beside the log).
 fn env_of(tmp: &Path, log: &Path) -> Vec<(String, String)> {
     vec![
         ("TMPDIR".to_string(), tmp.display().to_string()),
         (LOG_VAR.to_string(), log.display().to_string()),
+        (
+            HOLD_VAR.to_string(),
+            log.with_file_name("hold").display().to_string(),
+        ),
     ]
 }
 
@@ -283,7 +333,8 @@ fn code(o: &std::process::Output) -> String {
 
 /// A command that fails while `main.txt` has `BUG` and `lib/m2.txt` has `line 3`; each run
 /// logs its working directory and takes a moment, so that kills land inside runs too.
-const REDUCE_SCRIPT: &str = "echo \"$PWD\" >> \"$CRASH_LOG\"; sleep 0.05; \
+const REDUCE_SCRIPT: &str = "echo \"$PWD\" >> \"$CRASH_LOG\"; \
+     (sleep 0.05; while [ -e \"$CRASH_HOLD\" ]; do sleep 0.01; done); \
      if grep -q BUG main.txt && grep -q 'line 3' lib/m2.txt; then \
      echo 'error: BUG in main.txt'; exit 1; fi";
 
@@ -317,7 +368,6 @@ struct Expected {
     payload: BTreeMap<String, String>,
     sidecar: Vec<String>,
     commands: usize,
-    life: Duration,
 }
 
 /// The file names in `dir`, sorted.
@@ -431,11 +481,7 @@ fn reduce_campaign(kills: usize, full: bool) {
     std::fs::create_dir_all(&tmp).unwrap();
     let out = calibration.join("out");
     let log = calibration.join("log");
-    let args = reduce_args(&out);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let started = Instant::now();
-    let o = run_env(&args, &root, &refs(&env_of(&tmp, &log)));
-    let life = started.elapsed();
+    let o = campaign.run_to_end(&reduce_args(&out), &root, &env_of(&tmp, &log));
     assert!(o.status.success(), "{}", stderr(&o));
     let mut sidecar = out.file_name().unwrap().to_os_string();
     sidecar.push(".repromin");
@@ -443,50 +489,49 @@ fn reduce_campaign(kills: usize, full: bool) {
         payload: files(&out),
         sidecar: names(&out.with_file_name(sidecar)),
         commands: log_lines(&log).len(),
-        life,
     };
     eprintln!(
         "an uninterrupted run: {} commands in {:.2} s",
         expected.commands,
-        expected.life.as_secs_f64()
+        campaign.life().as_secs_f64()
     );
 
     for i in 0..campaign.kills {
         let (dir, tmp) = campaign.iteration(i);
         let out = dir.join("out");
         let log = dir.join("log");
+        let hold = dir.join("hold");
         let args = reduce_args(&out);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mark = campaign.mark(i);
         let point = (i % 4 == 3).then(|| POINTS[campaign.rng.below(POINTS.len())]);
-        let delay = expected.life.mul_f64(campaign.rng.fraction());
+        let delay = campaign.instant();
         let mut env = env_of(&tmp, &log);
         env.push((MARK_VAR.to_string(), mark.clone()));
         if let Some(point) = point {
             env.push((repromin::export::PAUSE_ENV.to_string(), point.to_string()));
         }
         let killed_err = dir.join("killed.stderr");
-        let mut child = spawn(&args, &root, &refs(&env), &killed_err);
+        let mut child = spawn(&args, &root, &env, &killed_err);
         let pid = child.id();
         let mut problems = Vec::new();
         let phase = match point {
             Some(point) => {
-                if let Err(why) = kill_when_paused(&mut child, &killed_err, point) {
+                if let Err(why) = kill_when_paused(&mut child, &hold, &killed_err, point) {
                     problems.push(why);
                 }
                 format!("publication (held at {point})")
             }
-            None if kill_after(&mut child, delay) => "ended before the kill".to_string(),
+            None if kill_after(&mut child, &hold, delay) => "ended before the kill".to_string(),
             None => reduce_phase(&dir, &log, &expected).to_string(),
         };
-        let left = survivors(&mark);
+        let left = survivors(&mark, &hold);
         if !left.is_empty() {
             problems.push(format!("outlived repromin {pid}: {left:?}"));
         }
         let published = out.symlink_metadata().is_ok();
 
         // The next run, with the same arguments.
-        let next = run_env(&args, &root, &refs(&env_of(&tmp, &dir.join("next.log"))));
+        let next = campaign.run_to_end(&args, &root, &env_of(&tmp, &dir.join("next.log")));
         let wanted = if published {
             Exit::OutputExists as i32
         } else {
@@ -520,9 +565,11 @@ fn reduce_campaign(kills: usize, full: bool) {
         if published {
             // The killed run's result stands; a run into a fresh OUTPUT publishes.
             let fresh = dir.join("fresh");
-            let args = reduce_args(&fresh);
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let o = run_env(&args, &root, &refs(&env_of(&tmp, &dir.join("fresh.log"))));
+            let o = campaign.run_to_end(
+                &reduce_args(&fresh),
+                &root,
+                &env_of(&tmp, &dir.join("fresh.log")),
+            );
             if !o.status.success() {
                 problems.push(format!(
                     "a run into a fresh OUTPUT exited with {}: {}",
@@ -558,8 +605,10 @@ fn crash_test_reduce() {
 // The gate's sides.
 
 /// The install step and the test command log a line each; both take a moment.
-const EXEC_INSTALL: &str = "echo install >> \"$CRASH_LOG\"; sleep 0.2";
-const EXEC_COMMAND: &str = "echo test >> \"$CRASH_LOG\"; sleep 0.1; \
+const EXEC_INSTALL: &str = "echo install >> \"$CRASH_LOG\"; \
+     (sleep 0.2; while [ -e \"$CRASH_HOLD\" ]; do sleep 0.01; done)";
+const EXEC_COMMAND: &str = "echo test >> \"$CRASH_LOG\"; \
+     (sleep 0.1; while [ -e \"$CRASH_HOLD\" ]; do sleep 0.01; done); \
      sh run_tests.sh {report} {tests}; echo end >> \"$CRASH_LOG\"";
 
 /// Holdout runs of the reduce side.
@@ -729,36 +778,29 @@ fn exec_campaign(side: &'static str, kills: usize, full: bool) {
     std::fs::create_dir_all(&tmp).unwrap();
     let base_out = calibration.join("base");
     let base_report = base_out.join("base.report").display().to_string();
-    let run = |args: &[String], log: &Path, tmp: &Path| {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        run_env(&args, repo.path(), &refs(&env_of(tmp, log)))
-    };
-    let o = run(
-        &exec_args(
-            "base",
-            &base_out.display().to_string(),
-            &base,
-            &head,
-            &repo_path,
-        )
+    let base_out_path = base_out.display().to_string();
+    let base_args: Vec<String> = exec_args("base", &base_out_path, &base, &head, &repo_path)
         .into_iter()
         .map(String::from)
-        .collect::<Vec<_>>(),
-        &calibration.join("base.log"),
-        &tmp,
-    );
+        .collect();
+    let base_env = env_of(&tmp, &calibration.join("base.log"));
+    let o = campaign.run_to_end(&base_args, repo.path(), &base_env);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The base side's run is no life of the reduce side.
+    campaign.lives.clear();
     let out = calibration.join("out");
     let log = calibration.join("log");
-    let started = Instant::now();
-    let o = run(&args_for(&out, &base_report), &log, &tmp);
-    let life = started.elapsed();
+    let o = campaign.run_to_end(
+        &args_for(&out, &base_report),
+        repo.path(),
+        &env_of(&tmp, &log),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = exec_reports(&out).unwrap();
     let runs = log_lines(&log).iter().filter(|l| *l == "test").count();
     eprintln!(
         "an uninterrupted run: {runs} test runs in {:.2} s; reports {:?}",
-        life.as_secs_f64(),
+        campaign.life().as_secs_f64(),
         expected.keys().collect::<Vec<_>>()
     );
     if side == "base" {
@@ -775,33 +817,28 @@ fn exec_campaign(side: &'static str, kills: usize, full: bool) {
         let (dir, tmp) = campaign.iteration(i);
         let out = dir.join("out");
         let log = dir.join("log");
+        let hold = dir.join("hold");
         let args = args_for(&out, &base_report);
-        let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let mark = campaign.mark(i);
-        let delay = life.mul_f64(campaign.rng.fraction());
+        let delay = campaign.instant();
         let mut env = env_of(&tmp, &log);
         env.push((MARK_VAR.to_string(), mark.clone()));
-        let mut child = spawn(
-            &arg_refs,
-            repo.path(),
-            &refs(&env),
-            &dir.join("killed.stderr"),
-        );
+        let mut child = spawn(&args, repo.path(), &env, &dir.join("killed.stderr"));
         let pid = child.id();
-        let phase = if kill_after(&mut child, delay) {
+        let phase = if kill_after(&mut child, &hold, delay) {
             "ended before the kill".to_string()
         } else {
             exec_phase(side, &log, runs)
         };
         let mut problems = Vec::new();
-        let left = survivors(&mark);
+        let left = survivors(&mark, &hold);
         if !left.is_empty() {
             problems.push(format!("outlived repromin {pid}: {left:?}"));
         }
         if let Err(why) = exec_reports(&out) {
             problems.push(format!("a partial report was left: {why}"));
         }
-        let next = run(&args, &dir.join("next.log"), &tmp);
+        let next = campaign.run_to_end(&args, repo.path(), &env_of(&tmp, &dir.join("next.log")));
         if !next.status.success() || !next.stderr.is_empty() {
             problems.push(format!(
                 "the next run exited with {}; its stderr:\n{}",
