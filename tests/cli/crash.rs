@@ -198,7 +198,7 @@ impl Campaign {
 }
 
 /// Starts the binary in a process group of its own, with its stderr in `stderr`.
-fn spawn(args: &[String], cwd: &Path, env: &[(String, String)], stderr: &Path) -> Child {
+pub(crate) fn spawn(args: &[String], cwd: &Path, env: &[(String, String)], stderr: &Path) -> Child {
     let mut command = Command::new(bin());
     command
         .args(args)

@@ -531,3 +531,39 @@ fn a_sandboxed_test_dies_with_repromin_even_without_the_guardian() {
     clean_up(&t);
     assert!(left.is_empty(), "outlived repromin: {left:?}");
 }
+
+#[test]
+fn a_command_that_repromin_was_starting_when_killed_dies_with_its_children() {
+    let (area, _src, tmp) = area_with_tree();
+    let t = tag();
+    let flag = area.path("started");
+    let err = area.path("stderr");
+    // The command leaves a child in the background. The hook holds repromin just after it
+    // has started the command, before it does anything else about it; it is killed there.
+    let script = format!("sleep 1008.{t} & touch {}; wait", flag.display());
+    let args = [
+        "reduce",
+        "src",
+        "out",
+        "--no-progress",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]
+    .map(String::from);
+    let env = [
+        ("TMPDIR", tmp.display().to_string()),
+        (repromin::export::PAUSE_ENV, "run:spawned".to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v));
+    let mut child = crate::crash::spawn(&args, area.dir.path(), &env, &err);
+    wait_for("repromin held after starting the command", || {
+        let text = std::fs::read_to_string(&err).unwrap_or_default();
+        text.contains("repromin: test hook: paused at run:spawned") && flag.exists()
+    });
+    sigkill(&mut child);
+    let left = survives(&format!("sleep 1008.{t}"));
+    clean_up(&t);
+    assert!(!left, "the command's child outlived repromin");
+}
