@@ -59,7 +59,9 @@ use crate::workspace::{remove_any, write_fresh};
 /// The environment variable of the crash-test hook: set to `publish:staged`,
 /// `publish:before-payload`, `publish:after-payload` or `publish:after-sidecar`, it makes
 /// [`publish`] print `repromin: test hook: paused at POINT` on stderr at that point and
-/// wait until the process is killed. For tests that kill the real binary there.
+/// wait until the process is killed; set to `run:spawned`, it does the same in
+/// [`crate::runner`] as soon as a command has been started. For tests that kill the real
+/// binary there.
 pub const PAUSE_ENV: &str = "REPROMIN_TEST_PAUSE_AT";
 
 /// The first line of the publication record.
@@ -108,8 +110,9 @@ fn sync_file_system(dir: &Path) -> Result<(), TreeError> {
     })
 }
 
-/// Waits here until killed when [`PAUSE_ENV`] names `point`.
-fn pause_at(point: &str) {
+/// Waits here until killed when [`PAUSE_ENV`] names `point` (also used by
+/// [`crate::runner`]).
+pub(crate) fn pause_at(point: &str) {
     if std::env::var_os(PAUSE_ENV).is_some_and(|p| p == point) {
         crate::console::Console::new(true).err(&format!("repromin: test hook: paused at {point}"));
         loop {

@@ -15,10 +15,12 @@
 //! process in a process group of its own, started with the first run, that reads on its
 //! stdin which groups are running and, when that pipe closes because repromin is gone,
 //! sends SIGKILL to every group still listed. Both are in place before the command's first
-//! instruction runs.
+//! instruction runs: the leader arms its signal and lists its group itself, between fork
+//! and exec, so that a repromin killed while it is starting a command (before it even
+//! knows the command's process id) still leaves nothing of it running.
 
 use std::io::{self, Read};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -223,15 +225,18 @@ fn become_subreaper() {
     });
 }
 
-/// Gives the command the parent-death signal SIGKILL: the kernel sends it when the thread
-/// that forks it dies, which is when repromin dies (the thread waits for the group in
-/// [`run`]). If repromin is already gone when the signal is set, the command never starts.
+/// Ties the command to repromin before its first instruction. It gets the parent-death
+/// signal SIGKILL: the kernel sends it when the thread that forks it dies, which is when
+/// repromin dies (the thread waits for the group in [`run`]). If repromin is already gone
+/// when the signal is set, the command never starts. Then it writes its process id on
+/// `ids` (so that a failed exec can be taken off the guardian's list) and lists its group
+/// with the guardian on `guardian`, the guardian's stdin.
 #[allow(unsafe_code)]
-fn die_with_this_thread(command: &mut Command) {
+fn die_with_repromin(command: &mut Command, guardian: Option<RawFd>, ids: RawFd) {
     let parent = nix::unistd::getpid();
     // SAFETY: the hook runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: it makes two system calls (prctl, getppid),
-    // allocates nothing and takes no lock.
+    // async-signal-safe calls are allowed: it makes system calls (prctl, getppid, getpid,
+    // write) on descriptors that stay open until exec, allocates nothing and takes no lock.
     unsafe {
         command.pre_exec(move || {
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
@@ -240,8 +245,24 @@ fn die_with_this_thread(command: &mut Command) {
             if nix::unistd::getppid() != parent {
                 return Err(io::Error::from_raw_os_error(nix::libc::ESRCH));
             }
+            let pid = nix::unistd::getpid().as_raw();
+            let _ = nix::unistd::write(BorrowedFd::borrow_raw(ids), &pid.to_ne_bytes());
+            if let Some(fd) = guardian {
+                let mut line = [0u8; guardian::LINE_MAX];
+                let len = guardian::line(b'+', pid, &mut line);
+                let _ = nix::unistd::write(BorrowedFd::borrow_raw(fd), &line[..len]);
+            }
             Ok(())
         });
+    }
+}
+
+/// The process id a leader wrote on `ids` before its exec failed, if it got that far.
+fn failed_leader(ids: &OwnedFd) -> Option<Pid> {
+    let mut bytes = [0u8; 4];
+    match nix::unistd::read(ids, &mut bytes) {
+        Ok(4) => Some(Pid::from_raw(i32::from_ne_bytes(bytes))),
+        _ => None,
     }
 }
 
@@ -277,6 +298,14 @@ pub fn run(
         action: "duplicate the output pipe",
         source,
     })?;
+    // The leader's id, written by the leader itself (non-blocking: read only after spawn).
+    let (ids_read, ids_write) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).map_err(|errno| {
+            RunnerError::Setup {
+                action: "create a pipe for the command's process id",
+                source: io::Error::from(errno),
+            }
+        })?;
     let mut command = Command::new(program);
     command
         .args(args)
@@ -289,19 +318,35 @@ pub fn run(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer2))
         .process_group(0);
-    die_with_this_thread(&mut command);
+    die_with_repromin(
+        &mut command,
+        guardian.map(guardian::Guardian::fd),
+        std::os::fd::AsRawFd::as_raw_fd(&ids_write),
+    );
     let start = Instant::now();
     let spawned = command.spawn();
     // Drop our copies of the write end so EOF means every writer is gone.
     drop(command);
-    let mut child = spawned.map_err(|source| RunnerError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
+    drop(ids_write);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(source) => {
+            // A leader whose exec failed had listed its group: take it off the list.
+            if let Some(guardian) = guardian
+                && let Some(pid) = failed_leader(&ids_read)
+            {
+                guardian.forget(pid);
+            }
+            return Err(RunnerError::Spawn {
+                program: program.clone(),
+                source,
+            });
+        }
+    };
+    drop(ids_read);
+    // The group is listed with the guardian already (by the leader).
+    crate::export::pause_at("run:spawned");
     let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    if let Some(guardian) = guardian {
-        guardian.watch(pgid);
-    }
     let mut capture = Capture {
         reader: std::fs::File::from(reader),
         output: Vec::new(),

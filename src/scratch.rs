@@ -5,7 +5,9 @@
 //! file, [`MARKER`], that names its owner: process id, the process's start time (field 22
 //! of `/proc/PID/stat`, so that a reused process id is not mistaken for the owner), the
 //! boot and the PID namespace. Dropping a [`Scratch`] removes the directory, restoring
-//! write permission on directories a command made read-only.
+//! write permission on directories a command made read-only. The marker is removed last,
+//! just before the empty directory (by the sweep too): a process killed in the middle of a
+//! removal leaves a directory that is still marked, and so still swept.
 //!
 //! The first scratch directory a process makes sweeps the temp dir once: every entry named
 //! `repromin-…` that is a directory (not a symlink) owned by this user, holding a marker
@@ -76,8 +78,37 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = crate::workspace::remove_any(&self.path);
+        let _ = remove(&self.path);
     }
+}
+
+/// Removes the scratch directory `path`: everything in it but the marker, then the
+/// marker, then the directory.
+fn remove(path: &Path) -> io::Result<()> {
+    remove_with(path, |item| {
+        crate::workspace::remove_any(item).map_err(io::Error::other)
+    })
+}
+
+/// [`remove`], with `remove_item` removing each entry (and at the end the empty
+/// directory); the first error stops it.
+fn remove_with(
+    path: &Path,
+    mut remove_item: impl FnMut(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    // A command may have made the directory read-only: its entries could not go.
+    crate::workspace::make_writable(path);
+    let marker = path.join(MARKER);
+    let mut items: Vec<PathBuf> = fs::read_dir(path)?
+        .map(|item| item.map(|e| e.path()))
+        .collect::<io::Result<_>>()?;
+    items.retain(|item| *item != marker);
+    items.sort();
+    for item in &items {
+        remove_item(item)?;
+    }
+    remove_item(&marker)?;
+    remove_item(path)
 }
 
 /// Sweeps the temp dir, once per process.
@@ -110,7 +141,7 @@ pub(crate) fn sweep(dir: &Path) -> Vec<PathBuf> {
         }
         if let Some(owner) = owner_of(&path, uid)
             && owner.state(&me) == OwnerState::Dead
-            && crate::workspace::remove_any(&path).is_ok()
+            && remove(&path).is_ok()
         {
             removed.push(path);
         }
@@ -204,6 +235,47 @@ mod tests {
             assert!(kept.exists(), "{} was removed", kept.display());
         }
         assert!(fs::symlink_metadata(&link).is_ok());
+    }
+
+    #[test]
+    fn a_removal_stopped_at_any_step_leaves_a_directory_that_is_still_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dead = Owner {
+            pid: dead_pid(),
+            ..me()
+        };
+        // Entries before and after the marker in every order: files, a nested directory.
+        let build = |name: &str| {
+            let dir = marked(tmp.path(), name, &dead.to_text());
+            for item in ["-first", "a/b/c", "zz"] {
+                let path = dir.join(item);
+                fs::create_dir_all(path.parent().unwrap()).unwrap();
+                fs::write(path, "x").unwrap();
+            }
+            dir
+        };
+        // A kill after `step` removals: whatever is left is marked. (Four entries, then the
+        // marker: only a kill between the marker's removal and the directory's, two system
+        // calls apart, would leave an empty directory unmarked.)
+        for step in 0..5 {
+            let dir = build(&format!("repromin-stopped-{step}"));
+            let mut done = 0;
+            let _ = remove_with(&dir, |item| {
+                if done == step {
+                    return Err(io::Error::other("killed"));
+                }
+                done += 1;
+                crate::workspace::remove_any(item).map_err(io::Error::other)
+            });
+            assert!(
+                !dir.exists() || dir.join(MARKER).is_file(),
+                "stopped after {step} removals: {} is left without its marker",
+                dir.display()
+            );
+        }
+        sweep(tmp.path());
+        let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

@@ -142,7 +142,9 @@ pub(crate) fn remove_any(path: &Path) -> Result<(), TreeError> {
     }
 }
 
-fn make_writable(dir: &Path) {
+/// Gives `dir` and every directory under it owner read, write and search permission, so
+/// that everything in it can be removed.
+pub(crate) fn make_writable(dir: &Path) {
     if let Ok(meta) = fs::symlink_metadata(dir)
         && meta.is_dir()
     {

@@ -4,16 +4,21 @@
 //! leader, so a command's children would go on running. The guardian is `/bin/sh` running
 //! [`SCRIPT`] in a process group of its own, started once per process with the first run.
 //! Its stdin is a pipe whose only write end repromin holds (close-on-exec, so no command
-//! inherits it). Each run writes `+PGID` when its group starts and `-PGID` when the group
-//! has been ended. When the pipe reaches end-of-file, because repromin has exited or died,
-//! the guardian sends SIGKILL to every group still listed and exits. On a normal exit the
-//! list is empty and it just exits.
+//! inherits it). A command's leader writes `+PGID` itself, between fork and exec (see
+//! [`line`]), so that its group is listed before the command's first instruction runs,
+//! even when repromin dies while it is still starting the command; the run writes `-PGID`
+//! when the group has been ended. A leader that is starting holds a copy of the write end
+//! until it executes the command, so end-of-file never comes before its line. When the
+//! pipe reaches end-of-file, because repromin has exited or died, the guardian sends
+//! SIGKILL to every group still listed and exits. On a normal exit the list is empty and
+//! it just exits.
 //!
 //! Lines are shorter than `PIPE_BUF`, so writes from several threads never interleave. A
 //! guardian that cannot be started, or that has died, leaves the runs as they were before
 //! it: the leader still dies with repromin.
 
 use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -36,6 +41,34 @@ for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 /// The write end of the guardian's stdin.
 pub(super) struct Guardian {
     stdin: Mutex<ChildStdin>,
+    /// Its descriptor, for a leader to write its line on without taking the lock (the
+    /// lock may be held by another thread at fork time).
+    fd: RawFd,
+}
+
+/// The most bytes of one line: a sign, a process id and a newline.
+pub(super) const LINE_MAX: usize = 16;
+
+/// Writes `SIGN PID \n` (`+123\n`) into `buf` and returns its length, without allocating:
+/// a leader calls it between fork and exec.
+pub(super) fn line(sign: u8, pid: i32, buf: &mut [u8; LINE_MAX]) -> usize {
+    let mut digits = [0u8; LINE_MAX];
+    let mut n = pid.unsigned_abs();
+    let mut count = 0;
+    loop {
+        digits[count] = b'0' + (n % 10) as u8;
+        count += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[0] = sign;
+    for i in 0..count {
+        buf[1 + i] = digits[count - 1 - i];
+    }
+    buf[1 + count] = b'\n';
+    count + 2
 }
 
 impl Guardian {
@@ -47,9 +80,9 @@ impl Guardian {
         }
     }
 
-    /// Lists a group that has started.
-    pub(super) fn watch(&self, pgid: Pid) {
-        self.send(&format!("+{pgid}\n"));
+    /// The write end of its stdin, on which a starting leader lists its group.
+    pub(super) fn fd(&self) -> RawFd {
+        self.fd
     }
 
     /// Takes a group that has been ended off the list.
@@ -77,10 +110,26 @@ fn start() -> Option<Guardian> {
         .spawn()
         .ok()?;
     let stdin = child.stdin.take()?;
+    let fd = stdin.as_raw_fd();
     // Never waited for: it exits only when repromin is gone, and whoever inherits it
     // reaps it.
     drop(child);
     Some(Guardian {
         stdin: Mutex::new(stdin),
+        fd,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_formatted_without_allocating_as_format_would() {
+        for pid in [0, 7, 10, 48213, 4_194_304, i32::MAX] {
+            let mut buf = [0u8; LINE_MAX];
+            let len = line(b'+', pid, &mut buf);
+            assert_eq!(&buf[..len], format!("+{pid}\n").as_bytes());
+        }
+    }
 }

@@ -110,7 +110,7 @@ fn clean_up(needle: &str) {
 }
 
 /// The entries of the temp dir `tmp` named `repromin-…`.
-fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
+pub(crate) fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(tmp)
         .unwrap()
         .flatten()
@@ -410,7 +410,7 @@ fn hanging_install_repo(
     (repo, base, head)
 }
 
-fn exec_args<'a>(
+pub(crate) fn exec_args<'a>(
     side: &'a str,
     out: &'a str,
     base: &'a str,
@@ -423,7 +423,7 @@ fn exec_args<'a>(
 }
 
 /// The worktrees git has registered besides the main one.
-fn worktrees(repo: &GitRepo) -> Vec<String> {
+pub(crate) fn worktrees(repo: &GitRepo) -> Vec<String> {
     repo.git(&["worktree", "list", "--porcelain"])
         .lines()
         .filter_map(|l| l.strip_prefix("worktree "))
@@ -530,4 +530,40 @@ fn a_sandboxed_test_dies_with_repromin_even_without_the_guardian() {
         .collect();
     clean_up(&t);
     assert!(left.is_empty(), "outlived repromin: {left:?}");
+}
+
+#[test]
+fn a_command_that_repromin_was_starting_when_killed_dies_with_its_children() {
+    let (area, _src, tmp) = area_with_tree();
+    let t = tag();
+    let flag = area.path("started");
+    let err = area.path("stderr");
+    // The command leaves a child in the background. The hook holds repromin just after it
+    // has started the command, before it does anything else about it; it is killed there.
+    let script = format!("sleep 1008.{t} & touch {}; wait", flag.display());
+    let args = [
+        "reduce",
+        "src",
+        "out",
+        "--no-progress",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]
+    .map(String::from);
+    let env = [
+        ("TMPDIR", tmp.display().to_string()),
+        (repromin::export::PAUSE_ENV, "run:spawned".to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v));
+    let mut child = crate::crash::spawn(&args, area.dir.path(), &env, &err);
+    wait_for("repromin held after starting the command", || {
+        let text = std::fs::read_to_string(&err).unwrap_or_default();
+        text.contains("repromin: test hook: paused at run:spawned") && flag.exists()
+    });
+    sigkill(&mut child);
+    let left = survives(&format!("sleep 1008.{t}"));
+    clean_up(&t);
+    assert!(!left, "the command's child outlived repromin");
 }

@@ -3,6 +3,7 @@
 mod args;
 mod certificate;
 mod ci;
+mod crash;
 mod doctor;
 mod errors;
 mod fixtures;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use repromin::exit_code::Exit;
 
-use crate::util::{Area, bin, files, redact, report, run, stderr};
+use crate::util::{Area, bin, clean_env, files, redact, report, run, stderr};
 
 /// A failure the reducer narrows to one line of one file in a few runs.
 const SCRIPT: &str = "if grep -q BUG a.txt; then echo 'error: BUG in a.txt'; exit 1; fi";
@@ -58,11 +58,7 @@ fn kill_at(area: &Area, point: &str) -> u32 {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("REPROMIN") || name.starts_with("GITHUB_") || name == "CI" {
-            command.env_remove(name);
-        }
-    }
+    clean_env(&mut command);
     command.env("REPROMIN_TEST_PAUSE_AT", point);
     let mut child = command.spawn().unwrap();
     let pid = child.id();

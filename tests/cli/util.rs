@@ -60,15 +60,22 @@ pub(crate) fn run(args: &[&str], cwd: &Path) -> Output {
 pub(crate) fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(bin());
     command.args(args).current_dir(cwd).stdin(Stdio::null());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("REPROMIN") || name.starts_with("GITHUB_") || name == "CI" {
-            command.env_remove(name);
-        }
-    }
+    clean_env(&mut command);
     for (k, v) in env {
         command.env(k, v);
     }
     output_within(command, RUN_TIMEOUT)
+}
+
+/// Removes from `command`'s environment what would change repromin's behaviour: its own
+/// variables (`REPROMIN…`, test hooks included), GitHub's and `CI`.
+pub(crate) fn clean_env(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if text.starts_with("REPROMIN") || text.starts_with("GITHUB_") || text == "CI" {
+            command.env_remove(&name);
+        }
+    }
 }
 
 /// Runs `command` in its own process group with stdout and stderr piped, and returns its
@@ -206,19 +213,35 @@ pub(crate) fn changes(report: &serde_json::Value) -> Vec<String> {
 
 /// Processes whose command line contains `needle`.
 pub(crate) fn processes_with(needle: &str) -> Vec<String> {
+    processes_where(|dir| {
+        let bytes = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&bytes)
+            .replace('\0', " ")
+            .contains(needle)
+    })
+    .into_iter()
+    .map(|(_, cmdline)| cmdline)
+    .collect()
+}
+
+/// Live processes (zombies left out) for which `pick`, given their `/proc/PID`, holds: their
+/// ids and command lines.
+pub(crate) fn processes_where(pick: impl Fn(&Path) -> bool) -> Vec<(i32, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let cmdline = entry.path().join("cmdline");
-        if let Ok(bytes) = std::fs::read(&cmdline) {
-            let text = String::from_utf8_lossy(&bytes).replace('\0', " ");
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'));
-            if text.contains(needle) && !zombie {
-                found.push(text);
-            }
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'));
+        if !zombie && pick(&entry.path()) {
+            found.push((pid, String::from_utf8_lossy(&bytes).replace('\0', " ")));
         }
     }
     found
