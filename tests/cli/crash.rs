@@ -15,6 +15,10 @@
 //!   writes the same reports as an uninterrupted run and exits 0, leaving no scratch
 //!   directory, no registered worktree, and the repository's work tree and refs unchanged.
 //!
+//! Every command of a run waits on a hold (see [`HOLD_VAR`]) that the harness sets just
+//! before a kill, so that a command of the killed run cannot end by itself: one still
+//! there after the grace period was not ended by repromin.
+//!
 //! The full runs (100 kills each) are ignored by default; a few kills of each run in the
 //! suite. `REPROMIN_CRASH_KILLS` sets a full run's number of kills, and
 //! `REPROMIN_CRASH_SEED` replays the seed that a run printed. See docs/reliability.md.
