@@ -281,14 +281,7 @@ pub(crate) fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), Conf
         let origin = format!("{CONFIG_PATH} at the merge base");
         return Ok((RepoConfig::parse(&text, &origin)?, Origin::MergeBase));
     }
-    let files: Vec<String> = repo.ls_tree(base)?.into_iter().map(|(p, _)| p).collect();
-    let read = |path: &str| -> String {
-        repo.blob(base, path)
-            .ok()
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).to_string())
-            .unwrap_or_default()
-    };
+    let (files, read) = repo.files_and_text(base)?;
     let found = crate::gate::detect::detect(&files, &read)?.ok_or(ConfigError::NothingDetected)?;
     let origin = Origin::Detected {
         ecosystem: found.ecosystem.to_string(),

@@ -217,14 +217,7 @@ pub(crate) fn plan(
     let changes = repo.name_status(base, head)?;
     let mut plan = plan_changes(&changes, &config)?;
     if plan.tests.is_empty() && !plan.data.is_empty() {
-        let files: Vec<String> = repo.ls_tree(head)?.into_iter().map(|(p, _)| p).collect();
-        let read = |path: &str| -> String {
-            repo.blob(head, path)
-                .ok()
-                .flatten()
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default()
-        };
+        let (files, read) = repo.files_and_text(head)?;
         plan.tests = consumers(&plan.data, &files, &config, &read)?;
         plan.selected_by_data = !plan.tests.is_empty();
     }
@@ -261,6 +254,8 @@ pub(crate) fn consumers(
     read: &dyn Fn(&str) -> String,
 ) -> Result<Vec<String>, ConfigError> {
     let globs = config.globs("configuration")?;
+    // Each test file is read once, however many data files ask about it.
+    let mut texts: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
     let mut selected = Vec::new();
     for file in data {
         let Some(root) = test_root(file) else {
@@ -277,7 +272,7 @@ pub(crate) fn consumers(
             .iter()
             .copied()
             .filter(|t| {
-                let text = read(t);
+                let text = texts.entry(t.as_str()).or_insert_with(|| read(t));
                 (!dir_name.is_empty()
                     && dir != root.trim_end_matches('/')
                     && text.contains(dir_name))

@@ -25,6 +25,21 @@ fn tag() -> String {
 }
 
 /// A repromin started in the background with `TMPDIR` set to `tmp`.
+/// Starts `reduce src OUTPUT -- sh -c SCRIPT` in `cwd` (see [`start`]).
+fn start_reduce(output: &str, script: &str, cwd: &Path, tmp: &Path, prefix: &[&str]) -> Child {
+    let args = [
+        "reduce",
+        "src",
+        output,
+        "--no-progress",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    start(&args, cwd, tmp, prefix)
+}
+
 fn start(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> Child {
     let mut command = match prefix.split_first() {
         Some((program, rest)) => {
@@ -184,37 +199,9 @@ fn a_killed_reduce_leaves_no_process_and_its_scratch_goes_at_the_next_start() {
         )
     };
     let killed_cmd = hang("killed", 1);
-    let mut killed = start(
-        &[
-            "reduce",
-            "src",
-            "out1",
-            "--no-progress",
-            "--",
-            "sh",
-            "-c",
-            &killed_cmd,
-        ],
-        area.dir.path(),
-        &tmp,
-        &[],
-    );
+    let mut killed = start_reduce("out1", &killed_cmd, area.dir.path(), &tmp, &[]);
     let live_cmd = hang("live", 2);
-    let mut live = start(
-        &[
-            "reduce",
-            "src",
-            "out2",
-            "--no-progress",
-            "--",
-            "sh",
-            "-c",
-            &live_cmd,
-        ],
-        area.dir.path(),
-        &tmp,
-        &[],
-    );
+    let mut live = start_reduce("out2", &live_cmd, area.dir.path(), &tmp, &[]);
     wait_for("the commands", || {
         started("killed").exists() && started("live").exists()
     });
@@ -266,21 +253,7 @@ fn the_leader_dies_with_repromin_even_without_the_guardian() {
     let t = tag();
     let flag = area.path("started");
     let script = format!("touch {}; exec sleep 1002.{t}", flag.display());
-    let mut child = start(
-        &[
-            "reduce",
-            "src",
-            "out",
-            "--no-progress",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-        area.dir.path(),
-        &tmp,
-        &[],
-    );
+    let mut child = start_reduce("out", &script, area.dir.path(), &tmp, &[]);
     wait_for("the command", || flag.exists());
     let guardian = guardian_of(child.id());
     kill(Pid::from_raw(guardian as i32), Signal::SIGKILL).unwrap();
@@ -351,21 +324,7 @@ fn a_scratch_directory_made_read_only_is_removed_when_not_root() {
     // A run that is killed: the next start removes it.
     let flag = signals.join("started");
     let script = format!("{lock_up} && touch {}; sleep 1003.{t}", flag.display());
-    let mut child = start(
-        &[
-            "reduce",
-            "src",
-            "out",
-            "--no-progress",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-        area.dir.path(),
-        &tmp,
-        &prefix,
-    );
+    let mut child = start_reduce("out", &script, area.dir.path(), &tmp, &prefix);
     wait_for("the command", || flag.exists());
     let scratch = scratch_of(&tmp, child.id());
     let mode = std::fs::metadata(&scratch).unwrap().permissions().mode();

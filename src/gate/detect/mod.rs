@@ -105,12 +105,13 @@ fn config(
     }
 }
 
-/// `text` as one shell word.
-fn shell_quote(text: &str) -> String {
+/// `text` as one shell word: as it is when it holds only characters the shell reads
+/// literally, else in single quotes.
+pub(crate) fn shell_quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.,/=:@+".contains(&b))
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.,/=:@+%".contains(&b))
     {
         return text.to_string();
     }

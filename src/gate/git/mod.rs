@@ -226,6 +226,27 @@ impl Repo {
         })
     }
 
+    /// The paths of the files of `commit` and a reader of their text (lossy UTF-8; empty
+    /// for a path that cannot be read): what detection and data selection look at.
+    ///
+    /// # Errors
+    /// The commit's tree cannot be listed.
+    pub fn files_and_text(
+        &self,
+        commit: &str,
+    ) -> Result<(Vec<String>, impl Fn(&str) -> String + '_), GitError> {
+        let files = self.ls_tree(commit)?.into_iter().map(|(p, _)| p).collect();
+        let commit = commit.to_string();
+        let read = move |path: &str| {
+            self.blob(&commit, path)
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        };
+        Ok((files, read))
+    }
+
     /// The bytes of `path` at `commit`, or `None` when it does not exist there (or the
     /// commit does not, or the path is a submodule whose commit is not here).
     ///

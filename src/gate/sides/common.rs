@@ -23,17 +23,7 @@ use super::error::{REPORT_FILE_CAP, ReportReadError, SideError};
 use super::options::{ExecOptions, Side};
 
 /// Shell-quotes one argument.
-pub(crate) fn quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
-}
+pub(crate) use crate::gate::detect::shell_quote as quote;
 
 /// Expands the command template; `node_reporter` is the path of the node:test reporter.
 pub(crate) fn expand(
