@@ -523,17 +523,9 @@ fn shown(text: &str) -> String {
 /// `check-test`: exits with the check's status, its message on stdout.
 pub(super) fn check_command(args: &CheckArgs) -> Exit {
     let console = Console::new(true);
-    let format = match args.format.as_str() {
-        "junit" => ReportFormat::Junit,
-        "vitest-json" => ReportFormat::VitestJson,
-        "jest-json" => ReportFormat::JestJson,
-        "libtest" => ReportFormat::Libtest,
-        "go-test-json" => ReportFormat::GoTestJson,
-        "node-test" => ReportFormat::NodeTest,
-        other => {
-            console.err(&format!("error: unknown report format `{other}`"));
-            return Exit::CannotTell;
-        }
+    let Some(format) = ReportFormat::from_name(&args.format) else {
+        console.err(&format!("error: unknown report format `{}`", args.format));
+        return Exit::CannotTell;
     };
     let (code, message) = gate::check::check(&gate::check::CheckSpec {
         command: args.command.join(" "),

@@ -63,18 +63,13 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
     };
     let tmp = std::env::var_os("TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
-    let report = tmp.join("repromin-check-report");
-    let reporter = tmp.join("repromin-node-reporter.mjs");
-    let _ = std::fs::remove_file(&report);
-    if spec.command.contains("{node_reporter}") {
-        let _ = std::fs::write(&reporter, crate::gate::node_test::REPORTER);
+    let files = crate::gate::sides::RunFiles::new(&tmp.join("repromin-check"), spec.format);
+    let prepared = std::fs::create_dir_all(tmp.join("repromin-check"))
+        .and_then(|()| files.prepare(&spec.command));
+    if let Err(err) = prepared {
+        return (125, format!("repromin-check: cannot tell: {err}\n"));
     }
-    let command = crate::gate::sides::expand(
-        &spec.command,
-        std::slice::from_ref(&spec.file),
-        &report,
-        &reporter,
-    );
+    let command = files.expand(&spec.command, std::slice::from_ref(&spec.file), &cwd);
     let mut env = crate::gate::sides::side_env();
     let never = std::sync::atomic::AtomicBool::new(false);
     if let Some(root) = &spec.cargo_target_root {
@@ -100,8 +95,9 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
             ),
         );
     }
-    let bytes = if spec.command.contains("{report}") {
-        match std::fs::read(&report) {
+    let (format, source) = files.source(spec.format, &spec.command);
+    let bytes = if let Some(report) = source {
+        match std::fs::read(report) {
             Ok(bytes) => bytes,
             Err(err) => {
                 return (
@@ -120,7 +116,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         root: &root,
         selected: &selected,
     };
-    let parsed = crate::gate::sides::read_report(spec.format, &bytes, &ctx);
+    let parsed = crate::gate::sides::read_report(format, &bytes, &ctx);
     let report = match parsed {
         Ok(report) => report,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),

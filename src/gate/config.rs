@@ -54,6 +54,41 @@ pub enum ReportFormat {
     GoTestJson,
     /// node:test through repromin's reporter (`--test-reporter={node_reporter}`).
     NodeTest,
+    /// Cargo's tests: cargo-nextest's JUnit, written through `{nextest_config}`, or, when
+    /// the run wrote none (plain `cargo test` ran, or the build failed), the output read as
+    /// libtest text.
+    Cargo,
+}
+
+impl ReportFormat {
+    /// Every format with its configuration name (the `report` value).
+    const NAMES: [(ReportFormat, &'static str); 7] = [
+        (ReportFormat::Junit, "junit"),
+        (ReportFormat::VitestJson, "vitest-json"),
+        (ReportFormat::JestJson, "jest-json"),
+        (ReportFormat::Libtest, "libtest"),
+        (ReportFormat::GoTestJson, "go-test-json"),
+        (ReportFormat::NodeTest, "node-test"),
+        (ReportFormat::Cargo, "cargo"),
+    ];
+
+    /// The configuration name: `junit`, `libtest`, ….
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(format, _)| *format == self)
+            .map_or("", |(_, name)| name)
+    }
+
+    /// The format of a configuration name.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(format, _)| *format)
+    }
 }
 
 /// The longest a timeout may be, in seconds: 720 hours, the bound of the command line's
@@ -116,7 +151,7 @@ pub struct RepoConfig {
     #[serde(default)]
     pub build: Option<String>,
     /// The test command template: `{tests}`, `{report}`, `{test_targets}`, `{packages}`,
-    /// `{node_reporter}`.
+    /// `{node_reporter}`, `{nextest_config}`.
     pub command: String,
     /// The format of the report.
     pub report: ReportFormat,
@@ -295,6 +330,17 @@ mod tests {
     use super::*;
 
     const GOOD: &str = r#"{"version":1,"tests":["tests/**/*.py"],"command":"pytest --junitxml={report} {tests}","report":"junit"}"#;
+
+    #[test]
+    fn format_names_are_the_configuration_values() {
+        for (format, name) in ReportFormat::NAMES {
+            let json = serde_json::to_value(format).unwrap();
+            assert_eq!(json, serde_json::Value::String(name.to_string()));
+            assert_eq!(ReportFormat::from_name(name), Some(format));
+            assert_eq!(format.name(), name);
+        }
+        assert_eq!(ReportFormat::from_name("xunit"), None);
+    }
 
     #[test]
     fn a_minimal_config_parses_with_defaults() {

@@ -6,8 +6,8 @@ use std::process::Command;
 use repromin::exit_code::Exit;
 
 use crate::util::{
-    GitRepo, PYTEST_CONFIG, SANDBOX_USER, gate_run, node_repo, require_tool, run, run_env, sandbox,
-    stderr, stdout, tool_runs, vitest_modules,
+    GitRepo, PYTEST_CONFIG, SANDBOX_USER, gate_run, gate_run_env, node_repo, require_tool, run,
+    run_env, sandbox, stderr, stdout, tool_runs, vitest_modules,
 };
 
 const CALC_BUGGY: &str = "def add(a, b):\n    return a - b\n";
@@ -405,6 +405,151 @@ fn rust_fix_is_reproduced_and_a_new_function_is_unproven_with_detected_defaults(
     );
     let (line, table) = gate_run(&repo, &newapi, &feature, &[]);
     assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
+}
+
+/// A `PATH` on which `program` cannot be found: each directory that holds it is replaced
+/// by a directory of links to everything else there. The directories live in `scratch`.
+fn path_without(program: &str, scratch: &Path) -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut dirs = Vec::new();
+    for (index, dir) in path.split(':').enumerate() {
+        let dir = Path::new(dir);
+        if !dir.join(program).exists() {
+            dirs.push(dir.display().to_string());
+            continue;
+        }
+        let copy = scratch.join(format!("path-{index}"));
+        std::fs::create_dir_all(&copy).unwrap();
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            if entry.file_name() != program {
+                let _ = std::os::unix::fs::symlink(entry.path(), copy.join(entry.file_name()));
+            }
+        }
+        dirs.push(copy.display().to_string());
+    }
+    dirs.join(":")
+}
+
+/// A workspace member's vector test, one test per line of `tests/cases.txt` (`a b sum`).
+const VECTORS: &str = r#"#[test]
+fn cases() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cases.txt")).unwrap();
+    for line in text.lines() {
+        let n: Vec<i64> = line.split(' ').map(|w| w.parse().unwrap()).collect();
+        assert_eq!(PKG::add(n[0], n[1]), n[2], "{line}");
+    }
+}
+"#;
+
+/// A Cargo workspace whose members are tested under their own `tests/`: a pull request
+/// that only adds a data line in one member selects that member's test, run with `-p`;
+/// and two members' targets of the same name are told apart by running each alone. Both
+/// with cargo-nextest and, when it is not installed, plain `cargo test`.
+#[test]
+fn workspace_members_are_tested_with_nextest_or_cargo_test() {
+    if !require_tool("cargo-nextest", tool_runs_with_arg("cargo", "nextest")) {
+        return;
+    }
+    let repo = GitRepo::new();
+    let member = |pkg: &str| {
+        format!("[package]\nname = \"{pkg}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+    };
+    let vectors = |pkg: &str, extra: &str| format!("{}{extra}", VECTORS.replace("PKG", pkg));
+    let base = repo.commit(
+        &[
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\"calc\", \"other\"]\nresolver = \"2\"\n",
+            ),
+            ("calc/Cargo.toml", &member("calc_core")),
+            (
+                "calc/src/lib.rs",
+                "pub fn add(a: i64, b: i64) -> i64 {\n    if b < 0 { a } else { a + b }\n}\n",
+            ),
+            ("calc/tests/vectors.rs", &vectors("calc_core", "")),
+            ("calc/tests/cases.txt", "1 2 3\n"),
+            ("other/Cargo.toml", &member("other")),
+            (
+                "other/src/lib.rs",
+                "pub fn add(a: i64, b: i64) -> i64 {\n    a + b + i64::from(a == 7)\n}\n",
+            ),
+            ("other/tests/vectors.rs", &vectors("other", "")),
+            ("other/tests/cases.txt", "1 2 3\n"),
+            (".gitignore", "/target\n"),
+        ],
+        "base",
+    );
+    // Only data changes: the fix and a vector that shows it.
+    let data_only = repo.commit(
+        &[
+            (
+                "calc/src/lib.rs",
+                "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n",
+            ),
+            ("calc/tests/cases.txt", "1 2 3\n5 -2 3\n"),
+        ],
+        "negative numbers",
+    );
+    // Both members' `vectors` targets change; only other's new test shows a fix.
+    let namesakes = repo.commit(
+        &[
+            (
+                "other/src/lib.rs",
+                "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n",
+            ),
+            (
+                "calc/tests/vectors.rs",
+                &vectors(
+                    "calc_core",
+                    "\n#[test]\nfn zero() {\n    assert_eq!(calc_core::add(0, 0), 0);\n}\n",
+                ),
+            ),
+            (
+                "other/tests/vectors.rs",
+                &vectors(
+                    "other",
+                    "\n#[test]\nfn seven() {\n    assert_eq!(other::add(7, 1), 8);\n}\n",
+                ),
+            ),
+        ],
+        "seven",
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let no_nextest = path_without("cargo-nextest", scratch.path());
+    for env in [vec![], vec![("PATH", no_nextest.as_str())]] {
+        let (line, table) = gate_run_env(&repo, &base, &data_only, &[], &env);
+        assert_eq!(line["verdict"], "reproduced", "{env:?}\n{line}\n{table}");
+        assert_eq!(line["tests"][0]["file"], "calc/tests/vectors.rs", "{line}");
+        assert!(
+            table.contains(
+                "the tests/ of workspace members calc, other too, each run with -p PACKAGE"
+            ),
+            "{table}"
+        );
+        let (line, table) = gate_run_env(&repo, &data_only, &namesakes, &[], &env);
+        assert_eq!(line["verdict"], "reproduced", "{env:?}\n{line}\n{table}");
+        assert_eq!(line["counts"]["reproduces"], 1, "{line}");
+        let tests = line["tests"].as_array().unwrap();
+        let reproduces = tests.iter().find(|t| t["class"] == "reproduces").unwrap();
+        assert_eq!(reproduces["file"], "other/tests/vectors.rs", "{line}");
+        assert_eq!(reproduces["name"], "seven", "{line}");
+        assert!(
+            table.contains("passes-on-base  calc/tests/vectors.rs::zero"),
+            "{env:?}\n{table}"
+        );
+    }
+}
+
+/// Whether `program arg --version` runs and succeeds (`cargo nextest --version`).
+fn tool_runs_with_arg(program: &str, arg: &str) -> Result<(), String> {
+    match Command::new(program).args([arg, "--version"]).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "`{program} {arg} --version` exited with {}",
+            o.status
+        )),
+        Err(e) => Err(format!("`{program}` cannot be started: {e}")),
+    }
 }
 
 /// A shell test runner that writes JUnit; it runs tests with their output on ours, so a

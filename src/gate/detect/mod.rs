@@ -3,14 +3,15 @@
 //!
 //! Each ecosystem is one function that returns a [`Detection`]: the configuration plus
 //! notes that say, for the step summary, which runner was chosen and why and what is
-//! installed. Rust and Go need nothing more than their manifest, Java its build tool's
-//! file ([`java`]); Python reads its project
+//! installed. Go needs nothing more than its manifest, Rust its manifests ([`rust`]),
+//! Java its build tool's file ([`java`]); Python reads its project
 //! files for the test dependencies ([`python`]) and Node reads the test files' imports and
 //! the manifest for the runner ([`node`]).
 
 mod java;
 mod node;
 mod python;
+mod rust;
 
 use crate::gate::config::{DEFAULT_MEMORY_MB, RepoConfig, ReportFormat, Timeouts};
 
@@ -46,18 +47,7 @@ pub(crate) type Read<'a> = &'a dyn Fn(&str) -> String;
 pub(crate) fn detect(files: &[String], read: Read<'_>) -> Result<Option<Detection>, Unsupported> {
     let has = |name: &str| files.iter().any(|f| f == name);
     if has("Cargo.toml") {
-        let config = config(
-            &["tests/*.rs", "tests/**/*.rs"],
-            &["tests/**/*.json", "tests/**/*.txt", "tests/**/*.toml"],
-            &["cargo fetch --quiet"],
-            "cargo test --no-fail-fast {test_targets}",
-            ReportFormat::Libtest,
-        );
-        return Ok(Some(Detection {
-            config,
-            ecosystem: "rust",
-            notes: vec!["Cargo.toml: cargo test, read from its libtest output".into()],
-        }));
+        return Ok(Some(rust::detect(files)));
     }
     if has("package.json") {
         return node::detect(files, read).map(Some);
@@ -144,7 +134,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(found.ecosystem, "rust");
-        assert_eq!(found.config.report, ReportFormat::Libtest);
+        assert_eq!(found.config.report, ReportFormat::Cargo);
         let found = detect(&files(&["go.mod"]), &none).unwrap().unwrap();
         assert_eq!(found.config.report, ReportFormat::GoTestJson);
         assert!(detect(&files(&["README.md"]), &none).unwrap().is_none());

@@ -147,12 +147,27 @@ pub(super) fn lexical<'a>(path: &'a str, mut out: Vec<&'a str>) -> Vec<&'a str> 
 /// Trims a message and cuts it to [`MAX_MESSAGE`] bytes on a character boundary; what the
 /// cut leaves at the end is trimmed too.
 pub(super) fn clip(s: &str) -> String {
-    let s = s.trim();
-    let mut end = s.len().min(MAX_MESSAGE);
+    cut(s.trim(), MAX_MESSAGE).trim_end().to_string()
+}
+
+/// The first `max` bytes of `s` at most, ending on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    s[..end].trim_end().to_string()
+    &s[..end]
+}
+
+/// `message` without `prefix` (the worktree root and its `/`), also where removing one
+/// joins another from the text on its two sides; read from a window a few times the
+/// size a message keeps, so the removals stay cheap.
+pub(super) fn without_root(message: &str, prefix: &str) -> String {
+    let mut text = cut(message, MAX_MESSAGE * 4).to_string();
+    while !prefix.is_empty() && text.contains(prefix) {
+        text = text.replace(prefix, "");
+    }
+    text
 }
 
 /// Collects results file by file, merging repeated files in first-seen order.
@@ -214,7 +229,7 @@ impl Builder {
     /// Makes messages relative to `root` and cuts them to size.
     pub(super) fn finish(mut self, root: &str) -> TestReport {
         let prefix = format!("{}/", root.trim_end_matches('/'));
-        let tidy = |m: &mut String| *m = clip(&m.replace(&prefix, ""));
+        let tidy = |m: &mut String| *m = clip(&without_root(m, &prefix));
         for file in &mut self.report.files {
             file.load_error.iter_mut().for_each(tidy);
             let messages = file.tests.iter_mut().flat_map(|t| &mut t.messages);

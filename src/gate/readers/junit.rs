@@ -205,9 +205,16 @@ pub(super) fn locate(key: &str, files: &Files, go: &GoMap) -> Loc {
     } else if SCRIPT_EXTENSIONS.contains(&ext) || source || selected {
         return norm.map_or(Loc::Drop, |p| Loc::Found(p, Mode::Path));
     } else if let Some((_, target)) = key.split_once("::") {
-        return match files.rust_target(target).into_iter().next() {
-            Some(f) if !target.contains('/') => Loc::Found(f, Mode::Rust),
-            _ => Loc::Drop,
+        // nextest's binary id, `PACKAGE::TARGET`: the one selected file of that target. Two
+        // packages' targets of one name are not told apart here (the package's directory
+        // is not in the report); each file is then run alone.
+        if target.contains('/') {
+            return Loc::Drop;
+        }
+        return match files.rust_target(target).as_slice() {
+            [one] => Loc::Found(one.clone(), Mode::Rust),
+            [] => Loc::Drop,
+            _ => Loc::Unknown,
         };
     } else if let Some((file, rest)) = Files::python(files.selected.iter(), key) {
         return Loc::Found(file, Mode::Python(rest));

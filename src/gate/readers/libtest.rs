@@ -24,13 +24,21 @@ pub(super) static SECTION_END: LazyLock<Regex> =
 pub(super) static ARROW: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*--> (.+?):\d+:\d+$"));
 
 /// The file of a `Running` line such as `tests/x.rs (target/debug/deps/x-hash)`; `unittests`
-/// targets give `None`. A path that names the tail of a selected file stands for that file.
+/// targets give `None`. A path that names the tail of one selected file stands for that
+/// file (cargo names a workspace member's target from the member's directory); a tail of
+/// several selected files stands for none of them (`None`): which package ran is unknown.
 pub(super) fn libtest_target(source: &str, files: &Files) -> Option<String> {
     let path = files
         .normalize(source)
         .filter(|_| !source.starts_with("unittests "))?;
-    let hit = files.pick(|f| f == path || f.ends_with(&format!("/{path}")));
-    hit.into_iter().next().or(Some(path))
+    match files
+        .pick(|f| f == path || f.ends_with(&format!("/{path}")))
+        .as_slice()
+    {
+        [one] => Some(one.clone()),
+        [] => Some(path),
+        _ => None,
+    }
 }
 
 /// Adds a `---- NAME stdout ----` section to the failed test NAME of the target's file.

@@ -51,7 +51,7 @@ pub(crate) fn read(
 
 #[cfg(test)]
 mod tests {
-    use super::common::{MAX_MESSAGE, clip};
+    use super::common::{MAX_MESSAGE, clip, without_root};
     use super::*;
 
     const ROOT: &str = "/root/repo";
@@ -85,6 +85,20 @@ mod tests {
         }
         assert_eq!(out, want);
         report
+    }
+
+    /// Removing the root can join another root from the text around it: that one goes too.
+    #[test]
+    fn a_root_that_a_removal_joins_is_removed_too() {
+        let prefix = "/root/repo/";
+        assert_eq!(without_root("a /root/rep/root/repo/o/b c", prefix), "a b c");
+        assert_eq!(
+            without_root("/root/r/root/rep/root/repo/o/epo/x", prefix),
+            "x"
+        );
+        // Past the window nothing is read: the cut may leave a piece of a root, never one.
+        let long = format!("{}{}", "/root/repo/".repeat(10_000), "tail");
+        assert!(!without_root(&long, prefix).contains("/root/repo"));
     }
 
     /// A message is trimmed after its cut as well: a cut that lands after a space leaves
@@ -284,6 +298,17 @@ tests/serde/main.rs
 ";
         let sel = ["tests/test_version.rs", "tests/serde/main.rs"];
         check(Format::Junit, xml, &sel, want);
+        // `serde` targets in two packages: which one `semver::serde` is, is not guessed.
+        let sel = [
+            "tests/test_version.rs",
+            "a/tests/serde.rs",
+            "b/tests/serde.rs",
+        ];
+        let want = "tests/test_version.rs
+  Passed test_parse
+  Failed parse::rejects_empty | thread 'parse::rejects_empty' panicked at tests/test_version.rs:30:5:
+";
+        check(Format::Junit, xml, &sel, want);
     }
 
     #[test]
@@ -476,6 +501,34 @@ tests/serde.rs
             "\nassertion `left == right` failed\n  left: \"1.0.0\"\n right: \"1.0.0-alpha\"\n"
         ));
         assert!(m[0].ends_with("to display a backtrace"));
+    }
+
+    /// Cargo names a workspace member's target from the member's directory: the one
+    /// selected file with that tail is it; two are ambiguous and get nothing.
+    #[test]
+    fn libtest_member_targets_map_to_their_one_file_and_never_to_a_namesake() {
+        let out = "     Running tests/wpt.rs (target/debug/deps/wpt-0123abcd4567ef89)
+
+running 2 tests
+test a ... ok
+test b ... FAILED
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+";
+        let want = "data-url/tests/wpt.rs\n  Passed a\n  Failed b\n";
+        check(Format::LibtestPlain, out, &["data-url/tests/wpt.rs"], want);
+        check(
+            Format::LibtestPlain,
+            out,
+            &["data-url/tests/wpt.rs", "url/tests/wpt.rs"],
+            "",
+        );
+        check(
+            Format::LibtestPlain,
+            out,
+            &["tests/wpt.rs", "url/tests/wpt.rs"],
+            "",
+        );
     }
 
     #[test]

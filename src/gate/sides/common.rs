@@ -21,76 +21,18 @@ use crate::safe_fs::SafeFsError;
 
 use super::error::{REPORT_FILE_CAP, ReportReadError, SideError};
 use super::options::{ExecOptions, Side};
-
-/// Shell-quotes one argument.
-pub(crate) use crate::gate::detect::shell_quote as quote;
-
-/// Expands the command template; `node_reporter` is the path of the node:test reporter.
-pub(crate) fn expand(
-    template: &str,
-    tests: &[String],
-    report: &Path,
-    node_reporter: &Path,
-) -> String {
-    let quoted: Vec<String> = tests.iter().map(|t| quote(t)).collect();
-    let mut targets: Vec<String> = Vec::new();
-    for t in tests {
-        let name = t
-            .strip_prefix("tests/")
-            .and_then(|rest| {
-                rest.strip_suffix("/main.rs")
-                    .or_else(|| rest.strip_suffix(".rs").filter(|n| !n.contains('/')))
-            })
-            .map(str::to_string);
-        if let Some(name) = name {
-            let arg = format!("--test {}", quote(&name));
-            if !targets.contains(&arg) {
-                targets.push(arg);
-            }
-        }
-    }
-    let mut packages: Vec<String> = Vec::new();
-    for t in tests {
-        let dir = crate::tree::parent_of(t);
-        let pkg = if dir.is_empty() {
-            "./".to_string()
-        } else {
-            format!("./{dir}")
-        };
-        let pkg = quote(&pkg);
-        if !packages.contains(&pkg) {
-            packages.push(pkg);
-        }
-    }
-    template
-        .replace("{tests}", &quoted.join(" "))
-        .replace("{report}", &quote(&report.display().to_string()))
-        .replace("{test_targets}", &targets.join(" "))
-        .replace("{packages}", &packages.join(" "))
-        .replace(
-            "{node_reporter}",
-            &quote(&node_reporter.display().to_string()),
-        )
-}
+use super::template::RunFiles;
 
 /// Reads a run's report in the configured format.
 ///
 /// # Errors
 /// The reader refuses the report.
 pub(crate) fn read_report(
-    format: ReportFormat,
+    format: Format,
     bytes: &[u8],
     ctx: &ReadContext,
 ) -> Result<TestReport, ReportReadError> {
-    let reader = match format {
-        ReportFormat::Junit => Format::Junit,
-        ReportFormat::VitestJson => Format::VitestJson,
-        ReportFormat::JestJson => Format::JestJson,
-        ReportFormat::Libtest => Format::LibtestPlain,
-        ReportFormat::GoTestJson => Format::GoTestJson,
-        ReportFormat::NodeTest => Format::NodeTest,
-    };
-    Ok(readers::read(reader, bytes, ctx)?)
+    Ok(readers::read(format, bytes, ctx)?)
 }
 
 /// The moment a side must be done by.
@@ -354,15 +296,9 @@ fn run_files(
 ) -> Result<FileRun, SideError> {
     let out_dir = fresh_dir(place.scratch, "out", name)?;
     let tmp = fresh_dir(place.scratch, "tmp", name)?;
-    let report_path = out_dir.join(match config.report {
-        ReportFormat::Junit => "report.xml",
-        _ => "report.json",
-    });
-    let node_reporter = out_dir.join("repromin-node-reporter.mjs");
-    if config.command.contains("{node_reporter}") {
-        std::fs::write(&node_reporter, crate::gate::node_test::REPORTER)?;
-    }
-    let command = expand(&config.command, tests, &report_path, &node_reporter);
+    let files = RunFiles::new(&out_dir, config.report);
+    files.prepare(&config.command)?;
+    let command = files.expand(&config.command, tests, place.tree);
     // The data limit bounds what the command can allocate (an unbounded allocation on the
     // base side ends as a failure there, not as a machine out of memory).
     let limited = format!(
@@ -392,10 +328,10 @@ fn run_files(
         Termination::Interrupted => return Err(SideError::Interrupted),
         Termination::TimedOut | Termination::Signaled(_) => None,
     };
-    let bytes = if config.command.contains("{report}") {
-        read_report_file(&report_path)
-    } else {
-        Ok(outcome.output.clone())
+    let (format, source) = files.source(config.report, &config.command);
+    let bytes = match source {
+        Some(path) => read_report_file(path),
+        None => Ok(outcome.output.clone()),
     };
     let root = std::fs::canonicalize(place.tree).unwrap_or_else(|_| place.tree.to_path_buf());
     let root_text = root.display().to_string();
@@ -404,7 +340,7 @@ fn run_files(
         selected: tests,
     };
     let report = bytes.and_then(|bytes| {
-        read_report(config.report, &bytes, &ctx).map_err(|source| SideError::ReportUnreadable {
+        read_report(format, &bytes, &ctx).map_err(|source| SideError::ReportUnreadable {
             name: name.to_string(),
             source,
         })
@@ -432,9 +368,10 @@ fn run_files(
 ///
 /// A run that is stopped before it writes a report (its timeout, the memory limit, a
 /// signal) fails every test of its file; with several files, each is then run on its own
-/// to tell which. A JUnit report that cannot tie some selected files' tests to them (no
-/// `file` attribute) is completed the same way: each such file is run on its own, and
-/// what that run reports is that file's.
+/// to tell which. A report that cannot tie some selected files' tests to them (JUnit
+/// without a `file` attribute, nextest's JUnit, `cargo test` targets of the same name in
+/// two packages) is completed the same way: each such file is run on its own, and what
+/// that run reports is that file's.
 pub(crate) fn test_run(
     name: &str,
     config: &RepoConfig,
@@ -456,8 +393,18 @@ pub(crate) fn test_run(
         .filter(|t| !report.files.iter().any(|f| &f.path == *t))
         .cloned()
         .collect();
-    if config.report == ReportFormat::Junit && tests.len() > 1 && !missing.is_empty() {
-        return each_on_its_own(name, config, &missing, place, report);
+    // Files a report could not tie its tests to: JUnit without `file` attributes
+    // (nextest's among them), `cargo test` targets of several packages with the same name.
+    let unattributed: Vec<String> = match config.report {
+        ReportFormat::Junit => missing,
+        ReportFormat::Cargo | ReportFormat::Libtest => missing
+            .into_iter()
+            .filter(|f| super::template::rust_target(f).is_some())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if tests.len() > 1 && !unattributed.is_empty() {
+        return each_on_its_own(name, config, &unattributed, place, report);
     }
     Ok(Outcome::Report {
         exit_code: run.exit_code,
@@ -576,25 +523,6 @@ pub(crate) fn side_sandbox(options: &ExecOptions) -> Result<Option<Sandbox>, Sid
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn templates_expand_with_quoting() {
-        let tests = vec![
-            "tests/test a.py".to_string(),
-            "tests/lib.rs".to_string(),
-            "tests/it/main.rs".to_string(),
-        ];
-        let out = expand(
-            "run {tests} --out {report} {test_targets} {packages} {node_reporter}",
-            &tests,
-            Path::new("/r/x.xml"),
-            Path::new("/r/n.mjs"),
-        );
-        assert_eq!(
-            out,
-            "run 'tests/test a.py' tests/lib.rs tests/it/main.rs --out /r/x.xml --test lib --test it ./tests ./tests/it /r/n.mjs"
-        );
-    }
 
     #[test]
     fn overlay_writes_never_follow_symlinks() {

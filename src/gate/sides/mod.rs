@@ -33,6 +33,7 @@ pub(crate) mod error;
 mod mutants;
 mod options;
 pub(crate) mod reduce;
+pub(crate) mod template;
 mod write;
 
 use std::path::Path;
@@ -41,10 +42,11 @@ use std::sync::atomic::AtomicBool;
 use crate::gate::encode::{SideReport, TEST_REPORT_CAP, encode};
 use crate::gate::mutants::{self as spec, MutantsReport};
 
+pub(crate) use common::read_report;
 pub(crate) use common::side_env;
-pub(crate) use common::{expand, read_report};
 pub(crate) use error::WriteReportError;
 pub(crate) use options::{ExecOptions, Side};
+pub(crate) use template::RunFiles;
 pub(crate) use write::write_report;
 
 /// Runs a side and writes its reports into `options.out`. Every failure of the side

@@ -166,7 +166,7 @@ fn run_reduce_side(
             exe.display().to_string(),
             "check-test".into(),
             "--format".into(),
-            format_name(config.report).into(),
+            config.report.name().into(),
             "--file".into(),
             file.clone(),
             "--name".into(),
@@ -361,16 +361,4 @@ fn new_paths(root: &Path, rel: &str, known: &Tree, out: &mut Vec<String>) -> std
         }
     }
     Ok(())
-}
-
-/// The configuration name of a report format.
-pub(crate) fn format_name(format: ReportFormat) -> &'static str {
-    match format {
-        ReportFormat::Junit => "junit",
-        ReportFormat::VitestJson => "vitest-json",
-        ReportFormat::JestJson => "jest-json",
-        ReportFormat::Libtest => "libtest",
-        ReportFormat::GoTestJson => "go-test-json",
-        ReportFormat::NodeTest => "node-test",
-    }
 }
