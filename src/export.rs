@@ -295,6 +295,66 @@ pub fn publish(
     })
 }
 
+/// For a resumed session: the publication this session made already, when OUTPUT
+/// exists. OUTPUT is reused only when its recomputed fingerprint equals the result's; a
+/// missing sidecar is rebuilt; an existing one must describe OUTPUT. `None` when there is
+/// no OUTPUT yet.
+///
+/// # Errors
+/// An OUTPUT that is another tree, a sidecar that describes another tree, or I/O.
+pub fn already_published(
+    reduction: &Reduction,
+    options: &crate::reduce::ReduceOptions,
+) -> Result<Option<Published>, ReduceError> {
+    let OutputLayout {
+        output, sidecar, ..
+    } = OutputLayout::new(&options.output);
+    if fs::symlink_metadata(&output).is_err() {
+        return Ok(None);
+    }
+    let found = scan_exact(&output)?.fingerprint();
+    if found != reduction.fingerprint {
+        return Err(ReduceError::Usage(format!(
+            "`{}` exists and is not this session's result (its fingerprint is {found}, the result's {}); it is left as it is",
+            output.display(),
+            reduction.fingerprint
+        )));
+    }
+    let gitignore_contents: Vec<Vec<u8>> = report::gitignore_sources(reduction, options)
+        .iter()
+        .map(|file| fs::read(file).unwrap_or_default())
+        .collect();
+    let report = report::build(reduction, options, &gitignore_contents);
+    if fs::symlink_metadata(&sidecar).is_err() {
+        let parent = sidecar.parent().unwrap_or(Path::new("."));
+        let stage = tempfile::Builder::new()
+            .prefix(STAGING_PREFIX)
+            .tempdir_in(parent)
+            .map_err(io_error("create a staging directory in", parent))?;
+        let meta = stage.path().join(STAGED_SIDECAR);
+        fs::create_dir(&meta).map_err(io_error("create directory", &meta))?;
+        for (name, text) in [
+            (REPORT_JSON, report::to_json(&report)),
+            (REPORT_MARKDOWN, report::to_markdown(&report)),
+        ] {
+            let path = meta.join(name);
+            fs::write(&path, text).map_err(io_error("write", &path))?;
+        }
+        rename_noreplace(&meta, &sidecar)?;
+    } else if !sidecar_files(&sidecar).is_some_and(|files| describes(&files, &found)) {
+        return Err(ReduceError::Usage(format!(
+            "`{}` does not describe `{}`: it is left as it is",
+            sidecar.display(),
+            output.display()
+        )));
+    }
+    Ok(Some(Published {
+        output,
+        sidecar,
+        report,
+    }))
+}
+
 /// What [`recover`] found in one staging directory and what it did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Recovered {

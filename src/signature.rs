@@ -91,6 +91,7 @@ regexes! {
 #[derive(Debug, Clone)]
 pub struct Normalizer {
     known: Vec<Regex>,
+    roots: Vec<String>,
 }
 
 impl Normalizer {
@@ -111,7 +112,16 @@ impl Normalizer {
             .iter()
             .filter_map(|p| Regex::new(&digit_tolerant_pattern(p)).ok())
             .collect();
-        Self { known }
+        Self {
+            known,
+            roots: extra_paths.to_vec(),
+        }
+    }
+
+    /// The directories it was made with (a session records them with a run's output, to
+    /// judge that output again on resume).
+    pub fn roots(&self) -> &[String] {
+        &self.roots
     }
 
     /// Applies the rules listed on [`Normalizer`] to `text`.

@@ -301,6 +301,17 @@ pub struct ReduceArgs {
     /// Never draw progress on stderr.
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Keep the reduction's evidence in DIR (state.json, journal.jsonl, the accepted tree
+    /// in workspace/current), so that it can be resumed after a crash, a kill or Ctrl-C.
+    /// DIR must be new or empty.
+    #[arg(long, value_name = "DIR")]
+    pub session: Option<PathBuf>,
+
+    /// Continue the session in --session DIR: refused when the source or any setting
+    /// differs from the session's; what it recorded is replayed, not run again.
+    #[arg(long, requires = "session")]
+    pub resume: bool,
 }
 
 /// `repromin doctor`.
@@ -581,6 +592,8 @@ impl ReduceArgs {
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
         apply_sampling(&mut options, &self.sampling);
+        options.session.clone_from(&self.session);
+        options.resume = self.resume;
         Ok(options)
     }
 }

@@ -122,8 +122,26 @@ fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
             return exit_for(&err);
         }
     }
-    let result = reduce::reduce(&options, interrupt, console.observer())
-        .and_then(|reduction| crate::export::publish(&reduction, &options));
+    let result = reduce::reduce(&options, interrupt, console.observer()).and_then(|reduction| {
+        if options.resume
+            && let Some(published) = crate::export::already_published(&reduction, &options)?
+        {
+            console.err("note: this session had published its result already");
+            return Ok(published);
+        }
+        crate::export::publish(&reduction, &options)
+    });
+    if let (
+        Err(reduce::ReduceError::Interrupted | reduce::ReduceError::SessionInterrupted),
+        Some(dir),
+    ) = (&result, &options.session)
+    {
+        console.err(&format!(
+            "the session is saved in {}; resume it with:\n  {}",
+            dir.display(),
+            resume_command()
+        ));
+    }
     match result {
         Ok(published) => {
             let r = &published.report;
@@ -175,6 +193,19 @@ fn demo_command(interrupt: &Arc<AtomicBool>) -> Exit {
             demo_exit(&err)
         }
     }
+}
+
+/// The command line of this run with `--resume` added (once), shell-quoted.
+fn resume_command() -> String {
+    let mut args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--resume") {
+        let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+        args.insert(at, "--resume".to_string());
+    }
+    args.iter()
+        .map(|a| crate::gate::detect::shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         ReduceError::Unfaithful { .. } | ReduceError::Internal(_) => Exit::Error,
         ReduceError::FinalNotReproducing { .. } => Exit::FinalNotReproducing,
         ReduceError::HoldoutPlan(_) | ReduceError::HoldoutEvaluation(_) => Exit::HoldoutFailed,
-        ReduceError::Interrupted => Exit::Interrupted,
+        ReduceError::Interrupted | ReduceError::SessionInterrupted => Exit::Interrupted,
+        ReduceError::Session(err) => session_exit(err),
     }
 }
 
@@ -132,5 +133,18 @@ fn show_tail(tail: &str) -> String {
     } else {
         let indented: Vec<String> = tail.lines().map(|l| format!("  | {l}")).collect();
         format!("; the end of its output:\n{}", indented.join("\n"))
+    }
+}
+
+fn session_exit(err: &crate::reduce::durable::SessionError) -> Exit {
+    use crate::reduce::durable::SessionError as E;
+    match err {
+        E::ResumeWithoutSession
+        | E::Exists(_)
+        | E::NotEmpty(_)
+        | E::Missing(_)
+        | E::Changed { .. }
+        | E::SourceChanged { .. } => Exit::Usage,
+        E::State(_) | E::Damaged { .. } | E::Diverged { .. } | E::Io { .. } => Exit::Error,
     }
 }

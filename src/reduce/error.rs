@@ -59,6 +59,12 @@ pub enum ReduceError {
     /// Ctrl-C before there was anything to publish.
     #[error("interrupted before the baseline was confirmed; nothing was written")]
     Interrupted,
+    /// Ctrl-C in a durable session: nothing is published, the session is resumed later.
+    #[error("interrupted; nothing was published, and the session keeps what was done")]
+    SessionInterrupted,
+    /// The session directory (`--session`, `--resume`) cannot be used.
+    #[error(transparent)]
+    Session(#[from] crate::reduce::durable::SessionError),
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -8,6 +8,7 @@
 //! more and hands it to [`crate::export`].
 
 pub(crate) mod blocks;
+pub mod durable;
 pub mod edits;
 mod error;
 pub(crate) mod identifiers;
@@ -30,6 +31,7 @@ use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, ScanReport, Tree, TreeError};
 use crate::workspace::write_fresh;
 
+use durable::{Durable, Record};
 use edits::{Edit, EditSet, Mutation};
 use pass::{Pass, PassContext};
 use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
@@ -438,7 +440,7 @@ pub fn preflight(
     scratch: &Path,
     interrupt: &AtomicBool,
 ) -> Result<Preflight, ReduceError> {
-    preflight_in(options, scratch, &mut Place::Fresh, interrupt)
+    preflight_in(options, scratch, &mut Place::Fresh, interrupt, None)
 }
 
 /// Where the command runs: fresh copies in the scratch directory, or one adopted directory
@@ -473,24 +475,55 @@ fn preflight_in(
     scratch: &Path,
     place: &mut Place,
     interrupt: &AtomicBool,
+    mut durable: Option<&mut Durable>,
 ) -> Result<Preflight, ReduceError> {
     let (tree, scan) = crate::tree::scan(&options.source, &options.rules)?;
     let tree = Arc::new(tree);
     let baseline_timeout = options.timeout.unwrap_or(BASELINE_TIMEOUT);
     let mut runs = Vec::new();
     for i in 0..options.baseline_runs {
-        let run = run_on(
-            place,
-            &tree,
-            options,
-            scratch,
-            &format!("baseline{}", i + 1),
-            baseline_timeout,
-            interrupt,
-        )?;
-        if run.0.termination == Termination::Interrupted {
-            return Err(ReduceError::Interrupted);
-        }
+        let recorded = match durable.as_deref_mut() {
+            Some(d) => d
+                .journal
+                .next("a baseline run", |r| matches!(r, Record::Baseline { .. }))?,
+            None => None,
+        };
+        let run = if let Some(Record::Baseline {
+            termination,
+            duration_ms,
+            output,
+            roots,
+        }) = recorded
+        {
+            let outcome = RunOutcome {
+                termination,
+                output: durable::decode_output(&output)?,
+                duration: Duration::from_millis(duration_ms),
+            };
+            (outcome, Normalizer::new(&roots))
+        } else {
+            let run = run_on(
+                place,
+                &tree,
+                options,
+                scratch,
+                &format!("baseline{}", i + 1),
+                baseline_timeout,
+                interrupt,
+            )?;
+            if run.0.termination == Termination::Interrupted {
+                return Err(ReduceError::Interrupted);
+            }
+            if let Some(d) = durable.as_deref_mut() {
+                d.journal.append(&Record::Baseline {
+                    termination: run.0.termination,
+                    duration_ms: millis(run.0.duration),
+                    output: durable::encode_output(&run.0.output),
+                    roots: run.1.roots().to_vec(),
+                })?;
+            }
+            run
+        };
         runs.push(run);
     }
     let (oracle, baseline_evidence) =
@@ -529,16 +562,33 @@ fn preflight_in(
     let trivial = if empty_tree == *tree {
         None
     } else {
-        let (outcome, normalizer) = run_on(
-            place,
-            &empty_tree,
-            options,
-            scratch,
-            "empty",
-            timeout,
-            interrupt,
-        )?;
-        let pass = oracle.judge(&outcome, &normalizer).pass;
+        let recorded = match durable.as_deref_mut() {
+            Some(d) => d.journal.next("the empty-tree check", |r| {
+                matches!(r, Record::Empty { .. })
+            })?,
+            None => None,
+        };
+        let pass = if let Some(Record::Empty { pass }) = recorded {
+            pass
+        } else {
+            let (outcome, normalizer) = run_on(
+                place,
+                &empty_tree,
+                options,
+                scratch,
+                "empty",
+                timeout,
+                interrupt,
+            )?;
+            if outcome.termination == Termination::Interrupted {
+                return Err(ReduceError::Interrupted);
+            }
+            let pass = oracle.judge(&outcome, &normalizer).pass;
+            if let Some(d) = durable {
+                d.journal.append(&Record::Empty { pass })?;
+            }
+            pass
+        };
         if pass && !options.allow_trivial {
             return Err(ReduceError::Trivial);
         }
@@ -566,13 +616,36 @@ pub fn reduce(
     interrupt: &Arc<AtomicBool>,
     observer: Option<Box<dyn Observer>>,
 ) -> Result<Reduction, ReduceError> {
-    validate(options, true)?;
+    if options.resume && options.session.is_none() {
+        return Err(durable::SessionError::ResumeWithoutSession.into());
+    }
+    // A resumed session may have published already: the export decides what an existing
+    // output means then.
+    validate(options, !options.resume)?;
     let scratch = crate::scratch::Scratch::new("reduce").map_err(|source| TreeError::Io {
         action: "create a scratch directory in",
         path: std::env::temp_dir(),
         source,
     })?;
-    let (reduction, _) = run_reduction(options, scratch.path(), Place::Fresh, interrupt, observer)?;
+    let durable = match &options.session {
+        None => None,
+        Some(dir) => {
+            let (tree, _) = crate::tree::scan(&options.source, &options.rules)?;
+            Some(if options.resume {
+                Durable::resume(dir, options, &tree)?
+            } else {
+                Durable::create(dir, options, &tree)?
+            })
+        }
+    };
+    let (reduction, _) = run_reduction(
+        options,
+        scratch.path(),
+        Place::Fresh,
+        interrupt,
+        observer,
+        durable,
+    )?;
     Ok(reduction)
 }
 
@@ -588,9 +661,22 @@ pub fn run_reduction(
     mut place: Place,
     interrupt: &Arc<AtomicBool>,
     observer: Option<Box<dyn Observer>>,
+    mut durable: Option<Durable>,
 ) -> Result<(Reduction, Session), ReduceError> {
-    let preflight = preflight_in(options, scratch, &mut place, interrupt)?;
-    let started = Instant::now();
+    let preflight = preflight_in(options, scratch, &mut place, interrupt, durable.as_mut())?;
+    // A resumed session's budget counts from its original start.
+    let started = match (&durable, options.max_duration) {
+        (Some(d), Some(max)) => {
+            let spent = max.saturating_sub(d.remaining(max));
+            Instant::now()
+                .checked_sub(spent)
+                .unwrap_or_else(Instant::now)
+        }
+        _ => Instant::now(),
+    };
+    if let Some(d) = durable.as_mut() {
+        d.checkpoint("reducing", &preflight.tree.fingerprint(), 0, 0)?;
+    }
     let adopted = match place {
         Place::Fresh => None,
         Place::Adopted(workers) => Some(workers),
@@ -623,6 +709,7 @@ pub fn run_reduction(
         observer,
         adopted,
     )?;
+    session.set_durable(durable);
     let ctx = PassContext {
         keep: options.rules.keep.clone(),
         named: preflight.named.clone(),
@@ -641,6 +728,7 @@ pub fn run_reduction(
         if session.stop_reason().is_some() {
             break;
         }
+        session.pass_completed(name, result.accepted > 0)?;
         if result.accepted > 0 {
             for (j, flag) in dirty.iter_mut().enumerate() {
                 if j != i {
@@ -652,20 +740,24 @@ pub fn run_reduction(
     let reduce_ms = millis(started.elapsed());
     let stopped = session.stop_reason();
     let tree = session.current.clone();
+    if stopped == Some(StopReason::Interrupted) && session.is_durable() {
+        // Nothing is published: the session is resumed instead.
+        session.checkpoint_now("interrupted")?;
+        return Err(ReduceError::SessionInterrupted);
+    }
     let final_run = if stopped == Some(StopReason::Interrupted) {
         None
     } else {
-        let never = AtomicBool::new(false);
-        let (outcome, normalizer) = session.run_current(&never)?;
-        let verdict = preflight.oracle.judge(&outcome, &normalizer);
+        let (termination, duration_ms, verdict) = session.final_check()?;
         if !verdict.pass {
+            session.checkpoint_now("aborted")?;
             return Err(ReduceError::FinalNotReproducing {
                 reason: verdict.reason,
             });
         }
         Some(BaselineRun {
-            termination: outcome.termination,
-            duration_ms: millis(outcome.duration),
+            termination,
+            duration_ms,
         })
     };
     let holdout = if options.holdout_runs > 0 && stopped != Some(StopReason::Interrupted) {
@@ -675,11 +767,25 @@ pub fn run_reduction(
             options.holdout_confidence,
         )
         .map_err(ReduceError::HoldoutPlan)?;
-        let passes = session.sample_current(plan.runs)?;
+        let passes = if session.is_durable() {
+            session.checkpoint_now("holdout")?;
+            session.sample_slots(plan.runs)?
+        } else {
+            session.sample_current(plan.runs)?
+        };
         Some(crate::stats::holdout_result(&plan, passes).map_err(ReduceError::HoldoutEvaluation)?)
     } else {
         None
     };
+    if session.is_durable() {
+        let status = match &holdout {
+            Some(h) if h.certified => "certified",
+            Some(_) => "not_certified",
+            None => "reduced",
+        };
+        session.promote_current()?;
+        session.checkpoint_now(status)?;
+    }
     let reduction = Reduction {
         holdout,
         edits: session.edits.edits(&session.original),

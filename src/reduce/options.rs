@@ -196,6 +196,10 @@ pub struct ReduceOptions {
     /// later holdout): the passes' deadline moves earlier by this many times twice the last
     /// baseline run's duration.
     pub reserve_runs: u64,
+    /// The durable session directory (`--session`), if any.
+    pub session: Option<PathBuf>,
+    /// Continue the session in `session` (`--resume`).
+    pub resume: bool,
 }
 
 impl ReduceOptions {
@@ -227,6 +231,8 @@ impl ReduceOptions {
             min_holdout_rate: 0.9,
             holdout_confidence: 0.95,
             reserve_runs: 0,
+            session: None,
+            resume: false,
         }
     }
 }

@@ -16,6 +16,7 @@ mod publish;
 mod reduce;
 mod runs;
 mod sampling;
+mod session;
 mod snapshots;
 mod util;
 mod zero_config;

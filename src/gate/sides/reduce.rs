@@ -234,6 +234,7 @@ fn run_reduce_side(
             crate::reduce::Place::Adopted(workers),
             interrupt,
             None,
+            None,
         )?;
         // For people: how each pass spent its time (the judge never reads it, so a failure
         // to write it does not fail the side).

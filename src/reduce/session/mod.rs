@@ -40,6 +40,7 @@ use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, Tree, scan_exact};
 use crate::workspace::Workspace;
 
+mod journaled;
 mod records;
 mod worker;
 
@@ -92,6 +93,9 @@ pub struct Session {
     timeout: Duration,
     /// How long the last accepted candidates ran, one run each, newest last.
     recent_passes: std::collections::VecDeque<Duration>,
+    /// The durable session (`--session`): its journal answers what it recorded, then
+    /// records what runs (see [`crate::reduce::durable`]).
+    durable: Option<crate::reduce::durable::Durable>,
 }
 
 /// Accepted runs the adaptive timeout looks back on.
@@ -150,6 +154,7 @@ impl Session {
             families: 0,
             name_drops: HashMap::new(),
             name_counts,
+            durable: None,
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -355,11 +360,20 @@ impl Session {
         })
     }
 
-    /// Runs the commands for `trees` in parallel and returns their answers, by index.
-    fn run_all(&mut self, trees: &[(&Tree, f64)]) -> Result<Vec<Answer>, ReduceError> {
+    /// Runs the commands for `trees` (with their fingerprints) in parallel and returns
+    /// their answers, by index; in a durable session, answers the journal holds are
+    /// replayed, and new ones are recorded before they are used.
+    fn run_all(&mut self, trees: &[(&Tree, Fingerprint, f64)]) -> Result<Vec<Answer>, ReduceError> {
         if trees.is_empty() {
             return Ok(Vec::new());
         }
+        let fingerprints: Vec<Fingerprint> = trees.iter().map(|(_, fp, _)| *fp).collect();
+        if let Some(answers) = self.replay_window(&fingerprints)? {
+            self.adapt_timeout(&answers);
+            return Ok(answers);
+        }
+        let trees: Vec<(&Tree, f64)> = trees.iter().map(|(t, _, c)| (*t, *c)).collect();
+        let trees = trees.as_slice();
         let next = AtomicUsize::new(0);
         let slots: Vec<Mutex<Option<Result<Answer, ReduceError>>>> =
             trees.iter().map(|_| Mutex::new(None)).collect();
@@ -392,6 +406,7 @@ impl Session {
                 None => return Err(ReduceError::Internal("a worker produced no answer")),
             }
         }
+        self.record_window(&fingerprints, &answers)?;
         self.adapt_timeout(&answers);
         Ok(answers)
     }
@@ -453,9 +468,20 @@ impl Session {
         for &i in &to_run {
             families[i] = self.allocate()?;
         }
-        let trees: Vec<(&Tree, f64)> = to_run
+        if self.families_spent(to_run.len())? {
+            // The window's families were exposed before a crash: it runs under new ones.
+            for &i in &to_run {
+                families[i] = self.allocate()?;
+            }
+            self.record_allocation()?;
+        }
+        let trees: Vec<(&Tree, Fingerprint, f64)> = to_run
             .iter()
-            .filter_map(|&i| prepared[i].as_ref().map(|(_, t, _)| (t, families[i].1)))
+            .filter_map(|&i| {
+                prepared[i]
+                    .as_ref()
+                    .map(|(_, t, fp)| (t, *fp, families[i].1))
+            })
             .collect();
         let ran = self.run_all(&trees)?;
         let mut interrupted = false;
@@ -587,7 +613,11 @@ impl Session {
             pass
         } else {
             family = self.allocate()?;
-            let answer = self.run_all(&[(&tree, family.1)])?[0];
+            if self.families_spent(1)? {
+                family = self.allocate()?;
+                self.record_allocation()?;
+            }
+            let answer = self.run_all(&[(&tree, fp, family.1)])?[0];
             self.record(phase, &answer);
             if answer.termination == Termination::Interrupted {
                 // Nothing from a cut-short window is committed.
@@ -720,6 +750,7 @@ impl Session {
             family: family.0,
             candidate_confidence: family.0.map(|_| family.1),
         });
+        self.checkpoint_now("reducing")?;
         Ok(())
     }
 

@@ -1,0 +1,810 @@
+//! Durable sessions: `reduce --session DIR` keeps the reduction's evidence in DIR, and
+//! `--resume` continues it after a crash, a kill or Ctrl-C.
+//!
+//! DIR holds:
+//! - `state.json` (schema 3): the source fingerprint (`tree-sha256-v2`), the reduction's
+//!   identity (every option that can change what is run or accepted, the environment's
+//!   names and a digest of its values, the rule files' digests, and the versioned
+//!   strategy), the original start, the status, and the accepted state (fingerprint,
+//!   commits, attempts, completed passes). Written to a temporary file and renamed, after
+//!   the baseline, after every accepted mutation, after each completed pass and at the end.
+//! - `journal.jsonl`: every command result the reduction used, in order, appended and
+//!   synced before it is used: the baseline runs (with their output, from which the
+//!   oracle is learnt again, so the signature is the saved one), the empty-tree check,
+//!   each window of candidates, the candidate families allocated before a window runs,
+//!   the final validation, and each holdout slot, marked in flight before its command
+//!   starts.
+//! - `workspace/current`: the accepted tree at the last completed pass, promoted with a
+//!   swap (`workspace/next` then renamed) that resume repairs or rolls back.
+//!
+//! Resume replays: the reduction runs again from the source, and every command result
+//! the journal holds is answered from it instead of being run, so the same candidates are
+//! accepted in the same order and the run continues, live, where the journal ends. With a
+//! deterministic command the published tree is the one an uninterrupted run publishes,
+//! byte for byte. A result that does not match its place in the replay (another candidate
+//! tree) stops the resume: the journal is not this reduction's. A holdout slot whose
+//! command was started but whose result was never written is a non-pass; the next slot
+//! follows, and no slot is sampled twice. Families allocated to a window whose results
+//! were never written are spent: the window runs again under new ones.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::reduce::options::ReduceOptions;
+use crate::runner::Termination;
+use crate::tree::{Fingerprint, Tree};
+
+/// The schema of `state.json`.
+pub const STATE_SCHEMA: u32 = 3;
+/// The reduction strategy whose replay a journal records: a journal of another strategy
+/// cannot be replayed and is refused.
+pub const STRATEGY: &str = "repromin-reduce/1";
+
+const STATE: &str = "state.json";
+const JOURNAL: &str = "journal.jsonl";
+
+/// Why a session cannot be started or resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// `--resume` without `--session`.
+    #[error("--resume needs --session DIR: the directory of the session to resume")]
+    ResumeWithoutSession,
+    /// A new session in a directory that holds one.
+    #[error(
+        "`{0}` already holds a session: add --resume to continue it, or give another directory"
+    )]
+    Exists(PathBuf),
+    /// A new session in a directory that holds something else.
+    #[error("`{0}` is not empty and holds no session; give a new or empty directory")]
+    NotEmpty(PathBuf),
+    /// `--resume` of a directory without `state.json`.
+    #[error("`{0}` holds no session to resume (no state.json)")]
+    Missing(PathBuf),
+    /// `state.json` of another schema or strategy, or unreadable.
+    #[error("the session's state.json cannot be used: {0}")]
+    State(String),
+    /// An identity field differs.
+    #[error(
+        "the session was started with other settings: {field} was {was}, now {now}; resume with the same settings, or start a new session"
+    )]
+    Changed {
+        /// The option.
+        field: String,
+        /// Its recorded value.
+        was: String,
+        /// Its value now.
+        now: String,
+    },
+    /// The source tree changed.
+    #[error(
+        "the source tree changed since the session started (fingerprint {was}, now {now}); a session reduces one tree"
+    )]
+    SourceChanged {
+        /// Recorded.
+        was: String,
+        /// Now.
+        now: String,
+    },
+    /// A journal line that does not parse (not the torn last one).
+    #[error("the session's journal is damaged at line {line}: {reason}")]
+    Damaged {
+        /// 1-based line.
+        line: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The replay asked for something other than what the journal holds next.
+    #[error(
+        "the session's journal does not match this reduction at record {record}: expected {expected}, found {found}"
+    )]
+    Diverged {
+        /// 1-based record.
+        record: usize,
+        /// What the replay needed.
+        expected: String,
+        /// What the journal holds.
+        found: String,
+    },
+    /// File I/O in the session directory.
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + use<> {
+    let path = path.to_path_buf();
+    move |source| SessionError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// One command result, as the reduction used it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Record {
+    /// A baseline run.
+    Baseline {
+        /// How it ended.
+        termination: Termination,
+        /// Its wall time.
+        duration_ms: u64,
+        /// Its output, base64.
+        output: String,
+        /// The run's own directories, hidden by the normaliser.
+        roots: Vec<String>,
+    },
+    /// The empty-tree check.
+    Empty {
+        /// Whether the empty tree reproduced.
+        pass: bool,
+    },
+    /// Candidate families allocated before a window ran (run-wide confidence).
+    Allocate {
+        /// Families allocated so far, this window's included.
+        families: u64,
+    },
+    /// A window of candidates, in candidate order.
+    Window {
+        /// Their answers.
+        answers: Vec<SavedAnswer>,
+    },
+    /// The final validation.
+    Final {
+        /// How it ended.
+        termination: Termination,
+        /// Its wall time.
+        duration_ms: u64,
+        /// Whether the oracle accepted it.
+        pass: bool,
+        /// Why not.
+        reason: String,
+    },
+    /// A holdout slot whose command is about to start.
+    HoldoutStart {
+        /// 0-based slot.
+        slot: u64,
+    },
+    /// A holdout slot's result.
+    HoldoutEnd {
+        /// 0-based slot.
+        slot: u64,
+        /// Whether the oracle accepted it.
+        pass: bool,
+        /// The process died inside the slot; counted as a non-pass.
+        interrupted: bool,
+    },
+}
+
+impl Record {
+    fn kind(&self) -> &'static str {
+        match self {
+            Record::Baseline { .. } => "a baseline run",
+            Record::Empty { .. } => "the empty-tree check",
+            Record::Allocate { .. } => "a family allocation",
+            Record::Window { .. } => "a window of candidates",
+            Record::Final { .. } => "the final validation",
+            Record::HoldoutStart { .. } => "a holdout slot's start",
+            Record::HoldoutEnd { .. } => "a holdout slot's result",
+        }
+    }
+}
+
+/// A candidate's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedAnswer {
+    /// The candidate tree's fingerprint.
+    pub fingerprint: String,
+    /// Whether the oracle accepted it.
+    pub pass: bool,
+    /// How the last sample ended.
+    pub termination: Termination,
+    /// The samples' summed wall time.
+    pub duration_ms: u64,
+    /// Samples run.
+    pub samples: u64,
+    /// Planned samples not run.
+    pub saved: u64,
+    /// Accepted early.
+    pub early_accept: bool,
+    /// Rejected early.
+    pub early_reject: bool,
+}
+
+/// Encodes output for a baseline record.
+pub fn encode_output(output: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(output)
+}
+
+/// Decodes a baseline record's output.
+///
+/// # Errors
+/// Text that is not base64.
+pub fn decode_output(text: &str) -> Result<Vec<u8>, SessionError> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| SessionError::State(format!("a baseline output is not base64: {e}")))
+}
+
+/// The journal: what was recorded (replayed first), then appends.
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    recorded: Vec<Record>,
+    cursor: usize,
+}
+
+impl Journal {
+    /// Opens (or creates) `DIR/journal.jsonl`. A last line without its newline (the
+    /// process died writing it) is cut off; any other line that does not parse is an
+    /// error.
+    ///
+    /// # Errors
+    /// I/O, or a damaged line.
+    fn open(dir: &Path) -> Result<Journal, SessionError> {
+        let path = dir.join(JOURNAL);
+        let mut recorded = Vec::new();
+        let mut good_len = 0u64;
+        if path.exists() {
+            let file = File::open(&path).map_err(io("read", &path))?;
+            let mut reader = std::io::BufReader::new(file);
+            let mut line = Vec::new();
+            let mut number = 0;
+            loop {
+                line.clear();
+                let n = reader
+                    .read_until(b'\n', &mut line)
+                    .map_err(io("read", &path))?;
+                if n == 0 {
+                    break;
+                }
+                number += 1;
+                if line.last() != Some(&b'\n') {
+                    break; // torn: the process died writing it
+                }
+                let record: Record =
+                    serde_json::from_slice(&line).map_err(|e| SessionError::Damaged {
+                        line: number,
+                        reason: e.to_string(),
+                    })?;
+                recorded.push(record);
+                good_len += n as u64;
+            }
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io("open", &path))?;
+        file.set_len(good_len).map_err(io("truncate", &path))?;
+        Ok(Journal {
+            path,
+            file,
+            recorded,
+            cursor: 0,
+        })
+    }
+
+    /// Whether every recorded result has been replayed.
+    pub fn replayed_all(&self) -> bool {
+        self.cursor >= self.recorded.len()
+    }
+
+    /// The next recorded result, if it is of the kind `want` accepts; `Ok(None)` once the
+    /// journal is replayed; an error when it holds something else there.
+    ///
+    /// # Errors
+    /// [`SessionError::Diverged`].
+    pub fn next(
+        &mut self,
+        expected: &str,
+        want: impl Fn(&Record) -> bool,
+    ) -> Result<Option<Record>, SessionError> {
+        let Some(record) = self.recorded.get(self.cursor) else {
+            return Ok(None);
+        };
+        if !want(record) {
+            return Err(SessionError::Diverged {
+                record: self.cursor + 1,
+                expected: expected.to_string(),
+                found: record.kind().to_string(),
+            });
+        }
+        self.cursor += 1;
+        Ok(Some(record.clone()))
+    }
+
+    /// Peeks at the next recorded result.
+    pub fn peek(&self) -> Option<&Record> {
+        self.recorded.get(self.cursor)
+    }
+
+    /// Appends a result and syncs it to disk before it is used.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
+        let mut line =
+            serde_json::to_vec(record).map_err(|e| SessionError::State(e.to_string()))?;
+        line.push(b'\n');
+        pause_at("journal-append");
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.sync_data())
+            .map_err(io("append to", &self.path))
+    }
+
+    /// The 1-based number of the next record: where a divergence is reported.
+    pub fn position(&self) -> usize {
+        self.cursor + 1
+    }
+}
+
+/// The test hook of the kill tests (`REPROMIN_TEST_PAUSE_AT=session:POINT`).
+pub(crate) fn pause_at(point: &str) {
+    crate::export::pause_at(&format!("session:{point}"));
+}
+
+/// The saved state (`state.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct State {
+    /// [`STATE_SCHEMA`].
+    pub schema: u32,
+    /// [`STRATEGY`].
+    pub strategy: String,
+    /// The source's `tree-sha256-v2`.
+    pub source_fingerprint: String,
+    /// The settings that decide the result, by option.
+    pub identity: BTreeMap<String, Value>,
+    /// When the reduction started (milliseconds since the epoch): `--max-duration` counts
+    /// from here across resumes.
+    pub started_unix_ms: u64,
+    /// `baseline`, `reducing`, `final`, `holdout`, then `reduced`, `certified`,
+    /// `not_certified` or `aborted`.
+    pub status: String,
+    /// The accepted tree's `tree-sha256-v2`.
+    pub accepted_fingerprint: Option<String>,
+    /// Commits so far.
+    pub accepted_mutations: u64,
+    /// Candidates tried so far.
+    pub attempts: u64,
+    /// Passes completed, in order (a pass may complete more than once: the worklist).
+    pub completed_passes: Vec<String>,
+    /// How many times the session was resumed.
+    pub resumes: u64,
+}
+
+impl State {
+    /// Whether the session ended.
+    pub fn terminal(&self) -> bool {
+        matches!(
+            self.status.as_str(),
+            "reduced" | "certified" | "not_certified" | "aborted"
+        )
+    }
+}
+
+/// A session directory in use.
+pub struct Durable {
+    dir: PathBuf,
+    /// The state as last written.
+    pub state: State,
+    /// The journal.
+    pub journal: Journal,
+}
+
+/// The settings that decide a reduction's result, by the option that sets each.
+///
+/// # Errors
+/// A rule file that cannot be read.
+pub fn identity(options: &ReduceOptions) -> Result<BTreeMap<String, Value>, SessionError> {
+    let mut id = BTreeMap::new();
+    let mut put = |key: &str, value: Value| {
+        id.insert(key.to_string(), value);
+    };
+    put("the command", json!(options.command.argv));
+    let mut names: Vec<&str> = options
+        .command
+        .env
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
+    names.sort_unstable();
+    let mut env = options.command.env.clone();
+    env.sort();
+    let mut digest = Sha256::new();
+    for (k, v) in &env {
+        digest.update(k.as_bytes());
+        digest.update([0]);
+        digest.update(v.as_bytes());
+        digest.update([0]);
+    }
+    put(
+        "--env",
+        json!({"names": names, "sha256": hex(&digest.finalize())}),
+    );
+    let oracle = &options.oracle;
+    put("--expect", json!(oracle.expect));
+    put("--signature", json!(oracle.signature));
+    put("--exit-code", json!(oracle.exit_code));
+    put("--process-failure", json!(oracle.process_failure));
+    put("--any-failure", json!(oracle.any_failure));
+    let rules = &options.rules;
+    put("--ignore", json!(rules.names));
+    put("--ignore-path", json!(rules.paths));
+    let mut files = Vec::new();
+    for file in &rules.gitignore_files {
+        let bytes = fs::read(file).map_err(io("read", file))?;
+        files.push(
+            json!({"path": file.display().to_string(), "sha256": hex(&Sha256::digest(&bytes))}),
+        );
+    }
+    put("--gitignore", json!(files));
+    put("--gitignore-recursive", json!(rules.gitignore_recursive));
+    put("--keep", json!(rules.keep));
+    put(
+        "--timeout",
+        json!(
+            options
+                .timeout
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
+        ),
+    );
+    put("--baseline-runs", json!(options.baseline_runs));
+    put("--allow-trivial", json!(options.allow_trivial));
+    put("--max-attempts", json!(options.max_attempts));
+    put(
+        "--max-duration",
+        json!(options.max_duration.map(|d| d.as_secs_f64())),
+    );
+    put("--passes", json!(options.passes));
+    put("--minimiser", json!(options.minimiser));
+    put("--syntax-guard", json!(options.syntax_guard));
+    put("--min-baseline-passes", json!(options.min_baseline_passes));
+    put("--min-baseline-rate", json!(options.min_baseline_rate));
+    let s = options.sampling;
+    put("--candidate-runs", json!(s.runs));
+    put("--min-candidate-passes", json!(s.min_passes));
+    put("--min-candidate-rate", json!(s.rate));
+    put("--confidence", json!(s.confidence));
+    put("--run-confidence", json!(s.run_confidence));
+    put("--holdout-runs", json!(options.holdout_runs));
+    put("--min-holdout-rate", json!(options.min_holdout_rate));
+    put("--holdout-confidence", json!(options.holdout_confidence));
+    put("--reserve-runs", json!(options.reserve_runs));
+    Ok(id)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Durable {
+    /// Starts a new session in `dir` (created; it must be new or empty).
+    ///
+    /// # Errors
+    /// A directory that holds a session or anything else, or I/O.
+    pub fn create(
+        dir: &Path,
+        options: &ReduceOptions,
+        source: &Tree,
+    ) -> Result<Durable, SessionError> {
+        if dir.join(STATE).exists() {
+            return Err(SessionError::Exists(dir.to_path_buf()));
+        }
+        match fs::read_dir(dir) {
+            Ok(mut entries) => {
+                if entries.next().is_some() {
+                    return Err(SessionError::NotEmpty(dir.to_path_buf()));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(dir).map_err(io("create", dir))?;
+            }
+            Err(e) => return Err(io("read", dir)(e)),
+        }
+        let state = State {
+            schema: STATE_SCHEMA,
+            strategy: STRATEGY.to_string(),
+            source_fingerprint: source.fingerprint().to_string(),
+            identity: identity(options)?,
+            started_unix_ms: now_ms(),
+            status: "baseline".to_string(),
+            accepted_fingerprint: None,
+            accepted_mutations: 0,
+            attempts: 0,
+            completed_passes: Vec::new(),
+            resumes: 0,
+        };
+        write_state(dir, &state)?;
+        let journal = Journal::open(dir)?;
+        Ok(Durable {
+            dir: dir.to_path_buf(),
+            state,
+            journal,
+        })
+    }
+
+    /// Opens the session in `dir` to resume it, after checking that the options and the
+    /// source are the ones it was started with (each changed option is named).
+    ///
+    /// # Errors
+    /// No session, another schema or strategy, a changed option or source, a damaged
+    /// journal, or I/O.
+    pub fn resume(
+        dir: &Path,
+        options: &ReduceOptions,
+        source: &Tree,
+    ) -> Result<Durable, SessionError> {
+        let path = dir.join(STATE);
+        let text = match fs::read(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Killed while its first state was written: nothing ran yet, so the
+                // session starts now.
+                if never_started(dir) {
+                    remove(&dir.join("state.json.tmp"))?;
+                    remove(&dir.join(JOURNAL))?;
+                    return Durable::create(dir, options, source);
+                }
+                return Err(SessionError::Missing(dir.to_path_buf()));
+            }
+            Err(e) => return Err(io("read", &path)(e)),
+        };
+        let raw: Value =
+            serde_json::from_slice(&text).map_err(|e| SessionError::State(e.to_string()))?;
+        let schema = raw.get("schema").and_then(Value::as_u64);
+        if schema != Some(u64::from(STATE_SCHEMA)) {
+            return Err(SessionError::State(format!(
+                "schema {} (this repromin reads schema {STATE_SCHEMA})",
+                schema.map_or_else(|| "missing".to_string(), |s| s.to_string())
+            )));
+        }
+        let mut state: State =
+            serde_json::from_value(raw).map_err(|e| SessionError::State(e.to_string()))?;
+        if state.strategy != STRATEGY {
+            return Err(SessionError::State(format!(
+                "strategy `{}` (this repromin replays `{STRATEGY}`)",
+                state.strategy
+            )));
+        }
+        let now = identity(options)?;
+        for (field, was) in &state.identity {
+            let current = now.get(field).cloned().unwrap_or(Value::Null);
+            if &current != was {
+                return Err(SessionError::Changed {
+                    field: field.clone(),
+                    was: was.to_string(),
+                    now: current.to_string(),
+                });
+            }
+        }
+        if let Some(field) = now.keys().find(|k| !state.identity.contains_key(*k)) {
+            return Err(SessionError::Changed {
+                field: field.clone(),
+                was: "not recorded".to_string(),
+                now: now[field].to_string(),
+            });
+        }
+        let fingerprint = source.fingerprint().to_string();
+        if fingerprint != state.source_fingerprint {
+            return Err(SessionError::SourceChanged {
+                was: state.source_fingerprint.clone(),
+                now: fingerprint,
+            });
+        }
+        repair_swap(dir)?;
+        let journal = Journal::open(dir)?;
+        state.resumes += 1;
+        let durable = Durable {
+            dir: dir.to_path_buf(),
+            state,
+            journal,
+        };
+        durable.write_state()?;
+        Ok(durable)
+    }
+
+    /// What is left of `max_duration`, counted from the session's original start.
+    pub fn remaining(&self, max_duration: Duration) -> Duration {
+        let spent = now_ms().saturating_sub(self.state.started_unix_ms);
+        max_duration.saturating_sub(Duration::from_millis(spent))
+    }
+
+    /// Writes `state.json` through a temporary file and a rename.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn write_state(&self) -> Result<(), SessionError> {
+        write_state(&self.dir, &self.state)
+    }
+
+    /// Records the accepted state and writes it.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn checkpoint(
+        &mut self,
+        status: &str,
+        accepted: &Fingerprint,
+        commits: u64,
+        attempts: u64,
+    ) -> Result<(), SessionError> {
+        self.state.status = status.to_string();
+        self.state.accepted_fingerprint = Some(accepted.to_string());
+        self.state.accepted_mutations = commits;
+        self.state.attempts = attempts;
+        self.write_state()
+    }
+
+    /// Promotes `tree` to `workspace/current` with a swap: written whole to
+    /// `workspace/next`, then the old one moved aside, the new one renamed in, the old
+    /// one removed.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn promote(&self, tree: &Tree) -> Result<(), SessionError> {
+        let ws = self.dir.join("workspace");
+        fs::create_dir_all(&ws).map_err(io("create", &ws))?;
+        let next = ws.join("next");
+        let current = ws.join("current");
+        let old = ws.join("old");
+        remove(&next)?;
+        crate::workspace::write_fresh(tree, &next)
+            .map_err(|e| SessionError::State(e.to_string()))?;
+        pause_at("swap-written");
+        if current.exists() {
+            fs::rename(&current, &old).map_err(io("rename", &current))?;
+        }
+        pause_at("swap-moved-aside");
+        fs::rename(&next, &current).map_err(io("rename", &next))?;
+        remove(&old)
+    }
+
+    /// The session directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Writes `DIR/state.json` through a temporary file and a rename.
+fn write_state(dir: &Path, state: &State) -> Result<(), SessionError> {
+    let path = dir.join(STATE);
+    let tmp = dir.join("state.json.tmp");
+    let mut text =
+        serde_json::to_vec_pretty(state).map_err(|e| SessionError::State(e.to_string()))?;
+    text.push(b'\n');
+    let mut file = File::create(&tmp).map_err(io("write", &tmp))?;
+    file.write_all(&text)
+        .and_then(|()| file.sync_all())
+        .map_err(io("write", &tmp))?;
+    pause_at("state-rename");
+    fs::rename(&tmp, &path).map_err(io("rename", &tmp))?;
+    Ok(())
+}
+
+/// Whether `dir` holds only what a session's start leaves when killed before its first
+/// state was written: a temporary state file and an empty journal.
+fn never_started(dir: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    let mut tmp = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name == "state.json.tmp" {
+            tmp = true;
+        } else if name != JOURNAL || entry.metadata().map_or(true, |m| m.len() > 0) {
+            return false;
+        }
+    }
+    tmp
+}
+
+fn remove(path: &Path) -> Result<(), SessionError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path).map_err(io("remove", path)),
+        Ok(_) => fs::remove_file(path).map_err(io("remove", path)),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Repairs a promotion cut short: with `current` gone and `old` there, the swap is rolled
+/// back (`old` is the last complete tree); a `next` left over is removed, and so is an
+/// `old` whose successor is in place.
+fn repair_swap(dir: &Path) -> Result<(), SessionError> {
+    let ws = dir.join("workspace");
+    let (current, old, next) = (ws.join("current"), ws.join("old"), ws.join("next"));
+    if !current.exists() && old.exists() {
+        fs::rename(&old, &current).map_err(io("rename", &old))?;
+    }
+    remove(&next)?;
+    remove(&old)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_last_line_is_cut_and_a_damaged_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(dir.path()).unwrap();
+        journal.append(&Record::Empty { pass: false }).unwrap();
+        journal.append(&Record::Allocate { families: 3 }).unwrap();
+        drop(journal);
+        let path = dir.path().join(JOURNAL);
+        let mut text = fs::read(&path).unwrap();
+        text.extend_from_slice(b"{\"kind\":\"empty\",\"pa");
+        fs::write(&path, &text).unwrap();
+        let mut journal = Journal::open(dir.path()).unwrap();
+        assert_eq!(journal.recorded.len(), 2);
+        assert_eq!(
+            journal
+                .next("the empty-tree check", |r| matches!(
+                    r,
+                    Record::Empty { .. }
+                ))
+                .unwrap(),
+            Some(Record::Empty { pass: false })
+        );
+        let err = journal
+            .next("a window of candidates", |r| {
+                matches!(r, Record::Window { .. })
+            })
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the session's journal does not match this reduction at record 2: expected a window of candidates, found a family allocation"
+        );
+        journal.append(&Record::Empty { pass: true }).unwrap();
+        drop(journal);
+        // The torn line is gone, the new record follows the good ones.
+        let journal = Journal::open(dir.path()).unwrap();
+        assert_eq!(journal.recorded.len(), 3);
+        fs::write(&path, b"{\"kind\":\"empty\",\"pass\":true}\nnot json\n{}\n").unwrap();
+        let err = Journal::open(dir.path()).err().unwrap();
+        assert!(
+            err.to_string()
+                .starts_with("the session's journal is damaged at line 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_swap_cut_short_is_rolled_back_or_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("workspace");
+        fs::create_dir_all(ws.join("old")).unwrap();
+        fs::write(ws.join("old/a"), "old").unwrap();
+        fs::create_dir_all(ws.join("next")).unwrap();
+        repair_swap(dir.path()).unwrap();
+        assert_eq!(fs::read_to_string(ws.join("current/a")).unwrap(), "old");
+        assert!(!ws.join("next").exists() && !ws.join("old").exists());
+        fs::create_dir_all(ws.join("old")).unwrap();
+        repair_swap(dir.path()).unwrap();
+        assert!(ws.join("current/a").exists() && !ws.join("old").exists());
+    }
+}

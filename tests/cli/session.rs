@@ -1,0 +1,288 @@
+//! Durable sessions: a reduction killed with SIGKILL (at timed instants and at the test
+//! hook's points: a journal append, a state write, the promotion swap, a holdout slot,
+//! publication) and resumed publishes what an uninterrupted run publishes; a resume with
+//! another setting or source is refused, naming it.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use repromin::exit_code::Exit;
+
+use crate::util::{Area, bin, clean_env, files, report, run_env, stderr};
+
+/// A failure in one line of one file of ten; each run takes a little time.
+/// Every run is counted in `$COUNT_FILE` (set for the repromin process and inherited; not
+/// a setting of the reduction).
+const SCRIPT: &str = "echo run >> \"$COUNT_FILE\"; grep -q 'BUG 7' f7.txt 2>/dev/null || exit 0; sleep 0.1; echo 'error: BUG 7 seen'; exit 3";
+
+fn source(area: &Area) {
+    let texts: Vec<(String, String)> = (1..=10)
+        .map(|i| {
+            (
+                format!("f{i}.txt"),
+                format!("one {i}\ntwo {i}\nBUG {i}\nthree {i}\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    area.write("src", &refs);
+}
+
+fn args(out: &str, session: Option<&str>, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["reduce", "src", out, "--jobs", "1", "--no-progress"];
+    args.extend_from_slice(&["--expect", "error: BUG 7 seen"]);
+    if let Some(dir) = session {
+        args.extend_from_slice(&["--session", dir]);
+    }
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", SCRIPT]);
+    args.into_iter().map(String::from).collect()
+}
+
+fn start(area: &Area, args: &[String], pause: Option<&str>, count: &str) -> Child {
+    let mut command = Command::new(bin());
+    command
+        .args(args)
+        .current_dir(area.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    clean_env(&mut command);
+    command.env("COUNT_FILE", area.path(count));
+    if let Some(point) = pause {
+        command.env("REPROMIN_TEST_PAUSE_AT", point);
+    }
+    command.spawn().unwrap()
+}
+
+fn sigkill(child: &mut Child) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
+}
+
+/// Waits until `child` says the test hook holds it at `point`, then kills it.
+fn kill_when_paused(child: &mut Child, point: &str) {
+    let pipe = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wanted = format!("repromin: test hook: paused at {point}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line == wanted => break,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                sigkill(child);
+                panic!("never paused at {point}:\n{}", seen.join("\n"));
+            }
+        }
+    }
+    sigkill(child);
+}
+
+/// A report without what differs between two runs of the same reduction: times, paths.
+fn comparable(mut value: serde_json::Value) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                map.retain(|k, _| {
+                    !(k.ends_with("_ms")
+                        || k.ends_with("_seconds")
+                        || k.ends_with("_path")
+                        || k == "duration")
+                });
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+fn run_args(area: &Area, args: &[String]) -> std::process::Output {
+    run_counted(area, args, "count")
+}
+
+fn run_counted(area: &Area, args: &[String], count: &str) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let file = area.path(count).display().to_string();
+    run_env(&refs, area.dir.path(), &[("COUNT_FILE", &file)])
+}
+
+/// Runs of the command counted in `count` so far.
+fn runs(area: &Area, count: &str) -> usize {
+    std::fs::read_to_string(area.path(count))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// Killed at timed instants and inside a journal append, a state write, the promotion
+/// swap and publication, then resumed: the same tree and report as without the kill.
+#[test]
+fn a_session_killed_anywhere_resumes_to_the_uninterrupted_result() {
+    let area = Area::new();
+    source(&area);
+    let plain = run_counted(&area, &args("plain", None, &[]), "count-plain");
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let plain_runs = runs(&area, "count-plain");
+    let want_tree = files(&area.path("plain"));
+    let want_report = comparable(report(&area.path("plain")));
+    assert_eq!(want_tree.len(), 1, "{want_tree:?}");
+
+    let kills: Vec<(String, Option<&str>, u64)> = vec![
+        ("hook-append".into(), Some("session:journal-append"), 0),
+        ("hook-state".into(), Some("session:state-rename"), 0),
+        ("hook-swap".into(), Some("session:swap-moved-aside"), 0),
+        ("hook-publish".into(), Some("publish:after-payload"), 0),
+        ("at-300".into(), None, 300),
+        ("at-900".into(), None, 900),
+        ("at-1500".into(), None, 1500),
+        ("at-2400".into(), None, 2400),
+    ];
+    for (name, pause, delay) in kills {
+        let (out, dir) = (format!("out-{name}"), format!("sess-{name}"));
+        let session_args = args(&out, Some(&dir), &[]);
+        let count = format!("count-{name}");
+        let mut child = start(&area, &session_args, pause, &count);
+        match pause {
+            Some(point) => kill_when_paused(&mut child, point),
+            None => {
+                std::thread::sleep(Duration::from_millis(delay));
+                sigkill(&mut child);
+            }
+        }
+        let mut resume = session_args.clone();
+        let at = resume.iter().position(|a| a == "--").unwrap();
+        resume.insert(at, "--resume".into());
+        let before = runs(&area, &count);
+        let resumed = run_counted(&area, &resume, &count);
+        assert!(resumed.status.success(), "{name}: {}", stderr(&resumed));
+        // What the journal holds is replayed, not run again: at most the window in flight
+        // at the kill (eight candidates) runs twice.
+        let total = runs(&area, &count);
+        assert!(
+            total <= plain_runs + 8,
+            "{name}: {total} runs, {plain_runs} without the kill"
+        );
+        if pause == Some("publish:after-payload") {
+            assert_eq!(
+                total, before,
+                "{name}: a resume after the reduction runs nothing"
+            );
+        }
+        assert_eq!(files(&area.path(&out)), want_tree, "{name}");
+        assert_eq!(
+            comparable(report(&area.path(&out))),
+            want_report,
+            "{name}: {}",
+            stderr(&resumed)
+        );
+        // A terminal session resumed again publishes nothing new and changes nothing.
+        let again = run_args(&area, &resume);
+        assert!(again.status.success(), "{name}: {}", stderr(&again));
+        assert!(
+            stderr(&again).contains("this session had published its result already"),
+            "{}",
+            stderr(&again)
+        );
+    }
+}
+
+/// A holdout slot whose command was started when the process died is a non-pass on
+/// resume, and the next slot follows: no slot is sampled twice.
+#[test]
+fn a_holdout_slot_cut_short_counts_as_a_non_pass_and_is_never_resampled() {
+    let area = Area::new();
+    source(&area);
+    let holdout = ["--holdout-runs", "6", "--min-holdout-rate", "0.2"];
+    let session_args = args("out", Some("sess"), &holdout);
+    let mut child = start(&area, &session_args, Some("session:holdout-slot"), "count");
+    kill_when_paused(&mut child, "session:holdout-slot");
+    let mut resume = session_args.clone();
+    let at = resume.iter().position(|a| a == "--").unwrap();
+    resume.insert(at, "--resume".into());
+    let resumed = run_args(&area, &resume);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let holdout = &report(&area.path("out"))["holdout"];
+    assert_eq!(holdout["runs"], 6, "{holdout}");
+    assert_eq!(holdout["passes"], 5, "{holdout}");
+    let journal = std::fs::read_to_string(area.path("sess/journal.jsonl")).unwrap();
+    let starts = journal.matches(r#""kind":"holdout-start""#).count();
+    assert_eq!(starts, 6, "{journal}");
+    assert!(
+        journal.contains(r#""slot":0,"pass":false,"interrupted":true"#),
+        "{journal}"
+    );
+}
+
+/// Resuming with another setting, another source, or no session is refused before any
+/// command runs, naming what differs.
+#[test]
+fn a_resume_with_other_settings_or_source_is_refused_naming_them() {
+    let area = Area::new();
+    source(&area);
+    let first = run_args(&area, &args("out", Some("sess"), &["--max-attempts", "3"]));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let resume = |extra: &[&str]| {
+        let mut a = args("out2", Some("sess"), extra);
+        let at = a.iter().position(|x| x == "--").unwrap();
+        a.insert(at, "--resume".into());
+        run_args(&area, &a)
+    };
+    let changed = resume(&["--max-attempts", "4"]);
+    assert_eq!(changed.status.code(), Some(i32::from(Exit::Usage.code())));
+    assert!(
+        stderr(&changed).contains("--max-attempts was 3, now 4"),
+        "{}",
+        stderr(&changed)
+    );
+    let changed = resume(&["--max-attempts", "3", "--timeout", "30"]);
+    assert!(
+        stderr(&changed).contains("--timeout was null, now 30000"),
+        "{}",
+        stderr(&changed)
+    );
+    std::fs::write(area.path("src/f1.txt"), "changed\n").unwrap();
+    let changed = resume(&["--max-attempts", "3"]);
+    assert_eq!(changed.status.code(), Some(i32::from(Exit::Usage.code())));
+    assert!(
+        stderr(&changed).contains("the source tree changed since the session started"),
+        "{}",
+        stderr(&changed)
+    );
+    let fresh = run_args(&area, &args("out3", Some("sess"), &["--max-attempts", "3"]));
+    assert!(
+        stderr(&fresh).contains("already holds a session: add --resume"),
+        "{}",
+        stderr(&fresh)
+    );
+    let mut none = args("out4", Some("nothing-here"), &[]);
+    let at = none.iter().position(|x| x == "--").unwrap();
+    none.insert(at, "--resume".into());
+    let missing = run_args(&area, &none);
+    assert!(
+        stderr(&missing).contains("holds no session to resume"),
+        "{}",
+        stderr(&missing)
+    );
+    assert!(!Path::new(&area.path("out2")).exists());
+}
