@@ -482,6 +482,18 @@ pub(crate) fn gate_run(
     head: &str,
     extra: &[&str],
 ) -> (serde_json::Value, String) {
+    gate_run_env(repo, base, head, extra, &[])
+}
+
+/// [`gate_run`] with `env` added to the environment `run` (and so every side's command)
+/// inherits.
+pub(crate) fn gate_run_env(
+    repo: &GitRepo,
+    base: &str,
+    head: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (serde_json::Value, String) {
     let path = repo.path().display().to_string();
     let mut args = vec![
         "run",
@@ -494,7 +506,7 @@ pub(crate) fn gate_run(
         &path,
     ];
     args.extend_from_slice(extra);
-    let o = run(&args, repo.path());
+    let o = run_env(&args, repo.path(), env);
     assert!(o.status.success(), "{}", stderr(&o));
     (line(&stdout(&o)), stderr(&o))
 }
