@@ -2,7 +2,7 @@
 //! temp repositories with real pytest and node, and the configuration the judge says it
 //! used.
 
-use crate::util::{GitRepo, gate_run, gate_run_env, require_tool, tool_runs};
+use crate::util::{GitRepo, gate_run, gate_run_env, require_tool, tool_runs, vitest_modules};
 
 /// Whether `program arg` runs and succeeds (`go version` has no `--version`).
 fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
@@ -300,4 +300,67 @@ fn maven_test_of_a_new_method_is_a_new_api() {
     let (line, table) = gate_run_env(&repo, &base, &head, &[], &MAVEN_ENV);
     assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
     assert_eq!(line["tests"][0]["class"], "new-api", "{line}");
+}
+
+/// A vitest config whose coverage threshold a run of the pull request's tests alone cannot
+/// meet: with coverage on, head exits 1 with every test passed and the verdict would be
+/// `error`. The detected command turns coverage off. `.ci/run` installs vitest and its v8
+/// coverage provider under `target/test-node`; the `pretest` script links them in (the
+/// detected build step runs it).
+#[test]
+fn vitest_coverage_threshold_does_not_fail_the_run() {
+    let Some(modules) = vitest_modules() else {
+        return;
+    };
+    let provider = modules.join("@vitest/coverage-v8/package.json");
+    let found = if provider.is_file() {
+        Ok(())
+    } else {
+        Err("@vitest/coverage-v8 is not installed under target/test-node".to_string())
+    };
+    if !require_tool("vitest's v8 coverage", found) {
+        return;
+    }
+    let package = format!(
+        "{{\"name\":\"calc\",\"type\":\"module\",\"private\":true,\"scripts\":{{\"pretest\":\"rm -rf node_modules && ln -s {} node_modules\",\"test\":\"vitest run\"}}}}\n",
+        modules.display()
+    );
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            ("package.json", &package),
+            (
+                "vitest.config.js",
+                "export default {\n  test: {\n    coverage: {\n      enabled: true,\n      provider: 'v8',\n      include: ['src/**'],\n      thresholds: { lines: 100 },\n    },\n  },\n};\n",
+            ),
+            (
+                "src/calc.js",
+                "export function add(a, b) {\n  return a - b;\n}\n\nexport function sub(a, b) {\n  return a - b;\n}\n",
+            ),
+            (
+                "test/sub.test.js",
+                "import { it, expect } from 'vitest';\nimport { sub } from '../src/calc.js';\n\nit('subtracts', () => {\n  expect(sub(3, 2)).toBe(1);\n});\n",
+            ),
+            (".gitignore", "node_modules\ncoverage\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            (
+                "src/calc.js",
+                "export function add(a, b) {\n  return a + b;\n}\n\nexport function sub(a, b) {\n  return a - b;\n}\n",
+            ),
+            (
+                "test/add.test.js",
+                "import { it, expect } from 'vitest';\nimport { add } from '../src/calc.js';\n\nit('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n",
+            ),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["name"], "adds", "{line}");
+    assert!(table.contains("configuration: detected node"), "{table}");
+    assert!(table.contains("test runner vitest"), "{table}");
 }
