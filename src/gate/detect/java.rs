@@ -119,12 +119,12 @@ mod tests {
         ));
         assert!(command.ends_with("echo '</testsuites>'; } > {report}; exit $status"));
         let found = detect(&files(&["build.gradle.kts"]), &none).unwrap();
-        assert!(
-            found
-                .config
-                .command
-                .contains("gradle -q test --continue $args")
-        );
+        let command = &found.config.command;
+        assert!(command.contains(
+            "find . -path '*/build/test-results/test/TEST-*.xml' -type f -delete; args="
+        ));
+        assert!(command.contains("gradle -q test --continue $args > {report}.log 2>&1"));
+        assert!(command.contains("head -n 40 {report}.log"));
         assert!(detect(&files(&["Makefile"]), &none).is_none());
     }
 }
