@@ -485,7 +485,8 @@ pub(crate) fn gate_run(
     gate_run_env(repo, base, head, extra, &[])
 }
 
-/// [`gate_run`] with `env` set for repromin and what it starts.
+/// [`gate_run`] with `env` added to the environment `run` (and so every side's command)
+/// inherits.
 pub(crate) fn gate_run_env(
     repo: &GitRepo,
     base: &str,

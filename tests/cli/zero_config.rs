@@ -2,7 +2,7 @@
 //! temp repositories with real pytest and node, and the configuration the judge says it
 //! used.
 
-use crate::util::{GitRepo, gate_run, require_tool, tool_runs};
+use crate::util::{GitRepo, gate_run, gate_run_env, require_tool, tool_runs, vitest_modules};
 
 /// Whether `program arg` runs and succeeds (`go version` has no `--version`).
 fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
@@ -131,4 +131,236 @@ fn go_module_fix_is_reproduced_with_detected_defaults() {
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert_eq!(line["tests"][0]["name"], "TestAdd", "{line}");
     assert!(table.contains("configuration: detected go"), "{table}");
+}
+
+/// Debian's local Maven repository: the plugins `mvn test` needs and JUnit 4, packaged by
+/// `maven`, `libsurefire-java`, `libmaven-compiler-plugin-java`,
+/// `libmaven-resources-plugin-java` and `junit4` (`.ci/run` installs them). Maven Central
+/// may be out of reach, so the runs read this repository alone.
+const MAVEN_REPO: &str = "/usr/share/maven-repo";
+
+/// Whether `mvn` runs and Debian's repository holds what [`maven_repo`]'s pom uses.
+fn maven_offline() -> Result<(), String> {
+    tool_runs_with("mvn", "-v")?;
+    let pieces = [
+        "org/apache/maven/plugins/maven-surefire-plugin/2.22.3",
+        "org/apache/maven/plugins/maven-compiler-plugin/3.10.1",
+        "org/apache/maven/plugins/maven-resources-plugin/3.3.0",
+        "junit/junit/4.13.2",
+    ];
+    match pieces
+        .iter()
+        .find(|p| !std::path::Path::new(MAVEN_REPO).join(p).is_dir())
+    {
+        Some(missing) => Err(format!("{MAVEN_REPO}/{missing} is missing")),
+        None => Ok(()),
+    }
+}
+
+/// The environment that makes Maven read Debian's repository instead of Maven Central:
+/// the detected command is the project's own `mvn`, and `MAVEN_OPTS` reaches it.
+const MAVEN_ENV: [(&str, &str); 1] = [("MAVEN_OPTS", "-Dmaven.repo.local=/usr/share/maven-repo")];
+
+/// A Maven project whose merge base has a bug in `Calc.add` and one passing test class.
+fn maven_repo() -> (GitRepo, String) {
+    let pom = r#"<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>calc</artifactId>
+  <version>1.0</version>
+  <properties>
+    <maven.compiler.source>17</maven.compiler.source>
+    <maven.compiler.target>17</maven.compiler.target>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>junit</groupId>
+      <artifactId>junit</artifactId>
+      <version>4.13.2</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <version>2.22.3</version>
+      </plugin>
+      <plugin>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.10.1</version>
+      </plugin>
+      <plugin>
+        <artifactId>maven-resources-plugin</artifactId>
+        <version>3.3.0</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"#;
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            ("pom.xml", pom),
+            ("src/main/java/example/Calc.java", CALC_BUG),
+            ("src/test/java/example/OneTest.java", ONE_TEST),
+            (".gitignore", "target/\n"),
+        ],
+        "base",
+    );
+    (repo, base)
+}
+
+const ONE_TEST: &str = "package example;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class OneTest {\n    @Test\n    public void one() {\n        assertEquals(1, Calc.one());\n    }\n}\n";
+
+const CALC_BUG: &str = "package example;\n\npublic class Calc {\n    public static int one() {\n        return 1;\n    }\n\n    public static int add(int a, int b) {\n        return a - b;\n    }\n}\n";
+
+/// A Maven project without configuration: Surefire runs the selected test classes, and
+/// its report ties each test back to its file under `src/test/java/` (two files, so no
+/// test is attributed by run).
+#[test]
+fn maven_fix_is_reproduced_with_detected_defaults() {
+    if !require_tool("maven with Debian's repository", maven_offline()) {
+        return;
+    }
+    let (repo, base) = maven_repo();
+    let head = repo.commit(
+        &[
+            (
+                "src/main/java/example/Calc.java",
+                &CALC_BUG.replace("a - b", "a + b"),
+            ),
+            (
+                "src/test/java/example/AddTest.java",
+                "package example;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class AddTest {\n    @Test\n    public void adds() {\n        assertEquals(5, Calc.add(2, 3));\n    }\n}\n",
+            ),
+            (
+                "src/test/java/example/OneTest.java",
+                &ONE_TEST.replace(
+                    "    }\n}\n",
+                    "    }\n\n    @Test\n    public void addsZero() {\n        assertEquals(1, Calc.add(1, 0));\n    }\n}\n",
+                ),
+            ),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run_env(&repo, &base, &head, &[], &MAVEN_ENV);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    let mut rows: Vec<String> = line["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("{} {} {}", t["file"], t["name"], t["class"]))
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            r#""src/test/java/example/AddTest.java" "adds" "reproduces""#,
+            r#""src/test/java/example/OneTest.java" "addsZero" "passes-on-base""#,
+            r#""src/test/java/example/OneTest.java" "one" "passes-on-base""#,
+        ],
+        "{line}"
+    );
+    assert!(
+        table.contains(
+            "configuration: detected java at the merge base: pom.xml: Maven (mvn), the \
+             selected classes through Surefire, read from its JUnit XML"
+        ),
+        "{table}"
+    );
+}
+
+/// A fix that adds the method its test calls: the test does not compile on base, and the
+/// compiler's `cannot find symbol` makes it a new API, not a reproduction.
+#[test]
+fn maven_test_of_a_new_method_is_a_new_api() {
+    if !require_tool("maven with Debian's repository", maven_offline()) {
+        return;
+    }
+    let (repo, base) = maven_repo();
+    let head = repo.commit(
+        &[
+            (
+                "src/main/java/example/Calc.java",
+                &CALC_BUG.replace(
+                    "    public static int add",
+                    "    public static int twice(int a) {\n        return 2 * a;\n    }\n\n    public static int add",
+                ),
+            ),
+            (
+                "src/test/java/example/TwiceTest.java",
+                "package example;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class TwiceTest {\n    @Test\n    public void doubles() {\n        assertEquals(6, Calc.twice(3));\n    }\n}\n",
+            ),
+        ],
+        "feature",
+    );
+    let (line, table) = gate_run_env(&repo, &base, &head, &[], &MAVEN_ENV);
+    assert_eq!(line["verdict"], "unproven", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["class"], "new-api", "{line}");
+}
+
+/// A vitest config whose coverage threshold a run of the pull request's tests alone cannot
+/// meet: with coverage on, head exits 1 with every test passed and the verdict would be
+/// `error`. The detected command turns coverage off. `.ci/run` installs vitest and its v8
+/// coverage provider under `target/test-node`; the `pretest` script links them in (the
+/// detected build step runs it).
+#[test]
+fn vitest_coverage_threshold_does_not_fail_the_run() {
+    let Some(modules) = vitest_modules() else {
+        return;
+    };
+    let provider = modules.join("@vitest/coverage-v8/package.json");
+    let found = if provider.is_file() {
+        Ok(())
+    } else {
+        Err("@vitest/coverage-v8 is not installed under target/test-node".to_string())
+    };
+    if !require_tool("vitest's v8 coverage", found) {
+        return;
+    }
+    let package = format!(
+        "{{\"name\":\"calc\",\"type\":\"module\",\"private\":true,\"scripts\":{{\"pretest\":\"rm -rf node_modules && ln -s {} node_modules\",\"test\":\"vitest run\"}}}}\n",
+        modules.display()
+    );
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            ("package.json", &package),
+            (
+                "vitest.config.js",
+                "export default {\n  test: {\n    coverage: {\n      enabled: true,\n      provider: 'v8',\n      include: ['src/**'],\n      thresholds: { lines: 100 },\n    },\n  },\n};\n",
+            ),
+            (
+                "src/calc.js",
+                "export function add(a, b) {\n  return a - b;\n}\n\nexport function sub(a, b) {\n  return a - b;\n}\n",
+            ),
+            (
+                "test/sub.test.js",
+                "import { it, expect } from 'vitest';\nimport { sub } from '../src/calc.js';\n\nit('subtracts', () => {\n  expect(sub(3, 2)).toBe(1);\n});\n",
+            ),
+            (".gitignore", "node_modules\ncoverage\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            (
+                "src/calc.js",
+                "export function add(a, b) {\n  return a + b;\n}\n\nexport function sub(a, b) {\n  return a - b;\n}\n",
+            ),
+            (
+                "test/add.test.js",
+                "import { it, expect } from 'vitest';\nimport { add } from '../src/calc.js';\n\nit('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n",
+            ),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["name"], "adds", "{line}");
+    assert!(table.contains("configuration: detected node"), "{table}");
+    assert!(table.contains("test runner vitest"), "{table}");
 }

@@ -23,10 +23,34 @@ const CARRY: [&str; 1] = ["**/src/test/resources/**"];
 /// The selected files' class names, comma-separated, in `$classes`.
 const CLASSES: &str = "classes=$(for f in {tests}; do basename \"$f\" .java; done | paste -sd, -)";
 
-/// Gathers the class reports under `dir` into `{report}`.
-fn gather(dir: &str) -> String {
+/// Maven's error lines, up to its help footer, without the `[ERROR]` prefix or colours.
+const MAVEN_ERRORS: &str =
+    "sed -n 's/\\x1b\\[[0-9;]*m//g; /\\[ERROR\\] -> \\[Help/q; s/^\\[ERROR\\] \\{0,1\\}//p'";
+/// Gradle's first lines (under `-q` it prints little but errors).
+const GRADLE_ERRORS: &str = "head -n 40";
+
+/// The shell that runs `run` on the selected classes and gathers the class reports under
+/// `dir` into `{report}`.
+///
+/// Earlier class reports are removed first (base runs twice in one tree). The tool's
+/// output is kept in `{report}.log` and shown. When the tool fails (a test that does not
+/// compile, a build error), each selected class that has no report gets a `<testsuite>`
+/// whose `<error>` holds the tool's error lines (`errors` reads them from the log): the
+/// reader makes it its file's load error, so a test calling a method the base lacks reads
+/// as the compiler's `cannot find symbol`.
+fn run_and_gather(run: &str, dir: &str, errors: &str) -> String {
+    let reports = format!("find . -path '*/{dir}/TEST-*.xml' -type f");
+    let missing = format!(
+        "if [ $status -ne 0 ]; then for c in $(echo \"$classes\" | tr , ' '); do \
+         [ -n \"$(find . -path '*/{dir}/*' \\( -name \"TEST-$c.xml\" -o -name \"TEST-*.$c.xml\" \\) | head -n 1)\" ] || \
+         {{ echo \"<testsuite name=\\\"$c\\\"><error message=\\\"the build failed (exit $status) before $c ran\\\">\"; \
+         {errors} {{report}}.log | tr -d '\\000-\\010\\013\\014\\016-\\037' | sed 's/&/\\&amp;/g; s/</\\&lt;/g; s/>/\\&gt;/g'; \
+         echo '</error></testsuite>'; }}; done; fi"
+    );
     format!(
-        "{{ echo '<testsuites>'; find . -path '*/{dir}/TEST-*.xml' -type f | sort | while read -r f; do sed '1{{/^<?xml/d}}' \"$f\"; done; echo '</testsuites>'; }} > {{report}}"
+        "{CLASSES}; {reports} -delete; {run} > {{report}}.log 2>&1; status=$?; cat {{report}}.log; \
+         {{ echo '<testsuites>'; {reports} | sort | while read -r f; do sed '1{{/^<?xml/d}}' \"$f\"; done; \
+         {missing}; echo '</testsuites>'; }} > {{report}}; exit $status"
     )
 }
 
@@ -35,10 +59,10 @@ pub(super) fn detect(files: &[String], _read: Read<'_>) -> Option<Detection> {
     let has = |name: &str| files.iter().any(|f| f == name);
     if has("pom.xml") {
         let wrapper = if has("mvnw") { "./mvnw" } else { "mvn" };
-        let command = format!(
-            "{CLASSES}; {wrapper} -B -q test -Dtest=\"$classes\" -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false -Dmaven.test.failure.ignore=true; status=$?; {}; exit $status",
-            gather("target/surefire-reports")
+        let run = format!(
+            "{wrapper} -B -q test -Dtest=\"$classes\" -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false -Dmaven.test.failure.ignore=true"
         );
+        let command = run_and_gather(&run, "target/surefire-reports", MAVEN_ERRORS);
         let install = format!("{wrapper} -B -q -DskipTests test-compile");
         return Some(Detection {
             config: config(&TESTS, &CARRY, &[&install], &command, ReportFormat::Junit),
@@ -54,10 +78,10 @@ pub(super) fn detect(files: &[String], _read: Read<'_>) -> Option<Detection> {
         } else {
             "gradle"
         };
-        let command = format!(
-            "{CLASSES}; args=$(echo \"$classes\" | tr ',' '\\n' | sed 's/^/--tests /' | paste -sd' ' -); {wrapper} -q test --continue $args; status=$?; {}; exit $status",
-            gather("build/test-results/test")
+        let run = format!(
+            "args=$(echo \"$classes\" | tr ',' '\\n' | sed 's/^/--tests /' | paste -sd' ' -); {wrapper} -q test --continue $args"
         );
+        let command = run_and_gather(&run, "build/test-results/test", GRADLE_ERRORS);
         let install = format!("{wrapper} -q testClasses");
         return Some(Detection {
             config: config(&TESTS, &CARRY, &[&install], &command, ReportFormat::Junit),
@@ -83,19 +107,24 @@ mod tests {
             found.config.install,
             ["./mvnw -B -q -DskipTests test-compile"]
         );
-        assert!(found.config.command.starts_with(
-            "classes=$(for f in {tests}; do basename \"$f\" .java; done | paste -sd, -); ./mvnw -B -q test -Dtest=\"$classes\""
+        let command = &found.config.command;
+        assert!(command.starts_with(
+            "classes=$(for f in {tests}; do basename \"$f\" .java; done | paste -sd, -); find . -path '*/target/surefire-reports/TEST-*.xml' -type f -delete; ./mvnw -B -q test -Dtest=\"$classes\""
         ));
-        assert!(found.config.command.contains(
-            "find . -path '*/target/surefire-reports/TEST-*.xml' -type f | sort | while read -r f; do sed '1{/^<?xml/d}' \"$f\"; done; echo '</testsuites>'; } > {report}; exit $status"
+        assert!(command.contains(
+            "find . -path '*/target/surefire-reports/TEST-*.xml' -type f | sort | while read -r f; do sed '1{/^<?xml/d}' \"$f\"; done; "
         ));
+        assert!(command.contains(
+            "<error message=\\\"the build failed (exit $status) before $c ran\\\">\"; sed -n "
+        ));
+        assert!(command.ends_with("echo '</testsuites>'; } > {report}; exit $status"));
         let found = detect(&files(&["build.gradle.kts"]), &none).unwrap();
-        assert!(
-            found
-                .config
-                .command
-                .contains("gradle -q test --continue $args")
-        );
+        let command = &found.config.command;
+        assert!(command.contains(
+            "find . -path '*/build/test-results/test/TEST-*.xml' -type f -delete; args="
+        ));
+        assert!(command.contains("gradle -q test --continue $args > {report}.log 2>&1"));
+        assert!(command.contains("head -n 40 {report}.log"));
         assert!(detect(&files(&["Makefile"]), &none).is_none());
     }
 }
