@@ -286,3 +286,66 @@ fn a_resume_with_other_settings_or_source_is_refused_naming_them() {
     );
     assert!(!Path::new(&area.path("out2")).exists());
 }
+
+/// Ctrl-C in a session publishes nothing, saves the state and prints the command that
+/// resumes it; that command finishes the reduction.
+#[test]
+fn ctrl_c_in_a_session_prints_the_command_that_resumes_it() {
+    let area = Area::new();
+    source(&area);
+    let plain = run_args(&area, &args("plain", None, &[]));
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let session_args = args("out", Some("sess"), &[]);
+    let mut child = start(&area, &session_args, None, "count");
+    let journal = area.path("sess/journal.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Past the baseline and the empty-tree check: reducing.
+    while std::fs::read_to_string(&journal)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 4
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the session never got to reducing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut text).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(i32::from(Exit::Interrupted.code())),
+        "{text}"
+    );
+    assert!(!area.path("out").exists(), "{text}");
+    let state = std::fs::read_to_string(area.path("sess/state.json")).unwrap();
+    assert!(state.contains(r#""status": "interrupted""#), "{state}");
+    let line = text
+        .lines()
+        .skip_while(|l| !l.ends_with("resume it with:"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no resume command: {text}"))
+        .trim()
+        .to_string();
+    assert!(line.contains(" --session sess --resume "), "{line}");
+    // The printed command, run by a shell as a user would paste it, finishes the job.
+    let mut shell = Command::new("sh");
+    shell.arg("-c").arg(&line).current_dir(area.dir.path());
+    clean_env(&mut shell);
+    shell.env("COUNT_FILE", area.path("count"));
+    let resumed = shell.output().unwrap();
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(files(&area.path("out")), files(&area.path("plain")));
+}
