@@ -491,6 +491,29 @@ pub fn identity(options: &ReduceOptions) -> Result<BTreeMap<String, Value>, Sess
     Ok(id)
 }
 
+/// The first setting whose value differs between a recorded identity and the current one.
+fn first_difference(
+    was: &BTreeMap<String, Value>,
+    now: &BTreeMap<String, Value>,
+) -> Option<SessionError> {
+    let fields = was
+        .keys()
+        .chain(now.keys().filter(|k| !was.contains_key(*k)));
+    for field in fields {
+        let (a, b) = (was.get(field), now.get(field));
+        if a != b {
+            let show =
+                |v: Option<&Value>| v.map_or_else(|| "not recorded".to_string(), Value::to_string);
+            return Some(SessionError::Changed {
+                field: field.clone(),
+                was: show(a),
+                now: show(b),
+            });
+        }
+    }
+    None
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -590,23 +613,8 @@ impl Durable {
                 state.strategy
             )));
         }
-        let now = identity(options)?;
-        for (field, was) in &state.identity {
-            let current = now.get(field).cloned().unwrap_or(Value::Null);
-            if &current != was {
-                return Err(SessionError::Changed {
-                    field: field.clone(),
-                    was: was.to_string(),
-                    now: current.to_string(),
-                });
-            }
-        }
-        if let Some(field) = now.keys().find(|k| !state.identity.contains_key(*k)) {
-            return Err(SessionError::Changed {
-                field: field.clone(),
-                was: "not recorded".to_string(),
-                now: now[field].to_string(),
-            });
+        if let Some(changed) = first_difference(&state.identity, &identity(options)?) {
+            return Err(changed);
         }
         let fingerprint = source.fingerprint().to_string();
         if fingerprint != state.source_fingerprint {
@@ -791,6 +799,122 @@ mod tests {
                 .starts_with("the session's journal is damaged at line 2"),
             "{err}"
         );
+    }
+
+    /// Every setting that decides the result is named when it changes.
+    #[test]
+    fn each_setting_of_the_identity_is_named_when_it_changes() {
+        use crate::reduce::options::{Minimiser, PassName};
+        let dir = tempfile::tempdir().unwrap();
+        let rules = dir.path().join("rules");
+        fs::write(&rules, "*.o\n").unwrap();
+        let mut base = ReduceOptions::new("src".into(), "out".into(), vec!["sh".into()]);
+        base.rules.gitignore_files.push(rules.clone());
+        let was = identity(&base).unwrap();
+        type Change = Box<dyn Fn(&mut ReduceOptions)>;
+        let changes: Vec<(&str, Change)> = vec![
+            (
+                "the command",
+                Box::new(|o| o.command.argv.push("-x".into())),
+            ),
+            (
+                "--env",
+                Box::new(|o| o.command.env.push(("A".into(), "1".into()))),
+            ),
+            ("--expect", Box::new(|o| o.oracle.expect = Some("x".into()))),
+            (
+                "--signature",
+                Box::new(|o| o.oracle.signature = Some("x".into())),
+            ),
+            ("--exit-code", Box::new(|o| o.oracle.exit_code = Some(3))),
+            (
+                "--process-failure",
+                Box::new(|o| o.oracle.process_failure = true),
+            ),
+            ("--any-failure", Box::new(|o| o.oracle.any_failure = true)),
+            ("--ignore", Box::new(|o| o.rules.names.push("x".into()))),
+            (
+                "--ignore-path",
+                Box::new(|o| o.rules.paths.push("x".into())),
+            ),
+            ("--gitignore", Box::new(|o| o.rules.gitignore_files.clear())),
+            (
+                "--gitignore-recursive",
+                Box::new(|o| o.rules.gitignore_recursive = true),
+            ),
+            ("--keep", Box::new(|o| o.rules.keep.push("x".into()))),
+            (
+                "--timeout",
+                Box::new(|o| o.timeout = Some(Duration::from_secs(5))),
+            ),
+            ("--baseline-runs", Box::new(|o| o.baseline_runs = 3)),
+            ("--allow-trivial", Box::new(|o| o.allow_trivial = true)),
+            ("--max-attempts", Box::new(|o| o.max_attempts = Some(9))),
+            (
+                "--max-duration",
+                Box::new(|o| o.max_duration = Some(Duration::from_secs(9))),
+            ),
+            ("--passes", Box::new(|o| o.passes = vec![PassName::Lines])),
+            (
+                "--minimiser",
+                Box::new(|o| o.minimiser = Minimiser::Halving),
+            ),
+            (
+                "--syntax-guard",
+                Box::new(|o| o.syntax_guard = !o.syntax_guard),
+            ),
+            (
+                "--min-baseline-passes",
+                Box::new(|o| o.min_baseline_passes = Some(1)),
+            ),
+            (
+                "--min-baseline-rate",
+                Box::new(|o| o.min_baseline_rate = Some(0.5)),
+            ),
+            ("--candidate-runs", Box::new(|o| o.sampling.runs = 3)),
+            (
+                "--min-candidate-passes",
+                Box::new(|o| o.sampling.min_passes = 2),
+            ),
+            (
+                "--min-candidate-rate",
+                Box::new(|o| o.sampling.rate = Some(0.5)),
+            ),
+            ("--confidence", Box::new(|o| o.sampling.confidence = 0.9)),
+            (
+                "--run-confidence",
+                Box::new(|o| o.sampling.run_confidence = Some(0.9)),
+            ),
+            ("--holdout-runs", Box::new(|o| o.holdout_runs = 30)),
+            ("--min-holdout-rate", Box::new(|o| o.min_holdout_rate = 0.5)),
+            (
+                "--holdout-confidence",
+                Box::new(|o| o.holdout_confidence = 0.5),
+            ),
+            ("--reserve-runs", Box::new(|o| o.reserve_runs = 2)),
+        ];
+        assert_eq!(changes.len(), was.len(), "every identity field is tried");
+        for (field, change) in changes {
+            let mut options = base.clone();
+            change(&mut options);
+            let err = first_difference(&was, &identity(&options).unwrap()).unwrap();
+            assert!(
+                matches!(&err, SessionError::Changed { field: f, .. } if f == field),
+                "{field}: {err}"
+            );
+        }
+        // The rule file's content, not only its path.
+        fs::write(&rules, "*.a\n").unwrap();
+        let err = first_difference(&was, &identity(&base).unwrap()).unwrap();
+        assert!(err.to_string().contains("--gitignore was"), "{err}");
+        assert!(first_difference(&was, &was).is_none());
+        // Jobs and where things go are not part of it.
+        let mut other = base.clone();
+        other.jobs = 7;
+        other.output = "elsewhere".into();
+        other.session = Some("s".into());
+        fs::write(&rules, "*.o\n").unwrap();
+        assert!(first_difference(&was, &identity(&other).unwrap()).is_none());
     }
 
     #[test]

@@ -349,3 +349,44 @@ fn ctrl_c_in_a_session_prints_the_command_that_resumes_it() {
     );
     assert_eq!(files(&area.path("out")), files(&area.path("plain")));
 }
+
+/// With run-wide confidence, the families allocated to a window that was running when the
+/// process died are spent: the resumed window runs under new ones.
+#[test]
+fn families_allocated_before_a_crash_are_spent() {
+    let area = Area::new();
+    source(&area);
+    let sampling = [
+        "--candidate-runs",
+        "3",
+        "--min-candidate-rate",
+        "0.05",
+        "--run-confidence",
+        "0.9",
+    ];
+    let session_args = args("out", Some("sess"), &sampling);
+    let mut child = start(&area, &session_args, Some("session:allocated"), "count");
+    kill_when_paused(&mut child, "session:allocated");
+    let mut resume = session_args.clone();
+    let at = resume.iter().position(|a| a == "--").unwrap();
+    resume.insert(at, "--resume".into());
+    let resumed = run_args(&area, &resume);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let journal = std::fs::read_to_string(area.path("sess/journal.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first = records
+        .iter()
+        .position(|r| r["kind"] == "allocate")
+        .unwrap();
+    let (spent, fresh) = (&records[first], &records[first + 1]);
+    assert_eq!(fresh["kind"], "allocate", "{journal}");
+    let spent = spent["families"].as_u64().unwrap();
+    assert_eq!(fresh["families"].as_u64().unwrap(), 2 * spent, "{journal}");
+    assert_eq!(records[first + 2]["kind"], "window", "{journal}");
+    // The first commit's family comes after the spent ones.
+    let events = &report(&area.path("out"))["events"];
+    assert!(events[0]["family"].as_u64().unwrap() > spent, "{events}");
+}

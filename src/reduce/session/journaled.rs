@@ -122,6 +122,7 @@ impl Session {
             Some(_) => Ok(durable.journal.replayed_all()),
             None => {
                 durable.journal.append(&Record::Allocate { families })?;
+                crate::reduce::durable::pause_at("allocated");
                 Ok(false)
             }
         }
