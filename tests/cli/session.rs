@@ -390,3 +390,70 @@ fn families_allocated_before_a_crash_are_spent() {
     let events = &report(&area.path("out"))["events"];
     assert!(events[0]["family"].as_u64().unwrap() > spent, "{events}");
 }
+
+/// The campaign behind the figures in docs/reliability.md: `REPROMIN_SESSION_KILLS`
+/// sessions (default 40), each killed with SIGKILL at a random instant of an
+/// uninterrupted run's duration, its resume killed again half the time, then resumed to
+/// the end; each must publish the uninterrupted tree and report. `REPROMIN_SESSION_SEED`
+/// replays a seed.
+/// `cargo test --test cli session::session_kill_campaign -- --ignored --nocapture`
+#[test]
+#[ignore = "a campaign of minutes; run by hand for the figures"]
+fn session_kill_campaign() {
+    let kills: usize = std::env::var("REPROMIN_SESSION_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let seed = std::env::var("REPROMIN_SESSION_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    let mut rng = crate::crash::Rng(seed);
+    let area = Area::new();
+    source(&area);
+    let timer = Instant::now();
+    let plain = run_counted(&area, &args("plain", None, &[]), "count-plain");
+    let life = timer.elapsed();
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let want_tree = files(&area.path("plain"));
+    let want_report = comparable(report(&area.path("plain")));
+    let (mut twice, mut identical, mut replayed_runs) = (0, 0, 0usize);
+    let mut problems = Vec::new();
+    for i in 0..kills {
+        let (out, dir, count) = (format!("out{i}"), format!("sess{i}"), format!("count{i}"));
+        let session_args = args(&out, Some(&dir), &[]);
+        let mut resume = session_args.clone();
+        let at = resume.iter().position(|a| a == "--").unwrap();
+        resume.insert(at, "--resume".into());
+        let mut child = start(&area, &session_args, None, &count);
+        std::thread::sleep(life.mul_f64(rng.fraction()));
+        sigkill(&mut child);
+        if rng.below(2) == 0 {
+            twice += 1;
+            let mut again = start(&area, &resume, None, &count);
+            std::thread::sleep(life.mul_f64(rng.fraction() * 0.5));
+            sigkill(&mut again);
+        }
+        let resumed = run_counted(&area, &resume, &count);
+        let same = resumed.status.success()
+            && files(&area.path(&out)) == want_tree
+            && comparable(report(&area.path(&out))) == want_report;
+        if same {
+            identical += 1;
+        } else {
+            problems.push(format!("kill {i}: {}", stderr(&resumed)));
+        }
+        replayed_runs += runs(&area, &count);
+    }
+    eprintln!(
+        "session kill campaign, seed {seed}: {kills} sessions killed at random instants of a {:.1} s run ({twice} of them killed again while resuming), {kills} resumed, {identical} identical to the uninterrupted run; {replayed_runs} command runs in all, {} for as many uninterrupted runs",
+        life.as_secs_f64(),
+        runs(&area, "count-plain") * kills
+    );
+    assert!(problems.is_empty(), "seed {seed}:\n{}", problems.join("\n"));
+}
