@@ -713,22 +713,17 @@ fn write_state(dir: &Path, state: &State) -> Result<(), SessionError> {
     Ok(())
 }
 
-/// Whether `dir` holds only what a session's start leaves when killed before its first
-/// state was written: a temporary state file and an empty journal.
+/// Whether `dir` exists and holds only what a session's start leaves when killed before
+/// its first state was written: nothing, a temporary state file, an empty journal.
 fn never_started(dir: &Path) -> bool {
     let Ok(entries) = fs::read_dir(dir) else {
         return false;
     };
-    let mut tmp = false;
-    for entry in entries.flatten() {
+    entries.flatten().all(|entry| {
         let name = entry.file_name();
-        if name == "state.json.tmp" {
-            tmp = true;
-        } else if name != JOURNAL || entry.metadata().map_or(true, |m| m.len() > 0) {
-            return false;
-        }
-    }
-    tmp
+        name == "state.json.tmp"
+            || (name == JOURNAL && entry.metadata().is_ok_and(|m| m.len() == 0))
+    })
 }
 
 fn remove(path: &Path) -> Result<(), SessionError> {
@@ -915,6 +910,18 @@ mod tests {
         other.session = Some("s".into());
         fs::write(&rules, "*.o\n").unwrap();
         assert!(first_difference(&was, &identity(&other).unwrap()).is_none());
+    }
+
+    #[test]
+    fn a_directory_left_before_the_first_state_never_started() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(never_started(dir.path()));
+        fs::write(dir.path().join("state.json.tmp"), "{").unwrap();
+        fs::write(dir.path().join(JOURNAL), "").unwrap();
+        assert!(never_started(dir.path()));
+        fs::write(dir.path().join(JOURNAL), "{}\n").unwrap();
+        assert!(!never_started(dir.path()));
+        assert!(!never_started(&dir.path().join("absent")));
     }
 
     #[test]

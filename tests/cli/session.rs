@@ -439,7 +439,14 @@ fn session_kill_campaign() {
             std::thread::sleep(life.mul_f64(rng.fraction() * 0.5));
             sigkill(&mut again);
         }
-        let resumed = run_counted(&area, &resume, &count);
+        // Killed before it made its directory: there is nothing to resume, and a user
+        // starts it again.
+        let again = if area.path(&dir).exists() {
+            &resume
+        } else {
+            &session_args
+        };
+        let resumed = run_counted(&area, again, &count);
         let same = resumed.status.success()
             && files(&area.path(&out)) == want_tree
             && comparable(report(&area.path(&out))) == want_report;

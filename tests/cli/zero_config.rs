@@ -95,6 +95,49 @@ fn node_test_behind_a_wrapper_is_detected_from_the_imports() {
     );
 }
 
+/// A pinned pnpm whose install fails on the lockfile: the error names the step, the
+/// package manager at its pinned version and pnpm's first error line.
+#[test]
+fn an_install_failure_names_the_package_manager_its_version_and_the_error() {
+    if !require_tool("npm", tool_runs("npm")) {
+        return;
+    }
+    let repo = GitRepo::new();
+    let package = r#"{"name":"calc","private":true,"packageManager":"pnpm@9.15.0","devDependencies":{"vitest":"3"}}"#;
+    let base = repo.commit(
+        &[
+            ("package.json", package),
+            // A lockfile that names no dependency: `--frozen-lockfile` refuses it.
+            ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+            (
+                "test/a.test.js",
+                "import { test, expect } from 'vitest';\ntest('a', () => expect(1).toBe(1));\n",
+            ),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[(
+            "test/b.test.js",
+            "import { test, expect } from 'vitest';\ntest('b', () => expect(2).toBe(2));\n",
+        )],
+        "a test",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "error", "{line}\n{table}");
+    let error = line["error"].as_str().unwrap();
+    assert!(error.contains("install failed"), "{error}");
+    assert!(error.contains("pnpm@9.15.0"), "{error}");
+    assert!(
+        error.contains("specifiers in the lockfile"),
+        "the first error line of pnpm: {error}"
+    );
+    assert!(
+        table.contains("install with pnpm 9.15.0 (packageManager pins pnpm@9.15.0)"),
+        "{table}"
+    );
+}
+
 /// A Go module without configuration: `go test -json` on the packages of the selected
 /// tests.
 #[test]
