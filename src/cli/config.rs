@@ -187,7 +187,12 @@ const FIELDS: &[Field] = &[
     field("oracle", "expect", "--expect", Kind::Regex),
     field("oracle", "signature", "--signature", Kind::Text),
     field("oracle", "exit_code", "--exit-code", Kind::ExitCode),
-    field("oracle", "process_failure", "--process-failure", Kind::Switch),
+    field(
+        "oracle",
+        "process_failure",
+        "--process-failure",
+        Kind::Switch,
+    ),
     field("oracle", "any_failure", "--any-failure", Kind::Switch),
     field("oracle", "allow_trivial", "--allow-trivial", Kind::Switch),
     field(
@@ -196,7 +201,7 @@ const FIELDS: &[Field] = &[
         "--baseline-runs",
         Kind::Count {
             min: 2,
-            max: u32::MAX as u64,
+            max: u64::MAX,
             nullable: false,
         },
     ),
@@ -459,11 +464,7 @@ fn find_duplicate(node: &Node, path: &str) -> Option<Refusal> {
 }
 
 /// The entries of an object whose keys must all be in `known`.
-fn object<'a>(
-    node: &'a Node,
-    path: &str,
-    known: &[&str],
-) -> Result<&'a [(String, Node)], Refusal> {
+fn object<'a>(node: &'a Node, path: &str, known: &[&str]) -> Result<&'a [(String, Node)], Refusal> {
     let Node::Object(entries) = node else {
         return Err(expected(
             if path.is_empty() { "(document)" } else { path },
@@ -496,6 +497,7 @@ enum Value {
     Pairs(Vec<(String, String)>),
 }
 
+/// An array of strings; `what` says what the array holds.
 fn strings(node: &Node, path: &str, what: &str) -> Result<Vec<String>, Refusal> {
     let Node::Array(items) = node else {
         return Err(expected(path, &format!("an array of {what}"), node));
@@ -505,7 +507,7 @@ fn strings(node: &Node, path: &str, what: &str) -> Result<Vec<String>, Refusal> 
         .enumerate()
         .map(|(i, item)| match item {
             Node::String(s) => Ok(s.clone()),
-            other => Err(expected(&format!("{path}[{i}]"), what, other)),
+            other => Err(expected(&format!("{path}[{i}]"), "a string", other)),
         })
         .collect()
 }
@@ -617,9 +619,12 @@ fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Value>, Refusa
         Kind::Passes => {
             let known = names::<PassArg>();
             let what = format!("a pass name (\"{}\")", known.join("\", \""));
-            let list = strings(node, path, &what)?;
+            let list = strings(node, path, "pass names")?;
             if list.is_empty() {
-                return Err(refuse(path, "expected at least one pass, found an empty array"));
+                return Err(refuse(
+                    path,
+                    "expected at least one pass, found an empty array",
+                ));
             }
             if let Some(i) = list.iter().position(|p| !known.contains(p)) {
                 return Err(refuse(
@@ -669,7 +674,10 @@ fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Value>, Refusa
             for (name, value) in entries {
                 let at = join(path, name);
                 if !env_name_ok(name) {
-                    return Err(refuse(at, "a variable name must match [A-Za-z_][A-Za-z0-9_]*"));
+                    return Err(refuse(
+                        at,
+                        "a variable name must match [A-Za-z_][A-Za-z0-9_]*",
+                    ));
                 }
                 match value {
                     Node::String(v) => pairs.push((name.clone(), v.clone())),
@@ -779,11 +787,21 @@ fn check_document(root: &Node) -> Result<Document, Refusal> {
     known.extend_from_slice(SECTIONS);
     let top = object(root, "", &known)?;
     let command = match get(top, "command") {
-        None => return Err(refuse("command", "missing (the command to run, as an argv array)")),
-        Some(node) => strings(node, "command", "strings")?,
+        None => {
+            return Err(refuse(
+                "command",
+                "missing (the command to run, as an argv array)",
+            ));
+        }
+        Some(node) => strings(node, "command", "strings (argv)")?,
     };
     match command.first() {
-        None => return Err(refuse("command", "expected at least one element, found an empty array")),
+        None => {
+            return Err(refuse(
+                "command",
+                "expected at least one element, found an empty array",
+            ));
+        }
         Some(program) if program.is_empty() => {
             return Err(refuse("command[0]", "the program is an empty string"));
         }
@@ -936,7 +954,9 @@ pub(super) fn expand(
             }
             let option = match arg.get_long() {
                 Some(long) => format!("--{long}"),
-                None if arg.is_last_set() => "`-- CMD` (the command is the file's `command`)".into(),
+                None if arg.is_last_set() => {
+                    "`-- CMD` (the command is the file's `command`)".into()
+                }
                 None => arg.get_id().to_string(),
             };
             return Err(ConfigError::WithOption { option });
@@ -984,3 +1004,6 @@ pub(super) fn keys_named_in(message: &str) -> Option<String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -43,9 +43,11 @@ pub fn config_exit(err: &ConfigError) -> Exit {
 pub(crate) fn render_config_error(console: &Console, err: &ConfigError) {
     let mut text = format!("error: {}", with_causes(err));
     if let ConfigError::Invalid { .. } | ConfigError::Syntax { .. } = err {
-        text.push_str("
+        text.push_str(
+            "
 
-hint: docs/config-schema.md lists every key, its type and its default");
+hint: docs/config-schema.md lists every key, its type and its default",
+        );
     }
     console.err(&text);
 }
