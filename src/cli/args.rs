@@ -256,8 +256,8 @@ pub struct ReduceArgs {
 
     /// Read the command and every semantic option (oracle, sampling, runner, input
     /// selection, passes, budgets) from this schema_version 1 JSON file (see
-    /// docs/config-schema.md). No other option but the placement and output ones, and no
-    /// `-- CMD`, may be given with it.
+    /// docs/config-schema.md). Beside it, the command line gives only SOURCE, OUTPUT, session
+    /// placement and --no-progress: any other option, and `-- CMD`, is refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -323,8 +323,9 @@ pub struct DoctorArgs {
     pub command: Vec<String>,
 
     /// Read the command and every semantic option from this schema_version 1 JSON file (see
-    /// docs/config-schema.md): the whole file is validated, the options the preflight uses
-    /// are applied. No other option and no `-- CMD` may be given with it.
+    /// docs/config-schema.md): all of it is validated, what the preflight uses is applied.
+    /// Beside it, the command line gives only SOURCE: any other option, and `-- CMD`, is
+    /// refused.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
