@@ -964,12 +964,13 @@ pub(super) fn expand(
     }
     let text = read(path)?;
     let doc = parse_text(path, &text)?;
-    // The subcommand is the first argument: `repromin` has no options of its own that
-    // take a value.
+    // The subcommand is the first argument after the program: `repromin` has no options of
+    // its own that take a value.
     let at = argv
         .iter()
+        .skip(1)
         .position(|a| a == name)
-        .map_or(argv.len(), |i| i + 1);
+        .map_or(argv.len(), |i| i + 2);
     let mut out: Vec<OsString> = argv[..at].to_vec();
     out.extend(doc.tokens(name == "doctor").into_iter().map(OsString::from));
     out.extend_from_slice(&argv[at..]);

@@ -436,3 +436,62 @@ fn a_rejected_expansion_hint_names_the_keys() {
     );
     assert_eq!(keys_named_in("`proj` does not exist"), None);
 }
+
+#[test]
+fn the_expanded_command_line_keeps_placement_and_ends_with_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(
+        &path,
+        r#"{"schema_version": 1, "command": ["sh", "-c", "exit 1"], "runner": {"jobs": 1}}"#,
+    )
+    .unwrap();
+    let os = |items: &[&str]| -> Vec<OsString> { items.iter().map(OsString::from).collect() };
+    let file = path.to_str().unwrap();
+    let definition = Cli::command();
+    // A program named like the subcommand, and a bare `--` with nothing after it.
+    for (given, expanded) in [
+        (
+            os(&[
+                "reduce",
+                "reduce",
+                "src",
+                "out",
+                "--config",
+                file,
+                "--no-progress",
+            ]),
+            os(&[
+                "reduce",
+                "reduce",
+                "--jobs=1",
+                "src",
+                "out",
+                "--config",
+                file,
+                "--no-progress",
+                "--",
+                "sh",
+                "-c",
+                "exit 1",
+            ]),
+        ),
+        (
+            os(&["repromin", "doctor", "src", "--config", file, "--"]),
+            os(&[
+                "repromin", "doctor", "--jobs=1", "src", "--config", file, "--", "sh", "-c",
+                "exit 1",
+            ]),
+        ),
+    ] {
+        let matches = definition.clone().try_get_matches_from(&given).unwrap();
+        assert_eq!(
+            expand(&given, &definition, &matches).unwrap(),
+            Some(expanded)
+        );
+    }
+    // Without --config, nothing changes.
+    let plain = os(&["repromin", "reduce", "src", "out", "--", "true"]);
+    let matches = definition.clone().try_get_matches_from(&plain).unwrap();
+    assert_eq!(expand(&plain, &definition, &matches).unwrap(), None);
+}
