@@ -249,9 +249,17 @@ pub struct ReduceArgs {
     pub output: PathBuf,
 
     /// The failing command, run with a copy of the tree as its working directory. Exit
-    /// status 125 means "cannot tell" and never counts as the failure.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// status 125 means "cannot tell" and never counts as the failure. With --config, the
+    /// command is in the file.
+    #[arg(last = true, required_unless_present = "config", value_name = "CMD")]
     pub command: Vec<String>,
+
+    /// Read the command and every semantic option (oracle, sampling, runner, input
+    /// selection, passes, budgets) from this schema_version 1 JSON file (see
+    /// docs/config-schema.md). Beside it, the command line gives only SOURCE, OUTPUT, session
+    /// placement and --no-progress: any other option, and `-- CMD`, is refused.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 
     #[command(flatten)]
     /// Oracle options.
@@ -321,9 +329,16 @@ pub struct DoctorArgs {
     #[arg(value_name = "SOURCE")]
     pub source: PathBuf,
 
-    /// The failing command.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    /// The failing command. With --config, the command is in the file.
+    #[arg(last = true, required_unless_present = "config", value_name = "CMD")]
     pub command: Vec<String>,
+
+    /// Read the command and every semantic option from this schema_version 1 JSON file (see
+    /// docs/config-schema.md): all of it is validated, what the preflight uses is applied.
+    /// Beside it, the command line gives only SOURCE: any other option, and `-- CMD`, is
+    /// refused.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 
     #[command(flatten)]
     /// Oracle options.
@@ -388,7 +403,7 @@ pub(super) enum DurationError {
 const MAX_DURATION_SECS: f64 = 720.0 * 3600.0;
 
 /// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
-fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -2,6 +2,7 @@
 //! errors and mapping them to exit codes. Nothing else in the crate uses clap.
 
 mod args;
+mod config;
 mod gate;
 mod render;
 
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 use crate::console::Console;
 use crate::output_layout::REPORT_JSON;
@@ -18,7 +19,8 @@ use crate::reduce;
 
 pub use crate::exit_code::Exit;
 pub use args::{DoctorArgs, ReduceArgs};
-pub use render::{demo_exit, exit_for, render_error, with_causes};
+pub use config::ConfigError;
+pub use render::{config_exit, demo_exit, exit_for, render_error, with_causes};
 
 use render::render_demo_error;
 
@@ -71,17 +73,48 @@ pub enum Command {
 }
 
 /// Parses `args` and runs the command.
+///
+/// A `reduce` or `doctor` with `--config FILE` is parsed twice: once as typed, to find the
+/// file and refuse semantic options beside it, then with the file's options expanded into
+/// explicit flags (see `config.rs`), so what follows sees one ordinary command line.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(err) => {
-            let _ = err.print();
-            return if err.use_stderr() {
-                Exit::Usage.into()
-            } else {
-                Exit::Ok.into()
-            };
+    let argv: Vec<OsString> = args.into_iter().collect();
+    let definition = Cli::command();
+    let clap_error = |err: clap::Error| -> ExitCode {
+        let _ = err.print();
+        if err.use_stderr() {
+            Exit::Usage.into()
+        } else {
+            Exit::Ok.into()
         }
+    };
+    let mut matches = match definition.clone().try_get_matches_from(&argv) {
+        Ok(matches) => matches,
+        Err(err) => return clap_error(err),
+    };
+    match config::expand(&argv, &definition, &matches) {
+        Ok(None) => {}
+        Ok(Some(expanded)) => match definition.try_get_matches_from(&expanded) {
+            Ok(m) => matches = m,
+            Err(err) => {
+                let text = err.render().to_string();
+                let first = text.lines().next().unwrap_or_default();
+                let err = ConfigError::Expansion {
+                    path: config_path(&matches),
+                    message: first.strip_prefix("error: ").unwrap_or(first).to_string(),
+                };
+                render::render_config_error(&Console::new(true), &err);
+                return config_exit(&err).into();
+            }
+        },
+        Err(err) => {
+            render::render_config_error(&Console::new(true), &err);
+            return config_exit(&err).into();
+        }
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(err) => return clap_error(err),
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -99,12 +132,30 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
+/// The `--config` path of the `reduce` or `doctor` of `matches`.
+fn config_path(matches: &clap::ArgMatches) -> std::path::PathBuf {
+    matches
+        .subcommand()
+        .and_then(|(_, sub)| sub.get_one::<std::path::PathBuf>("config").cloned())
+        .unwrap_or_default()
+}
+
+/// Prints `err`; when the options came from a configuration file, also which of its keys
+/// the flags the message names are.
+fn render_with_config(console: &Console, err: &reduce::ReduceError, config: bool) {
+    render_error(console, err);
+    if config && let Some(hint) = config::keys_named_in(&err.to_string()) {
+        console.err(&format!("\n{hint}"));
+    }
+}
+
 fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
     let console = Console::new(args.no_progress);
+    let config = args.config.is_some();
     let options = match args.to_options() {
         Ok(options) => options,
         Err(err) => {
-            render_error(&console, &err);
+            render_with_config(&console, &err, config);
             return exit_for(&err);
         }
     };
@@ -161,7 +212,7 @@ fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
             Exit::Ok
         }
         Err(err) => {
-            render_error(&console, &err);
+            render_with_config(&console, &err, config);
             exit_for(&err)
         }
     }
@@ -169,13 +220,14 @@ fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
 
 fn doctor_command(args: &DoctorArgs, interrupt: &Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
+    let config = args.config.is_some();
     match args::doctor(args, interrupt) {
         Ok(text) => {
             console.out(&text);
             Exit::Ok
         }
         Err(err) => {
-            render_error(&console, &err);
+            render_with_config(&console, &err, config);
             exit_for(&err)
         }
     }

@@ -2,6 +2,7 @@
 //! `match` per error type (the codes are documented in [`crate::exit_code`]), and the text
 //! printed for it, with its causes and a hint where one helps.
 
+use super::config::ConfigError;
 use crate::console::Console;
 use crate::demo::DemoError;
 use crate::exit_code::Exit;
@@ -25,6 +26,31 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         ReduceError::Interrupted | ReduceError::SessionInterrupted => Exit::Interrupted,
         ReduceError::Session(err) => session_exit(err),
     }
+}
+
+/// The exit code for a refused `--config` file or its combination with the command line.
+pub fn config_exit(err: &ConfigError) -> Exit {
+    match err {
+        ConfigError::Read { .. } => Exit::Io,
+        ConfigError::TooLarge { .. }
+        | ConfigError::Syntax { .. }
+        | ConfigError::Invalid { .. }
+        | ConfigError::WithOption { .. }
+        | ConfigError::Expansion { .. } => Exit::Usage,
+    }
+}
+
+/// Prints a refused `--config` file or combination, with its causes.
+pub(crate) fn render_config_error(console: &Console, err: &ConfigError) {
+    let mut text = format!("error: {}", with_causes(err));
+    if let ConfigError::Invalid { .. } | ConfigError::Syntax { .. } = err {
+        text.push_str(
+            "
+
+hint: docs/config-schema.md lists every key, its type and its default",
+        );
+    }
+    console.err(&text);
 }
 
 /// The exit code for an error of `demo`.

@@ -88,6 +88,11 @@ fn valid_command_lines_parse() {
             "false",
         ],
         vec!["doctor", "src", "--", "python3", "run.py"],
+        // With --config the command is in the file (what may stand beside it is checked
+        // after parsing: tests/cli/config.rs).
+        vec!["reduce", "src", "out", "--config", "c.json"],
+        vec!["reduce", "src", "out", "--config=c.json", "--no-progress"],
+        vec!["doctor", "src", "--config", "c.json"],
         vec![
             "doctor", "src", "--expect", "Error", "--level", "chars", "--", "false",
         ],
@@ -190,6 +195,8 @@ fn invalid_command_lines_give_their_error_kind() {
         (vec!["reduce", "--help"], DisplayHelp),
         (vec!["reduce"], MissingRequiredArgument),
         (vec!["reduce", "src", "out"], MissingRequiredArgument),
+        (vec!["reduce", "src", "out", "--config"], InvalidValue),
+        (vec!["doctor", "src"], MissingRequiredArgument),
         (
             vec!["reduce", "src", "--", "false"],
             MissingRequiredArgument,

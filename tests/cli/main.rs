@@ -3,6 +3,7 @@
 mod args;
 mod certificate;
 mod ci;
+mod config;
 mod crash;
 mod doctor;
 mod errors;
