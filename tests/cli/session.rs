@@ -464,3 +464,40 @@ fn session_kill_campaign() {
     );
     assert!(problems.is_empty(), "seed {seed}:\n{}", problems.join("\n"));
 }
+
+/// A published session resumed again: a missing sidecar is rebuilt, an OUTPUT that is
+/// another tree is refused and left as it is.
+#[test]
+fn publication_is_idempotent_and_never_takes_another_tree_for_its_own() {
+    let area = Area::new();
+    source(&area);
+    let session_args = args("out", Some("sess"), &[]);
+    let first = run_args(&area, &session_args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let want = report(&area.path("out"));
+    let mut resume = session_args.clone();
+    let at = resume.iter().position(|a| a == "--").unwrap();
+    resume.insert(at, "--resume".into());
+    std::fs::remove_dir_all(area.path("out.repromin")).unwrap();
+    let again = run_args(&area, &resume);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(
+        comparable(report(&area.path("out"))),
+        comparable(want),
+        "the rebuilt sidecar"
+    );
+    let only = std::fs::read_dir(area.path("out"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    std::fs::write(only.path(), "edited\n").unwrap();
+    let refused = run_args(&area, &resume);
+    assert_eq!(refused.status.code(), Some(i32::from(Exit::Usage.code())));
+    assert!(
+        stderr(&refused).contains("exists and is not this session's result"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(std::fs::read_to_string(only.path()).unwrap(), "edited\n");
+}

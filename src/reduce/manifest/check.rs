@@ -66,15 +66,11 @@ pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
         }
         ManifestKind::GoMod | ManifestKind::GoWork => {
             let lines = go_lex(kind, text).map_err(|e| e.to_string())?;
-            let verbs: Vec<&str> = lines
-                .iter()
-                .map(|l| go_token_text(l.tokens.first()))
-                .collect();
+            let verbs = top_level_verbs(&lines);
+            let before = go_lex(kind, original).map_err(|e| e.to_string())?;
+            let had = top_level_verbs(&before);
             for verb in ["module", "go"] {
-                let had = original
-                    .lines()
-                    .any(|l| l.split_whitespace().next() == Some(verb));
-                if had && !verbs.contains(&verb) {
+                if had.contains(&verb) && !verbs.contains(&verb) {
                     return Err(format!("{verb} directive lost"));
                 }
             }
@@ -150,4 +146,23 @@ pub(crate) fn each_applies(
             .map_err(|e| format!("{kind:?}: `{}` breaks the file: {e}\n{out}", edit.label))?;
     }
     Ok(())
+}
+
+/// The verbs of a go.mod's directives: the first word of each line outside a block (a line
+/// inside `verb (` … `)` is an entry of that block, whatever its first word).
+fn top_level_verbs(lines: &[super::go_mod::GoLine]) -> Vec<&str> {
+    let mut verbs = Vec::new();
+    let mut inside = false;
+    for line in lines {
+        let first = line.tokens.first();
+        if inside {
+            inside = first != Some(&super::go_mod::GoToken::Close);
+            continue;
+        }
+        if first.is_some() {
+            verbs.push(go_token_text(first));
+            inside = line.tokens.last() == Some(&super::go_mod::GoToken::Open);
+        }
+    }
+    verbs
 }

@@ -307,6 +307,19 @@ pub(super) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
     check::reparses(kind, original, text)
 }
 
+/// A line of a block whose first word is `go` is an entry of that block, not the go
+/// directive: deleting the block loses no directive (a fuzz finding, in the checker).
+#[test]
+fn an_entry_named_go_inside_a_block_is_not_the_go_directive() {
+    let original = "module x\nreplace (\n\tgo 1.21\n)\n";
+    assert_eq!(reparses(ManifestKind::GoMod, original, "module x\n"), Ok(()));
+    let with_go = "module x\ngo 1.21\n";
+    assert_eq!(
+        reparses(ManifestKind::GoMod, with_go, "module x\n"),
+        Err("go directive lost".to_string())
+    );
+}
+
 /// Structural checks that hold for every result.
 pub(super) fn check_shape(src: &str, levels: &[Vec<ManifestEdit>]) {
     if let Err(e) = check::shape(src, levels) {
