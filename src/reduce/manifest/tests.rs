@@ -312,7 +312,10 @@ pub(super) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
 #[test]
 fn an_entry_named_go_inside_a_block_is_not_the_go_directive() {
     let original = "module x\nreplace (\n\tgo 1.21\n)\n";
-    assert_eq!(reparses(ManifestKind::GoMod, original, "module x\n"), Ok(()));
+    assert_eq!(
+        reparses(ManifestKind::GoMod, original, "module x\n"),
+        Ok(())
+    );
     let with_go = "module x\ngo 1.21\n";
     assert_eq!(
         reparses(ManifestKind::GoMod, with_go, "module x\n"),
