@@ -388,6 +388,12 @@ pub struct State {
     pub completed_passes: Vec<String>,
     /// How many times the session was resumed.
     pub resumes: u64,
+    /// The signature learnt from the baseline (checked again on resume).
+    #[serde(default)]
+    pub signature: Option<String>,
+    /// How each baseline run ended.
+    #[serde(default)]
+    pub baseline: Vec<String>,
 }
 
 impl State {
@@ -560,6 +566,8 @@ impl Durable {
             attempts: 0,
             completed_passes: Vec::new(),
             resumes: 0,
+            signature: None,
+            baseline: Vec::new(),
         };
         write_state(dir, &state)?;
         let journal = Journal::open(dir)?;
@@ -633,6 +641,35 @@ impl Durable {
         };
         durable.write_state()?;
         Ok(durable)
+    }
+
+    /// Records the baseline's evidence; on resume, checks that the replayed baseline gives
+    /// the signature the session recorded.
+    ///
+    /// # Errors
+    /// Another signature than the recorded one, or I/O.
+    pub fn baseline_learned(
+        &mut self,
+        signature: Option<&str>,
+        baseline: Vec<String>,
+    ) -> Result<(), SessionError> {
+        if !self.state.baseline.is_empty() {
+            if self.state.signature.as_deref() != signature || self.state.baseline != baseline {
+                return Err(SessionError::Diverged {
+                    record: 1,
+                    expected: format!(
+                        "the recorded baseline ({}) and signature {:?}",
+                        self.state.baseline.join(", "),
+                        self.state.signature
+                    ),
+                    found: format!("({}) and signature {signature:?}", baseline.join(", ")),
+                });
+            }
+            return Ok(());
+        }
+        self.state.signature = signature.map(str::to_string);
+        self.state.baseline = baseline;
+        self.write_state()
     }
 
     /// What is left of `max_duration`, counted from the session's original start.

@@ -675,6 +675,14 @@ pub fn run_reduction(
         _ => Instant::now(),
     };
     if let Some(d) = durable.as_mut() {
+        d.baseline_learned(
+            preflight.oracle.signature(),
+            preflight
+                .baseline
+                .iter()
+                .map(|r| r.termination.describe())
+                .collect(),
+        )?;
         d.checkpoint("reducing", &preflight.tree.fingerprint(), 0, 0)?;
     }
     let adopted = match place {
