@@ -192,6 +192,26 @@ mod tests {
         }
     }
 
+    /// A member beside its object's brace, then one on a line of its own: the first one's
+    /// deletion stops where the second's line starts (a fuzz finding: they overlapped on
+    /// that line's indentation).
+    #[test]
+    fn a_member_beside_the_brace_shares_nothing_with_the_next_line() {
+        let src = "{\n  \"require\": {   \"a/b\": \"1\",\n    \"c/d\": \"2\"\n  }\n}\n";
+        let levels = levels_of(ManifestKind::ComposerJson, src);
+        check_shape(src, &levels);
+        let first = find(&levels, "dependency `a/b` of composer.json");
+        assert_eq!(
+            applied(src, first),
+            "{\n  \"require\": {       \"c/d\": \"2\"\n  }\n}\n"
+        );
+        let second = find(&levels, "dependency `c/d` of composer.json");
+        assert_eq!(
+            applied(src, second),
+            "{\n  \"require\": {   \"a/b\": \"1\"\n  }\n}\n"
+        );
+    }
+
     #[test]
     fn composer_json() {
         let levels = levels_of(ManifestKind::ComposerJson, COMPOSER_JSON);

@@ -286,9 +286,17 @@ pub(super) fn list_deletions(
         let own_line = only_blanks_before(b, item.start) && rest_is_trivia(b, tail, marker);
         let whole = line_start(b, item.start)..line_end(b, tail);
         let ranges = if i + 1 < n {
+            let next = items[i + 1].start;
+            // Up to the next item, or to the start of its line when it has a line of its own
+            // (that line is its deletion's, which may share only the comma with this one).
+            let end = if only_blanks_before(b, next) {
+                line_start(b, next).max(tail)
+            } else {
+                next
+            };
             match commas[i] {
                 Some(_) if own_line => vec![whole],
-                _ => vec![item.start..items[i + 1].start],
+                _ => vec![item.start..end],
             }
         } else if let Some(c) = commas[i] {
             if own_line {
