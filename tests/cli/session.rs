@@ -501,3 +501,34 @@ fn publication_is_idempotent_and_never_takes_another_tree_for_its_own() {
     );
     assert_eq!(std::fs::read_to_string(only.path()).unwrap(), "edited\n");
 }
+
+/// `--max-duration` counts from the session's first start: a session resumed after its
+/// budget ran out stops at once (and still publishes a state that reproduces).
+#[test]
+fn max_duration_counts_from_the_first_start() {
+    let area = Area::new();
+    source(&area);
+    let session_args = args("out", Some("sess"), &["--max-duration", "60s"]);
+    let mut child = start(
+        &area,
+        &session_args,
+        Some("session:journal-append"),
+        "count",
+    );
+    kill_when_paused(&mut child, "session:journal-append");
+    // The session started 61 s ago.
+    let path = area.path("sess/state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let started = state["started_unix_ms"].as_u64().unwrap();
+    state["started_unix_ms"] = (started - 61_000).into();
+    std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let mut resume = session_args.clone();
+    let at = resume.iter().position(|a| a == "--").unwrap();
+    resume.insert(at, "--resume".into());
+    let resumed = run_args(&area, &resume);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let r = report(&area.path("out"));
+    assert_eq!(r["ended_by"], "max-duration", "{}", stderr(&resumed));
+    assert_eq!(r["accepted_mutations"], 0);
+}
