@@ -3,14 +3,12 @@
 //! must clean up or complete what it finds, say so, and leave no staging directory, no
 //! partial OUTPUT and the source unchanged.
 
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use repromin::exit_code::Exit;
 
-use crate::util::{Area, bin, clean_env, files, redact, report, run, stderr};
+use crate::util::{Area, bin, clean_env, files, kill_when_paused, redact, report, run, stderr};
 
 /// A failure the reducer narrows to one line of one file in a few runs.
 const SCRIPT: &str = "if grep -q BUG a.txt; then echo 'error: BUG in a.txt'; exit 1; fi";
@@ -62,40 +60,7 @@ fn kill_at(area: &Area, point: &str) -> u32 {
     command.env("REPROMIN_TEST_PAUSE_AT", point);
     let mut child = command.spawn().unwrap();
     let pid = child.id();
-    let pipe = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let wanted = format!("repromin: test hook: paused at {point}");
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) if line == wanted => break,
-            Ok(line) => seen.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "repromin never paused at {point}; its stderr:\n{}",
-                    seen.join("\n")
-                );
-            }
-        }
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
+    let status = kill_when_paused(&mut child, point);
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(9)

@@ -3,14 +3,13 @@
 //! publication) and resumed publishes what an uninterrupted run publishes; a resume with
 //! another setting or source is refused, naming it.
 
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use repromin::exit_code::Exit;
 
-use crate::util::{Area, bin, clean_env, files, report, run_env, stderr};
+use crate::util::{Area, bin, clean_env, files, kill_when_paused, report, run_env, stderr};
 
 /// A failure in one line of one file of ten; each run takes a little time.
 /// Every run is counted in `$COUNT_FILE` (set for the repromin process and inherited; not
@@ -66,34 +65,6 @@ fn sigkill(child: &mut Child) {
         nix::sys::signal::Signal::SIGKILL,
     );
     let _ = child.wait();
-}
-
-/// Waits until `child` says the test hook holds it at `point`, then kills it.
-fn kill_when_paused(child: &mut Child, point: &str) {
-    let pipe = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let wanted = format!("repromin: test hook: paused at {point}");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut seen = Vec::new();
-    loop {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(line) if line == wanted => break,
-            Ok(line) => seen.push(line),
-            Err(_) => {
-                sigkill(child);
-                panic!("never paused at {point}:\n{}", seen.join("\n"));
-            }
-        }
-    }
-    sigkill(child);
 }
 
 /// A report without what differs between two runs of the same reduction: times, paths.
@@ -164,7 +135,9 @@ fn a_session_killed_anywhere_resumes_to_the_uninterrupted_result() {
         let count = format!("count-{name}");
         let mut child = start(&area, &session_args, pause, &count);
         match pause {
-            Some(point) => kill_when_paused(&mut child, point),
+            Some(point) => {
+                kill_when_paused(&mut child, point);
+            }
             None => {
                 std::thread::sleep(Duration::from_millis(delay));
                 sigkill(&mut child);

@@ -510,3 +510,46 @@ pub(crate) fn gate_run_env(
     assert!(o.status.success(), "{}", stderr(&o));
     (line(&stdout(&o)), stderr(&o))
 }
+
+/// Waits until `child` (its stderr piped) says that the test hook holds it at `point`
+/// (`REPROMIN_TEST_PAUSE_AT`), then kills it with SIGKILL and reaps it; panics with what it
+/// printed when it never gets there. Returns how it ended.
+pub(crate) fn kill_when_paused(
+    child: &mut std::process::Child,
+    point: &str,
+) -> std::process::ExitStatus {
+    use std::io::BufRead;
+    let pipe = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wanted = format!("repromin: test hook: paused at {point}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    let mut seen = Vec::new();
+    let kill = |child: &mut std::process::Child| {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        child.wait().expect("reaped")
+    };
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+            Ok(line) if line == wanted => return kill(child),
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                kill(child);
+                panic!(
+                    "repromin never paused at {point}; its stderr:\n{}",
+                    seen.join("\n")
+                );
+            }
+        }
+    }
+}
