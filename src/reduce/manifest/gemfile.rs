@@ -321,7 +321,19 @@ pub(super) fn gemfile_candidates(src: &str) -> Result<Vec<Vec<ManifestEdit>>, Ma
     for (_, range, label) in gems {
         levels.push(gem_level, label, vec![range]);
     }
-    Ok(levels.finish())
+    // Ruby's layout rules reach across lines (a line that ends in a vertical tab, say, runs
+    // on into the next): a deletion that leaves a file Ruby cannot parse is no candidate.
+    let mut levels = levels.finish();
+    for level in &mut levels {
+        level.retain(|edit| {
+            let text = String::from_utf8_lossy(&edit.apply(b)).into_owned();
+            parse(&text).is_ok_and(|tree| {
+                first_error(&all_nodes(tree.root_node()), text.as_bytes()).is_none()
+            })
+        });
+    }
+    levels.retain(|level| !level.is_empty());
+    Ok(levels)
 }
 
 #[cfg(test)]
@@ -329,6 +341,24 @@ mod tests {
     use super::super::candidates;
     use super::super::tests::*;
     use super::*;
+
+    /// A deletion after which Ruby would read two lines as one is not offered (a fuzz
+    /// finding: a line ending in a vertical tab ran on into the line after the deleted gem).
+    #[test]
+    fn a_deletion_that_breaks_the_file_is_not_offered() {
+        let src =
+            "ruby \"3.2.2\"\u{b}\n# Rails itself\ngem \"rails\", \"~> 7.1\"\ne \"x\"\ngem \"pg\"\n";
+        let levels = levels_of(ManifestKind::Gemfile, src);
+        for edit in levels.iter().flatten() {
+            let out = applied(src, edit);
+            assert!(
+                reparses(ManifestKind::Gemfile, src, &out).is_ok(),
+                "{}: {out}",
+                edit.label
+            );
+        }
+        assert!(!labels(&levels).concat().is_empty());
+    }
 
     #[test]
     fn gemfile_gems_and_groups() {
