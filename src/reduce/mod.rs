@@ -235,7 +235,9 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
     }
     if for_export {
         let layout = crate::output_layout::OutputLayout::new(&options.output);
-        if let Some(existing) = layout.existing() {
+        // A resumed session may have published already: the export decides what an
+        // existing output means then.
+        if let Some(existing) = layout.existing().filter(|_| !options.resume) {
             return Err(ReduceError::OutputExists(existing.to_path_buf()));
         }
         let parent = layout.parent;
@@ -619,9 +621,7 @@ pub fn reduce(
     if options.resume && options.session.is_none() {
         return Err(durable::SessionError::ResumeWithoutSession.into());
     }
-    // A resumed session may have published already: the export decides what an existing
-    // output means then.
-    validate(options, !options.resume)?;
+    validate(options, true)?;
     let scratch = crate::scratch::Scratch::new("reduce").map_err(|source| TreeError::Io {
         action: "create a scratch directory in",
         path: std::env::temp_dir(),
