@@ -505,3 +505,49 @@ fn max_duration_counts_from_the_first_start() {
     assert_eq!(r["ended_by"], "max-duration", "{}", stderr(&resumed));
     assert_eq!(r["accepted_mutations"], 0);
 }
+
+/// A crash can leave the journal at any record, or in the middle of one: resumed from
+/// prefixes of a finished session's journal (whole records, and a record cut in half), the
+/// reduction publishes the same tree and report.
+#[test]
+fn a_resume_from_any_point_of_the_journal_gives_the_same_result() {
+    let area = Area::new();
+    source(&area);
+    let session_args = args("out", Some("sess"), &[]);
+    let first = run_args(&area, &session_args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let want_tree = files(&area.path("out"));
+    let want_report = comparable(report(&area.path("out")));
+    let journal = std::fs::read_to_string(area.path("sess/journal.jsonl")).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    let n = lines.len();
+    let mut points: Vec<usize> = (0..=8).map(|i| i * n / 8).collect();
+    points.dedup();
+    for (i, k) in points.into_iter().enumerate() {
+        let dir = format!("sess-{i}");
+        let copy = Command::new("cp")
+            .args(["-a", "sess", &dir])
+            .current_dir(area.dir.path())
+            .status()
+            .unwrap();
+        assert!(copy.success());
+        let mut text: String = lines[..k].iter().map(|l| format!("{l}\n")).collect();
+        if k < n && i % 2 == 1 {
+            // The next record, cut in half by the crash.
+            text.push_str(&lines[k][..lines[k].len() / 2]);
+        }
+        std::fs::write(area.path(&format!("{dir}/journal.jsonl")), text).unwrap();
+        let out = format!("out-{i}");
+        let mut resume = args(&out, Some(&dir), &[]);
+        let at = resume.iter().position(|a| a == "--").unwrap();
+        resume.insert(at, "--resume".into());
+        let resumed = run_args(&area, &resume);
+        assert!(resumed.status.success(), "{k} of {n}: {}", stderr(&resumed));
+        assert_eq!(files(&area.path(&out)), want_tree, "{k} of {n}");
+        assert_eq!(
+            comparable(report(&area.path(&out))),
+            want_report,
+            "{k} of {n}"
+        );
+    }
+}
