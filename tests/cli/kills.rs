@@ -40,29 +40,9 @@ fn start_reduce(output: &str, script: &str, cwd: &Path, tmp: &Path, prefix: &[&s
     start(&args, cwd, tmp, prefix)
 }
 
-fn start(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> Child {
-    let mut command = match prefix.split_first() {
-        Some((program, rest)) => {
-            let mut c = Command::new(program);
-            c.args(rest).arg(bin());
-            c
-        }
-        None => Command::new(bin()),
-    };
-    command
-        .args(args)
-        .current_dir(cwd)
-        .env("TMPDIR", tmp)
-        .env_remove("CI")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    command.spawn().unwrap()
-}
-
-/// Runs repromin to its end with `TMPDIR` set to `tmp`.
-fn finish(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> std::process::Output {
+/// repromin (behind `prefix`, a wrapper program and its arguments) with `args`, run in
+/// `cwd` with `TMPDIR` set to `tmp`.
+fn command(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> Command {
     let mut command = match prefix.split_first() {
         Some((program, rest)) => {
             let mut c = Command::new(program);
@@ -77,7 +57,21 @@ fn finish(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> std::proces
         .env("TMPDIR", tmp)
         .env_remove("CI")
         .stdin(Stdio::null());
-    output_within(command, Duration::from_secs(300))
+    command
+}
+
+fn start(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> Child {
+    let mut command = command(args, cwd, tmp, prefix);
+    command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    command.spawn().unwrap()
+}
+
+/// Runs repromin to its end with `TMPDIR` set to `tmp`.
+fn finish(args: &[&str], cwd: &Path, tmp: &Path, prefix: &[&str]) -> std::process::Output {
+    output_within(command(args, cwd, tmp, prefix), Duration::from_secs(300))
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {

@@ -43,6 +43,14 @@ fn args(out: &str, session: Option<&str>, extra: &[&str]) -> Vec<String> {
     args.into_iter().map(String::from).collect()
 }
 
+/// `args` with `--resume` before the command.
+fn with_resume(args: &[String]) -> Vec<String> {
+    let mut args = args.to_vec();
+    let at = args.iter().position(|a| a == "--").unwrap();
+    args.insert(at, "--resume".into());
+    args
+}
+
 fn start(area: &Area, args: &[String], pause: Option<&str>, count: &str) -> Child {
     let mut command = Command::new(bin());
     command
@@ -143,9 +151,7 @@ fn a_session_killed_anywhere_resumes_to_the_uninterrupted_result() {
                 sigkill(&mut child);
             }
         }
-        let mut resume = session_args.clone();
-        let at = resume.iter().position(|a| a == "--").unwrap();
-        resume.insert(at, "--resume".into());
+        let resume = with_resume(&session_args);
         let before = runs(&area, &count);
         let resumed = run_counted(&area, &resume, &count);
         assert!(resumed.status.success(), "{name}: {}", stderr(&resumed));
@@ -190,9 +196,7 @@ fn a_holdout_slot_cut_short_counts_as_a_non_pass_and_is_never_resampled() {
     let session_args = args("out", Some("sess"), &holdout);
     let mut child = start(&area, &session_args, Some("session:holdout-slot"), "count");
     kill_when_paused(&mut child, "session:holdout-slot");
-    let mut resume = session_args.clone();
-    let at = resume.iter().position(|a| a == "--").unwrap();
-    resume.insert(at, "--resume".into());
+    let resume = with_resume(&session_args);
     let resumed = run_args(&area, &resume);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let holdout = &report(&area.path("out"))["holdout"];
@@ -215,12 +219,7 @@ fn a_resume_with_other_settings_or_source_is_refused_naming_them() {
     source(&area);
     let first = run_args(&area, &args("out", Some("sess"), &["--max-attempts", "3"]));
     assert!(first.status.success(), "{}", stderr(&first));
-    let resume = |extra: &[&str]| {
-        let mut a = args("out2", Some("sess"), extra);
-        let at = a.iter().position(|x| x == "--").unwrap();
-        a.insert(at, "--resume".into());
-        run_args(&area, &a)
-    };
+    let resume = |extra: &[&str]| run_args(&area, &with_resume(&args("out2", Some("sess"), extra)));
     let changed = resume(&["--max-attempts", "4"]);
     assert_eq!(changed.status.code(), Some(i32::from(Exit::Usage.code())));
     assert!(
@@ -248,10 +247,10 @@ fn a_resume_with_other_settings_or_source_is_refused_naming_them() {
         "{}",
         stderr(&fresh)
     );
-    let mut none = args("out4", Some("nothing-here"), &[]);
-    let at = none.iter().position(|x| x == "--").unwrap();
-    none.insert(at, "--resume".into());
-    let missing = run_args(&area, &none);
+    let missing = run_args(
+        &area,
+        &with_resume(&args("out4", Some("nothing-here"), &[])),
+    );
     assert!(
         stderr(&missing).contains("holds no session to resume"),
         "{}",
@@ -340,9 +339,7 @@ fn families_allocated_before_a_crash_are_spent() {
     let session_args = args("out", Some("sess"), &sampling);
     let mut child = start(&area, &session_args, Some("session:allocated"), "count");
     kill_when_paused(&mut child, "session:allocated");
-    let mut resume = session_args.clone();
-    let at = resume.iter().position(|a| a == "--").unwrap();
-    resume.insert(at, "--resume".into());
+    let resume = with_resume(&session_args);
     let resumed = run_args(&area, &resume);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let journal = std::fs::read_to_string(area.path("sess/journal.jsonl")).unwrap();
@@ -400,9 +397,7 @@ fn session_kill_campaign() {
     for i in 0..kills {
         let (out, dir, count) = (format!("out{i}"), format!("sess{i}"), format!("count{i}"));
         let session_args = args(&out, Some(&dir), &[]);
-        let mut resume = session_args.clone();
-        let at = resume.iter().position(|a| a == "--").unwrap();
-        resume.insert(at, "--resume".into());
+        let resume = with_resume(&session_args);
         let mut child = start(&area, &session_args, None, &count);
         std::thread::sleep(life.mul_f64(rng.fraction()));
         sigkill(&mut child);
@@ -448,9 +443,7 @@ fn publication_is_idempotent_and_never_takes_another_tree_for_its_own() {
     let first = run_args(&area, &session_args);
     assert!(first.status.success(), "{}", stderr(&first));
     let want = report(&area.path("out"));
-    let mut resume = session_args.clone();
-    let at = resume.iter().position(|a| a == "--").unwrap();
-    resume.insert(at, "--resume".into());
+    let resume = with_resume(&session_args);
     std::fs::remove_dir_all(area.path("out.repromin")).unwrap();
     let again = run_args(&area, &resume);
     assert!(again.status.success(), "{}", stderr(&again));
@@ -496,9 +489,7 @@ fn max_duration_counts_from_the_first_start() {
     let started = state["started_unix_ms"].as_u64().unwrap();
     state["started_unix_ms"] = (started - 61_000).into();
     std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
-    let mut resume = session_args.clone();
-    let at = resume.iter().position(|a| a == "--").unwrap();
-    resume.insert(at, "--resume".into());
+    let resume = with_resume(&session_args);
     let resumed = run_args(&area, &resume);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let r = report(&area.path("out"));
@@ -538,9 +529,7 @@ fn a_resume_from_any_point_of_the_journal_gives_the_same_result() {
         }
         std::fs::write(area.path(&format!("{dir}/journal.jsonl")), text).unwrap();
         let out = format!("out-{i}");
-        let mut resume = args(&out, Some(&dir), &[]);
-        let at = resume.iter().position(|a| a == "--").unwrap();
-        resume.insert(at, "--resume".into());
+        let resume = with_resume(&args(&out, Some(&dir), &[]));
         let resumed = run_args(&area, &resume);
         assert!(resumed.status.success(), "{k} of {n}: {}", stderr(&resumed));
         assert_eq!(files(&area.path(&out)), want_tree, "{k} of {n}");
