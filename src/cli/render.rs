@@ -171,6 +171,7 @@ fn session_exit(err: &crate::reduce::durable::SessionError) -> Exit {
         | E::Missing(_)
         | E::Changed { .. }
         | E::SourceChanged { .. } => Exit::Usage,
+        E::Tree(err) => tree_exit(err),
         E::State(_) | E::Damaged { .. } | E::Diverged { .. } | E::Io { .. } => Exit::Error,
     }
 }

@@ -113,6 +113,9 @@ pub enum SessionError {
         /// What the journal holds.
         found: String,
     },
+    /// A file or directory of the session that cannot be removed or written.
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
     /// File I/O in the session directory.
     #[error("cannot {action} `{path}`: {source}")]
     Io {
@@ -717,8 +720,7 @@ impl Durable {
         let current = ws.join("current");
         let old = ws.join("old");
         remove(&next)?;
-        crate::workspace::write_fresh(tree, &next)
-            .map_err(|e| SessionError::State(e.to_string()))?;
+        crate::workspace::write_fresh(tree, &next)?;
         pause_at("swap-written");
         if current.exists() {
             fs::rename(&current, &old).map_err(io("rename", &current))?;
@@ -764,11 +766,7 @@ fn never_started(dir: &Path) -> bool {
 }
 
 fn remove(path: &Path) -> Result<(), SessionError> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path).map_err(io("remove", path)),
-        Ok(_) => fs::remove_file(path).map_err(io("remove", path)),
-        Err(_) => Ok(()),
-    }
+    Ok(crate::workspace::remove_any(path)?)
 }
 
 /// Repairs a promotion cut short: with `current` gone and `old` there, the swap is rolled

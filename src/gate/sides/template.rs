@@ -51,7 +51,7 @@ impl RunFiles {
     /// # Errors
     /// A file cannot be removed or written.
     pub(crate) fn prepare(&self, template: &str) -> std::io::Result<()> {
-        remove_if_there(&self.report)?;
+        crate::workspace::remove_any(&self.report).map_err(std::io::Error::other)?;
         if template.contains("{node_reporter}") {
             std::fs::write(&self.node_reporter, crate::gate::node_test::REPORTER)?;
         }
@@ -116,13 +116,6 @@ impl RunFiles {
             .contains("{report}")
             .then_some(self.report.as_path());
         (reader, file)
-    }
-}
-
-fn remove_if_there(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
-        _ => Ok(()),
     }
 }
 
