@@ -46,6 +46,7 @@
 pub mod bytes;
 pub mod cli;
 pub(crate) mod console;
+pub mod container;
 pub(crate) mod demo;
 pub mod exit_code;
 pub mod export;

@@ -322,6 +322,9 @@ impl Oracle {
             Termination::TimedOut => return Verdict::no("timed out"),
             Termination::OutputOverflow => return Verdict::no("output over 64 MiB"),
             Termination::Interrupted => return Verdict::no("interrupted"),
+            Termination::MemoryLimit | Termination::WorkspaceLimit => {
+                return Verdict::no(run.termination.describe());
+            }
             Termination::Exited(CANNOT_TELL) => {
                 return Verdict::no("exit 125 (the command cannot tell)");
             }
@@ -484,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_overflow_and_cannot_tell_never_pass() {
+    fn timeouts_overflow_resource_limits_and_cannot_tell_never_pass() {
         let oracle = learn(
             &OracleSpec {
                 any_failure: true,
@@ -499,6 +502,8 @@ mod tests {
             Termination::OutputOverflow,
             Termination::Exited(125),
             Termination::Interrupted,
+            Termination::MemoryLimit,
+            Termination::WorkspaceLimit,
         ] {
             assert!(!oracle.judge(&outcome(t, BOOM), &n).pass, "{t:?}");
         }

@@ -85,6 +85,11 @@ pub struct Execution {
     pub allow_trivial: bool,
     /// How baseline and candidates were sampled.
     pub sampling: SamplingFacts,
+    /// Where the commands ran: `host`, or `docker` (a container CLI, see `container`).
+    pub runner: &'static str,
+    /// The container runner: its CLI, the image reference and the id every container ran,
+    /// and the limits; `null` on the host.
+    pub container: Option<crate::container::ContainerRecord>,
 }
 
 /// The sampling configuration.
@@ -341,6 +346,12 @@ pub fn build(
                 run_confidence: options.sampling.run_confidence,
                 iid_assumption: IID.to_string(),
             },
+            runner: if reduction.container.is_some() {
+                "docker"
+            } else {
+                "host"
+            },
+            container: reduction.container.clone(),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),

@@ -87,6 +87,10 @@ pub enum Termination {
     OutputOverflow,
     /// The run was cut short by an interrupt (Ctrl-C).
     Interrupted,
+    /// The container's memory limit ended the run (exit status 137 under a memory limit).
+    MemoryLimit,
+    /// The tree grew over the container runner's workspace limit and the run was ended.
+    WorkspaceLimit,
 }
 
 impl Termination {
@@ -102,6 +106,8 @@ impl Termination {
             Termination::TimedOut => "timed out".to_string(),
             Termination::OutputOverflow => "output over 64 MiB".to_string(),
             Termination::Interrupted => "interrupted".to_string(),
+            Termination::MemoryLimit => "over the container's memory limit (exit 137)".to_string(),
+            Termination::WorkspaceLimit => "workspace over its size limit".to_string(),
         }
     }
 }
@@ -428,6 +434,21 @@ pub(crate) trait Confinement: Send + Sync {
     /// Takes back what [`hand_over`](Self::hand_over) handed over, once the run has ended
     /// and nothing it started is left.
     fn take_back(&self, cwd: &Path, tmpdir: &Path);
+    /// Whether [`watch`](Self::watch) has anything to watch during a run.
+    fn watches(&self) -> bool {
+        false
+    }
+    /// Watches a run until `done` is set, on a thread of its own; a resource failure it
+    /// ended the run for (the run's termination then becomes this).
+    fn watch(&self, _cwd: &Path, _tmpdir: &Path, _done: &AtomicBool) -> Option<Termination> {
+        None
+    }
+    /// The run's outcome as the confinement sees it, once it is over and taken back: a
+    /// resource failure the command's status alone does not say, and whatever the
+    /// confinement must clean up after a run that did not end on its own.
+    fn settle(&self, _cwd: &Path, _tmpdir: &Path, outcome: RunOutcome) -> RunOutcome {
+        outcome
+    }
 }
 
 /// [`run`], confined when `confinement` is given: the directories are handed over before
@@ -447,15 +468,26 @@ pub(crate) fn run_confined(
         return run(spec, cwd, tmpdir, timeout, interrupt);
     };
     confinement.hand_over(cwd, tmpdir);
-    let outcome = run(
-        &confinement.wrap(spec, cwd, tmpdir),
-        cwd,
-        tmpdir,
-        timeout,
-        interrupt,
-    );
+    let wrapped = confinement.wrap(spec, cwd, tmpdir);
+    let (outcome, breach) = if confinement.watches() {
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let watcher = scope.spawn(|| confinement.watch(cwd, tmpdir, &done));
+            let outcome = run(&wrapped, cwd, tmpdir, timeout, interrupt);
+            done.store(true, Ordering::SeqCst);
+            (outcome, watcher.join().unwrap_or(None))
+        })
+    } else {
+        (run(&wrapped, cwd, tmpdir, timeout, interrupt), None)
+    };
     confinement.take_back(cwd, tmpdir);
-    outcome
+    let mut outcome = outcome?;
+    if let Some(breach) = breach
+        && outcome.termination != Termination::Interrupted
+    {
+        outcome.termination = breach;
+    }
+    Ok(confinement.settle(cwd, tmpdir, outcome))
 }
 
 /// A per-run scratch layout: the wrapper directory, the tree inside it under a stable

@@ -112,6 +112,163 @@ pub struct RunArgs {
     /// skipped; use this when the failure is about parsing itself.
     #[arg(long, help_heading = "Passes")]
     pub no_syntax_guard: bool,
+
+    #[command(flatten)]
+    /// Container options.
+    pub container: ContainerArgs,
+}
+
+/// Where the command runs: on the host, or in a container (see docs/containers.md).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Container")]
+pub struct ContainerArgs {
+    /// Run the command on the host (`host`), or in a container of --image through the
+    /// Docker CLI (`docker`), with the tree mounted at /workspace.
+    #[arg(long, value_enum, value_name = "RUNNER", default_value_t = RunnerArg::Host)]
+    pub runner: RunnerArg,
+
+    /// The image the containers run: a reference that is already in the local image store
+    /// (nothing is pulled). It is resolved to its sha256 id once, and every container runs
+    /// that id.
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
+
+    /// The container CLI: `docker` or `podman` (whose CLI is compatible).
+    #[arg(long, value_enum, value_name = "CLI", default_value_t = ContainerCliArg::Docker)]
+    pub container_cli: ContainerCliArg,
+
+    /// Give the containers a network (they have none by default).
+    #[arg(long)]
+    pub docker_network: bool,
+
+    /// The most processes a container may run.
+    #[arg(long, value_name = "N", default_value_t = crate::container::DEFAULT_PIDS_LIMIT)]
+    pub docker_pids_limit: u32,
+
+    /// The size of the containers' /tmp (a tmpfs), e.g. 256m, 1g.
+    #[arg(long, value_name = "SIZE", default_value = "256m", value_parser = parse_size)]
+    pub docker_tmpfs: u64,
+
+    /// Limit each container to this many CPUs, e.g. 1.5.
+    #[arg(long, value_name = "CPUS")]
+    pub docker_cpus: Option<f64>,
+
+    /// Limit each container's memory, swap included, e.g. 512m, 2g. A run the limit kills
+    /// (exit 137) is a resource failure, never the failure.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub docker_memory: Option<u64>,
+
+    /// End a run whose tree grows over this size while it runs, e.g. 1g (a resource failure,
+    /// never the failure).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub docker_workspace_limit: Option<u64>,
+}
+
+/// `--runner` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum RunnerArg {
+    /// On the host.
+    Host,
+    /// In containers, through the Docker CLI (or podman's).
+    Docker,
+}
+
+/// `--container-cli` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ContainerCliArg {
+    /// The docker CLI.
+    Docker,
+    /// The podman CLI.
+    Podman,
+}
+
+impl ContainerArgs {
+    /// The container runner these arguments ask for: none for the host.
+    fn to_options(&self) -> Result<Option<crate::container::ContainerOptions>, ReduceError> {
+        use crate::container::{ContainerCli, ContainerOptions};
+        let host_only = [
+            (self.docker_network, "--docker-network"),
+            (self.docker_cpus.is_some(), "--docker-cpus"),
+            (self.docker_memory.is_some(), "--docker-memory"),
+            (
+                self.docker_workspace_limit.is_some(),
+                "--docker-workspace-limit",
+            ),
+            (
+                self.docker_pids_limit != crate::container::DEFAULT_PIDS_LIMIT,
+                "--docker-pids-limit",
+            ),
+            (
+                self.docker_tmpfs != crate::container::DEFAULT_TMPFS_BYTES,
+                "--docker-tmpfs",
+            ),
+            (
+                self.container_cli != ContainerCliArg::Docker,
+                "--container-cli",
+            ),
+        ];
+        match (self.runner, &self.image) {
+            (RunnerArg::Host, None) => {
+                if let Some((_, flag)) = host_only.iter().find(|(given, _)| *given) {
+                    return Err(ReduceError::Usage(format!(
+                        "{flag} applies to containers: add --runner docker --image REF"
+                    )));
+                }
+                Ok(None)
+            }
+            (RunnerArg::Host, Some(_)) => Err(ReduceError::Usage(
+                "--image is for containers: add --runner docker".into(),
+            )),
+            (RunnerArg::Docker, None) => Err(ReduceError::Usage(
+                "--runner docker needs --image REF, an image in the local image store".into(),
+            )),
+            (RunnerArg::Docker, Some(image)) => {
+                let cli = match self.container_cli {
+                    ContainerCliArg::Docker => ContainerCli::Docker,
+                    ContainerCliArg::Podman => ContainerCli::Podman,
+                };
+                let options = ContainerOptions {
+                    network: self.docker_network,
+                    pids_limit: self.docker_pids_limit,
+                    tmpfs_bytes: self.docker_tmpfs,
+                    cpus: self.docker_cpus,
+                    memory_bytes: self.docker_memory,
+                    workspace_limit: self.docker_workspace_limit,
+                    ..ContainerOptions::new(cli, image.clone())
+                };
+                options
+                    .validate()
+                    .map_err(|e| ReduceError::Usage(e.to_string()))?;
+                Ok(Some(options))
+            }
+        }
+    }
+}
+
+/// Parses a size with a unit: `512k`, `256m`, `2g` (powers of 1024; `kb`, `mib` and the
+/// like are accepted too). A bare number is refused: its unit would be a guess.
+pub(super) fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size: write it as 512m or 2g"))?;
+    let shift = match unit {
+        "" => {
+            return Err(format!(
+                "`{text}` needs a unit: {text}m, {text}k or {text}g"
+            ));
+        }
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return Err(format!("`{text}` has an unknown unit: use k, m or g")),
+    };
+    value
+        .checked_mul(1u64 << shift)
+        .filter(|&bytes| bytes > 0)
+        .ok_or_else(|| format!("`{text}` is out of range"))
 }
 
 /// `--minimiser` values.
@@ -475,6 +632,7 @@ fn build_options(
 ) -> Result<ReduceOptions, ReduceError> {
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
+    options.container = run.container.to_options()?;
     if let Some(code) = oracle.exit_code
         && !(0..=255).contains(&code)
     {

@@ -25,6 +25,20 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         ReduceError::HoldoutPlan(_) | ReduceError::HoldoutEvaluation(_) => Exit::HoldoutFailed,
         ReduceError::Interrupted | ReduceError::SessionInterrupted => Exit::Interrupted,
         ReduceError::Session(err) => session_exit(err),
+        ReduceError::Container(err) => container_exit(err),
+    }
+}
+
+/// The exit code for a container runner that cannot be used.
+fn container_exit(err: &crate::container::ContainerError) -> Exit {
+    use crate::container::ContainerError;
+    match err {
+        ContainerError::Options(_) => Exit::Usage,
+        ContainerError::NoCli { .. }
+        | ContainerError::NoEngine { .. }
+        | ContainerError::NoImage { .. }
+        | ContainerError::BadImageId { .. }
+        | ContainerError::Owner(_) => Exit::Error,
     }
 }
 

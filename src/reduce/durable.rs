@@ -27,6 +27,7 @@
 //! follows, and no slot is sampled twice. Families allocated to a window whose results
 //! were never written are spent: the window runs again under new ones.
 
+use crate::container::ContainerRecord;
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, Write};
@@ -422,11 +423,29 @@ pub struct Durable {
 ///
 /// # Errors
 /// A rule file that cannot be read.
-pub fn identity(options: &ReduceOptions) -> Result<BTreeMap<String, Value>, SessionError> {
+pub fn identity(
+    options: &ReduceOptions,
+    container: Option<&ContainerRecord>,
+) -> Result<BTreeMap<String, Value>, SessionError> {
     let mut id = BTreeMap::new();
     let mut put = |key: &str, value: Value| {
         id.insert(key.to_string(), value);
     };
+    // A container runner: its CLI, the image reference, the id it resolved to when the
+    // session started (a resume resolves the reference again) and the container limits.
+    // The host runner adds nothing, so sessions started before containers existed resume.
+    if let Some(c) = container {
+        put("--runner", json!("docker"));
+        put("--container-cli", json!(c.cli));
+        put("--image", json!(c.image));
+        put("the image id", json!(c.image_id));
+        put("--docker-network", json!(c.network));
+        put("--docker-pids-limit", json!(c.pids_limit));
+        put("--docker-tmpfs", json!(c.tmpfs_bytes));
+        put("--docker-cpus", json!(c.cpus));
+        put("--docker-memory", json!(c.memory_bytes));
+        put("--docker-workspace-limit", json!(c.workspace_limit));
+    }
     put("the command", json!(options.command.argv));
     let mut names: Vec<&str> = options
         .command
@@ -542,6 +561,7 @@ impl Durable {
         dir: &Path,
         options: &ReduceOptions,
         source: &Tree,
+        container: Option<&ContainerRecord>,
     ) -> Result<Durable, SessionError> {
         if dir.join(STATE).exists() {
             return Err(SessionError::Exists(dir.to_path_buf()));
@@ -561,7 +581,7 @@ impl Durable {
             schema: STATE_SCHEMA,
             strategy: STRATEGY.to_string(),
             source_fingerprint: source.fingerprint().to_string(),
-            identity: identity(options)?,
+            identity: identity(options, container)?,
             started_unix_ms: now_ms(),
             status: "baseline".to_string(),
             accepted_fingerprint: None,
@@ -591,6 +611,7 @@ impl Durable {
         dir: &Path,
         options: &ReduceOptions,
         source: &Tree,
+        container: Option<&ContainerRecord>,
     ) -> Result<Durable, SessionError> {
         let path = dir.join(STATE);
         let text = match fs::read(&path) {
@@ -601,7 +622,7 @@ impl Durable {
                 if never_started(dir) {
                     remove(&dir.join("state.json.tmp"))?;
                     remove(&dir.join(JOURNAL))?;
-                    return Durable::create(dir, options, source);
+                    return Durable::create(dir, options, source, container);
                 }
                 return Err(SessionError::Missing(dir.to_path_buf()));
             }
@@ -624,7 +645,7 @@ impl Durable {
                 state.strategy
             )));
         }
-        if let Some(changed) = first_difference(&state.identity, &identity(options)?) {
+        if let Some(changed) = first_difference(&state.identity, &identity(options, container)?) {
             return Err(changed);
         }
         let fingerprint = source.fingerprint().to_string();

@@ -65,6 +65,9 @@ pub enum ReduceError {
     /// The session directory (`--session`, `--resume`) cannot be used.
     #[error(transparent)]
     Session(#[from] crate::reduce::durable::SessionError),
+    /// The container runner cannot be used.
+    #[error(transparent)]
+    Container(#[from] crate::container::ContainerError),
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -20,6 +20,7 @@ pub(crate) mod passes;
 pub mod session;
 pub mod syntax;
 
+use crate::container::{Container, ContainerRecord, ContainerRuns, Mount};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -180,6 +181,8 @@ pub struct Reduction {
     pub oracle: OracleSummary,
     /// The holdout on the final tree, when one was planned.
     pub holdout: Option<crate::stats::HoldoutResult>,
+    /// The container runner every command ran in, if any.
+    pub container: Option<ContainerRecord>,
 }
 
 /// Checks options that need no I/O beyond looking at paths.
@@ -370,6 +373,7 @@ fn run_fresh(
     name: &str,
     timeout: Duration,
     interrupt: &AtomicBool,
+    container: Option<&ContainerRuns>,
 ) -> Result<(RunOutcome, Normalizer), ReduceError> {
     let dirs = RunDirs::new(scratch, name, &basename(options));
     crate::workspace::remove_any(&dirs.wrapper)?;
@@ -379,7 +383,14 @@ fn run_fresh(
         dirs.wrapper.display().to_string(),
         dirs.tmp.display().to_string(),
     ]);
-    let outcome = runner::run(&options.command, &dirs.tree, &dirs.tmp, timeout, interrupt)?;
+    let outcome = runner::run_confined(
+        &options.command,
+        &dirs.tree,
+        &dirs.tmp,
+        timeout,
+        interrupt,
+        container.map(|c| c as &dyn runner::Confinement),
+    )?;
     crate::workspace::remove_any(&dirs.wrapper)?;
     Ok((outcome, normalizer))
 }
@@ -442,16 +453,45 @@ pub fn preflight(
     scratch: &Path,
     interrupt: &AtomicBool,
 ) -> Result<Preflight, ReduceError> {
-    preflight_in(options, scratch, &mut Place::Fresh, interrupt, None)
+    let mut place = Place::fresh(options)?;
+    preflight_in(options, scratch, &mut place, interrupt, None)
 }
 
-/// Where the command runs: fresh copies in the scratch directory, or one adopted directory
-/// that holds an installed environment (see [`crate::workspace::Workspace::adopt`]).
+/// Where the command runs: fresh copies in the scratch directory (on the host or in
+/// containers), or one adopted directory that holds an installed environment (see
+/// [`crate::workspace::Workspace::adopt`]).
 pub enum Place {
-    /// Fresh copies.
+    /// Fresh copies, on the host.
     Fresh,
+    /// Fresh copies, each run in a container with the copy at `/workspace`.
+    Container(Arc<ContainerRuns>),
     /// The adopted directories' workers (one per job).
     Adopted(Vec<Worker>),
+}
+
+impl Place {
+    /// Fresh copies where `options` say: on the host, or in containers of the prepared
+    /// container runner (the engine checked, the image resolved, stale containers removed).
+    ///
+    /// # Errors
+    /// A container runner that cannot be used.
+    pub fn fresh(options: &ReduceOptions) -> Result<Place, ReduceError> {
+        Ok(match &options.container {
+            None => Place::Fresh,
+            Some(container) => Place::Container(Arc::new(ContainerRuns::new(
+                Container::prepare(container)?,
+                Mount::Workspace,
+            ))),
+        })
+    }
+
+    /// What the report and the session identity record of the container runner.
+    pub fn container(&self) -> Option<ContainerRecord> {
+        match self {
+            Place::Container(runs) => Some(runs.container().record()),
+            Place::Fresh | Place::Adopted(_) => None,
+        }
+    }
 }
 
 fn run_on(
@@ -464,7 +504,10 @@ fn run_on(
     interrupt: &AtomicBool,
 ) -> Result<(RunOutcome, Normalizer), ReduceError> {
     match place {
-        Place::Fresh => run_fresh(tree, options, scratch, name, timeout, interrupt),
+        Place::Fresh => run_fresh(tree, options, scratch, name, timeout, interrupt, None),
+        Place::Container(runs) => {
+            run_fresh(tree, options, scratch, name, timeout, interrupt, Some(runs))
+        }
         Place::Adopted(workers) => match workers.first_mut() {
             Some(worker) => worker.run(tree, &options.command, timeout, interrupt),
             None => Err(ReduceError::Internal("no adopted directory")),
@@ -627,25 +670,21 @@ pub fn reduce(
         path: std::env::temp_dir(),
         source,
     })?;
+    let place = Place::fresh(options)?;
+    let record = place.container();
     let durable = match &options.session {
         None => None,
         Some(dir) => {
             let (tree, _) = crate::tree::scan(&options.source, &options.rules)?;
             Some(if options.resume {
-                Durable::resume(dir, options, &tree)?
+                Durable::resume(dir, options, &tree, record.as_ref())?
             } else {
-                Durable::create(dir, options, &tree)?
+                Durable::create(dir, options, &tree, record.as_ref())?
             })
         }
     };
-    let (reduction, _) = run_reduction(
-        options,
-        scratch.path(),
-        Place::Fresh,
-        interrupt,
-        observer,
-        durable,
-    )?;
+    let (reduction, _) =
+        run_reduction(options, scratch.path(), place, interrupt, observer, durable)?;
     Ok(reduction)
 }
 
@@ -685,9 +724,11 @@ pub fn run_reduction(
         )?;
         d.checkpoint("reducing", &preflight.tree.fingerprint(), 0, 0)?;
     }
-    let adopted = match place {
-        Place::Fresh => None,
-        Place::Adopted(workers) => Some(workers),
+    let container = place.container();
+    let (adopted, container_runs) = match place {
+        Place::Fresh => (None, None),
+        Place::Container(runs) => (None, Some(runs)),
+        Place::Adopted(workers) => (Some(workers), None),
     };
     let setup = Setup {
         command: options.command.clone(),
@@ -708,6 +749,7 @@ pub fn run_reduction(
         interrupt: interrupt.clone(),
         cache_capacity: options.cache_capacity.max(1),
         sampling: options.sampling,
+        container: container_runs,
     };
     let mut session = Session::new(
         preflight.tree.clone(),
@@ -808,6 +850,7 @@ pub fn run_reduction(
         final_timeout: session.timeout(),
         oracle: preflight.oracle.summary(),
         preflight,
+        container,
     };
     Ok((reduction, session))
 }

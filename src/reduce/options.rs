@@ -200,6 +200,8 @@ pub struct ReduceOptions {
     pub session: Option<PathBuf>,
     /// Continue the session in `session` (`--resume`).
     pub resume: bool,
+    /// Run every command in a container (`--runner docker`) instead of on the host.
+    pub container: Option<crate::container::ContainerOptions>,
 }
 
 impl ReduceOptions {
@@ -233,6 +235,7 @@ impl ReduceOptions {
             reserve_runs: 0,
             session: None,
             resume: false,
+            container: None,
         }
     }
 }

@@ -281,7 +281,10 @@ struct FileRun {
 /// signal, or a shell reporting its command killed by one (status 128 + N).
 fn stopped(termination: Termination) -> bool {
     match termination {
-        Termination::TimedOut | Termination::Signaled(_) => true,
+        Termination::TimedOut
+        | Termination::Signaled(_)
+        | Termination::MemoryLimit
+        | Termination::WorkspaceLimit => true,
         Termination::Exited(code) => code > 128 && code < 160,
         _ => false,
     }
@@ -326,7 +329,10 @@ fn run_files(
             });
         }
         Termination::Interrupted => return Err(SideError::Interrupted),
-        Termination::TimedOut | Termination::Signaled(_) => None,
+        Termination::TimedOut
+        | Termination::Signaled(_)
+        | Termination::MemoryLimit
+        | Termination::WorkspaceLimit => None,
     };
     let (format, source) = files.source(config.report, &config.command);
     let bytes = match source {

@@ -120,7 +120,13 @@ impl Session {
             workers
         } else {
             (0..setup.jobs)
-                .map(|i| Worker::fresh(RunDirs::new(scratch, &format!("w{i}"), basename)))
+                .map(|i| {
+                    let worker = Worker::fresh(RunDirs::new(scratch, &format!("w{i}"), basename));
+                    match &setup.container {
+                        Some(runs) => worker.confined(runs.clone()),
+                        None => worker,
+                    }
+                })
                 .collect()
         };
         let mut clean = Workspace::private(scratch.join("accepted").join(basename));
@@ -828,6 +834,7 @@ mod tests {
             interrupt: Arc::new(AtomicBool::new(false)),
             cache_capacity: 1000,
             sampling: Sampling::default(),
+            container: None,
         };
         Session::new(
             Arc::new(tree(files)),

@@ -36,6 +36,8 @@ pub struct Setup {
     pub cache_capacity: usize,
     /// How each candidate is sampled.
     pub sampling: Sampling,
+    /// The containers every fresh worker runs its commands in, if any.
+    pub container: Option<Arc<crate::container::ContainerRuns>>,
 }
 
 /// One place where candidates run: a workspace, its run layout and its normaliser, and
@@ -170,7 +172,10 @@ pub(crate) fn probe(
         match outcome.termination {
             Termination::Interrupted => return Ok(answer(false, false)),
             // Timeouts and resource failures reject the whole sample set.
-            Termination::TimedOut | Termination::OutputOverflow => {
+            Termination::TimedOut
+            | Termination::OutputOverflow
+            | Termination::MemoryLimit
+            | Termination::WorkspaceLimit => {
                 return Ok(answer(false, t < plan.runs));
             }
             _ => {}
