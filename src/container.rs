@@ -141,7 +141,7 @@ impl ContainerOptions {
             return bad("a /tmp under 1 MiB is too small".into());
         }
         if let Some(cpus) = self.cpus
-            && !(cpus.is_finite() && cpus >= 0.01 && cpus <= 1024.0)
+            && !(0.01..=1024.0).contains(&cpus)
         {
             return bad(format!(
                 "a CPU limit of {cpus} is not between 0.01 and 1024"

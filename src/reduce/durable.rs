@@ -435,16 +435,21 @@ pub fn identity(
     // session started (a resume resolves the reference again) and the container limits.
     // The host runner adds nothing, so sessions started before containers existed resume.
     if let Some(c) = container {
-        put("--runner", json!("docker"));
-        put("--container-cli", json!(c.cli));
-        put("--image", json!(c.image));
+        put(
+            "--runner",
+            json!({
+                "runner": "docker",
+                "--container-cli": c.cli,
+                "--image": c.image,
+                "--docker-network": c.network,
+                "--docker-pids-limit": c.pids_limit,
+                "--docker-tmpfs": c.tmpfs_bytes,
+                "--docker-cpus": c.cpus,
+                "--docker-memory": c.memory_bytes,
+                "--docker-workspace-limit": c.workspace_limit,
+            }),
+        );
         put("the image id", json!(c.image_id));
-        put("--docker-network", json!(c.network));
-        put("--docker-pids-limit", json!(c.pids_limit));
-        put("--docker-tmpfs", json!(c.tmpfs_bytes));
-        put("--docker-cpus", json!(c.cpus));
-        put("--docker-memory", json!(c.memory_bytes));
-        put("--docker-workspace-limit", json!(c.workspace_limit));
     }
     put("the command", json!(options.command.argv));
     let mut names: Vec<&str> = options
@@ -861,7 +866,7 @@ mod tests {
         fs::write(&rules, "*.o\n").unwrap();
         let mut base = ReduceOptions::new("src".into(), "out".into(), vec!["sh".into()]);
         base.rules.gitignore_files.push(rules.clone());
-        let was = identity(&base).unwrap();
+        let was = identity(&base, None).unwrap();
         type Change = Box<dyn Fn(&mut ReduceOptions)>;
         let changes: Vec<(&str, Change)> = vec![
             (
@@ -948,7 +953,7 @@ mod tests {
         for (field, change) in changes {
             let mut options = base.clone();
             change(&mut options);
-            let err = first_difference(&was, &identity(&options).unwrap()).unwrap();
+            let err = first_difference(&was, &identity(&options, None).unwrap()).unwrap();
             assert!(
                 matches!(&err, SessionError::Changed { field: f, .. } if f == field),
                 "{field}: {err}"
@@ -956,7 +961,7 @@ mod tests {
         }
         // The rule file's content, not only its path.
         fs::write(&rules, "*.a\n").unwrap();
-        let err = first_difference(&was, &identity(&base).unwrap()).unwrap();
+        let err = first_difference(&was, &identity(&base, None).unwrap()).unwrap();
         assert!(err.to_string().contains("--gitignore was"), "{err}");
         assert!(first_difference(&was, &was).is_none());
         // Jobs and where things go are not part of it.
@@ -965,7 +970,33 @@ mod tests {
         other.output = "elsewhere".into();
         other.session = Some("s".into());
         fs::write(&rules, "*.o\n").unwrap();
-        assert!(first_difference(&was, &identity(&other).unwrap()).is_none());
+        assert!(first_difference(&was, &identity(&other, None).unwrap()).is_none());
+        // The container runner: a host session resumed in a container names the runner; an
+        // image reference that now resolves to another id names the id.
+        let record = crate::container::ContainerRecord {
+            cli: crate::container::ContainerCli::Podman,
+            image: "localhost/app:1".into(),
+            image_id: format!("sha256:{}", "a".repeat(64)),
+            network: false,
+            pids_limit: 512,
+            tmpfs_bytes: 1 << 28,
+            cpus: None,
+            memory_bytes: None,
+            workspace_limit: None,
+        };
+        let err = first_difference(&was, &identity(&other, Some(&record)).unwrap()).unwrap();
+        assert!(err.to_string().contains("--runner"), "{err}");
+        let in_container = identity(&other, Some(&record)).unwrap();
+        let drifted = crate::container::ContainerRecord {
+            image_id: format!("sha256:{}", "b".repeat(64)),
+            ..record
+        };
+        let err =
+            first_difference(&in_container, &identity(&other, Some(&drifted)).unwrap()).unwrap();
+        assert!(
+            matches!(&err, SessionError::Changed { field, .. } if field == "the image id"),
+            "{err}"
+        );
     }
 
     #[test]
