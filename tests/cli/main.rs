@@ -4,6 +4,7 @@ mod args;
 mod certificate;
 mod ci;
 mod config;
+mod containers;
 mod crash;
 mod doctor;
 mod errors;
