@@ -427,13 +427,22 @@ impl Container {
         }
     }
 
+    /// The command that removes the container `name` at once: podman's `rm -f` would
+    /// otherwise give it ten seconds after SIGTERM, which a shell as PID 1 ignores.
+    fn remove_args(cli: ContainerCli, name: &str) -> Vec<&str> {
+        match cli {
+            ContainerCli::Docker => vec!["rm", "-f", "--", name],
+            ContainerCli::Podman => vec!["rm", "-f", "--time", "0", "--", name],
+        }
+    }
+
     /// Removes the container `name`, retrying while the engine settles, until it is gone or
     /// the settling period is over.
     fn remove(&self, name: &str) {
         let cli = self.options.cli;
         let until = Instant::now() + REMOVE_SETTLING;
         loop {
-            let _ = query(cli, &["rm", "-f", "--", name]);
+            let _ = query(cli, &Self::remove_args(cli, name));
             let gone = query(
                 cli,
                 &[
@@ -620,7 +629,8 @@ impl Confinement for ContainerRuns {
                 // The container may not have started yet: keep ending it until the run is over.
                 let name = self.name(tmpdir);
                 while !done.load(Ordering::SeqCst) {
-                    let _ = query(self.container.options.cli, &["rm", "-f", "--", &name]);
+                    let cli = self.container.options.cli;
+                    let _ = query(cli, &Container::remove_args(cli, &name));
                     std::thread::sleep(MONITOR_PERIOD);
                 }
                 return Some(Termination::WorkspaceLimit);

@@ -384,6 +384,7 @@ fn a_resume_refuses_an_image_reference_that_now_names_another_image() {
         &session,
     ];
     let out = reduce(&area, &args, FAILS);
+    let (_, first) = podman(&["image", "inspect", "--format", "{{.Id}}", &tag]);
     assert!(out.status.success(), "{}", stderr(&out));
     // The same reference now names another image: the resume is refused before anything
     // runs, naming the image id.
@@ -392,6 +393,7 @@ fn a_resume_refuses_an_image_reference_that_now_names_another_image() {
     resume.push("--resume");
     let out = reduce(&area, &resume, FAILS);
     let _ = podman(&["rmi", "-f", &tag]);
+    let _ = podman(&["rmi", "-f", first.trim()]);
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains("the image id"), "{err}");
