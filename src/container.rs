@@ -221,6 +221,7 @@ pub struct Container {
 
 /// What a report records of the container runner.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ContainerRecord {
     /// The CLI that ran the containers.
     pub cli: ContainerCli,
@@ -363,6 +364,39 @@ impl Container {
         })
     }
 
+    /// A runner from a record that a prepared one wrote (see [`Container::record`]), with no
+    /// engine call: the image is not resolved again, its recorded id runs.
+    ///
+    /// # Errors
+    /// Text that is not such a record, or values no engine would take.
+    pub fn from_json(text: &str) -> Result<Container, ContainerError> {
+        let record: ContainerRecord = serde_json::from_str(text)
+            .map_err(|e| ContainerError::Options(format!("not a container record: {e}")))?;
+        if image_id(record.image_id.as_bytes()).as_deref() != Some(record.image_id.as_str()) {
+            return Err(ContainerError::Options(format!(
+                "`{}` is not a sha256 image id",
+                record.image_id
+            )));
+        }
+        let options = ContainerOptions {
+            cli: record.cli,
+            image: record.image,
+            network: record.network,
+            pids_limit: record.pids_limit,
+            tmpfs_bytes: record.tmpfs_bytes,
+            cpus: record.cpus,
+            memory_bytes: record.memory_bytes,
+            workspace_limit: record.workspace_limit,
+        };
+        options.validate()?;
+        let owner = Owner::current().map_err(|e| ContainerError::Owner(e.to_string()))?;
+        Ok(Container {
+            options,
+            image_id: record.image_id,
+            owner: owner_label(&owner),
+        })
+    }
+
     /// The options.
     pub fn options(&self) -> &ContainerOptions {
         &self.options
@@ -497,6 +531,15 @@ impl ContainerRuns {
             container,
             mount,
             user,
+        }
+    }
+
+    /// The same runs as the user `uid`:`gid` (the gate's sandbox user).
+    #[must_use]
+    pub fn as_user(self, uid: u32, gid: u32) -> ContainerRuns {
+        ContainerRuns {
+            user: Some((uid, gid)),
+            ..self
         }
     }
 

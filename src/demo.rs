@@ -459,6 +459,7 @@ fn gate_demo(temp: &Path, python: &str, interrupt: &Arc<AtomicBool>) -> Result<S
             head: head.clone(),
             local_config: None,
             sandbox_user: None,
+            container_cli: crate::container::ContainerCli::Docker,
             budget: std::time::Duration::from_secs(600),
             mutants_budget: std::time::Duration::from_secs(600),
             reduce: true,

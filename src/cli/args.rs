@@ -182,6 +182,15 @@ pub enum ContainerCliArg {
     Podman,
 }
 
+impl From<ContainerCliArg> for crate::container::ContainerCli {
+    fn from(cli: ContainerCliArg) -> Self {
+        match cli {
+            ContainerCliArg::Docker => crate::container::ContainerCli::Docker,
+            ContainerCliArg::Podman => crate::container::ContainerCli::Podman,
+        }
+    }
+}
+
 impl ContainerArgs {
     /// The container runner these arguments ask for: none for the host.
     fn to_options(&self) -> Result<Option<crate::container::ContainerOptions>, ReduceError> {
@@ -223,10 +232,7 @@ impl ContainerArgs {
                 "--runner docker needs --image REF, an image in the local image store".into(),
             )),
             (RunnerArg::Docker, Some(image)) => {
-                let cli = match self.container_cli {
-                    ContainerCliArg::Docker => ContainerCli::Docker,
-                    ContainerCliArg::Podman => ContainerCli::Podman,
-                };
+                let cli: ContainerCli = self.container_cli.into();
                 let options = ContainerOptions {
                     network: self.docker_network,
                     pids_limit: self.docker_pids_limit,

@@ -73,6 +73,11 @@ pub struct ExecArgs {
     #[arg(long, value_name = "NAME")]
     pub sandbox_user: Option<String>,
 
+    /// The container CLI (`docker` or `podman`) that runs the commands when the repository
+    /// configuration names a `container` image (see docs/containers.md).
+    #[arg(long, value_enum, value_name = "CLI", default_value_t = super::args::ContainerCliArg::Docker)]
+    pub container_cli: super::args::ContainerCliArg,
+
     /// The side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes].
     #[arg(long, value_name = "N")]
     pub budget_ms: Option<u64>,
@@ -105,6 +110,10 @@ pub struct CheckArgs {
     /// cleaned before each run).
     #[arg(long, value_name = "DIR")]
     pub cargo_target_root: Option<PathBuf>,
+    /// Run the test command in a container: the runner's record as JSON (its CLI, image id
+    /// and limits), as the reduce side passes it. The image is not resolved again.
+    #[arg(long, value_name = "JSON")]
+    pub container: Option<String>,
     /// The test command template.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -154,6 +163,11 @@ pub struct RunArgs {
     /// user, in namespaces (see `exec`).
     #[arg(long, value_name = "NAME")]
     pub sandbox_user: Option<String>,
+
+    /// The container CLI (`docker` or `podman`) that runs the commands when the repository
+    /// configuration names a `container` image (see docs/containers.md).
+    #[arg(long, value_enum, value_name = "CLI", default_value_t = super::args::ContainerCliArg::Docker)]
+    pub container_cli: super::args::ContainerCliArg,
 
     /// Each side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes].
     #[arg(long, value_name = "N")]
@@ -277,6 +291,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
                 sandbox_user: args.sandbox_user.clone(),
                 budget: budget(args.budget_ms, exec::Side::Base),
                 local_config: local,
+                container_cli: args.container_cli.into(),
             };
             let base_report = args.base_report.clone().unwrap_or_default();
             let written = gate::sides::reduce::reduce_side(
@@ -323,6 +338,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         sandbox_user: args.sandbox_user.clone(),
         budget: budget(args.budget_ms, side),
         local_config: local,
+        container_cli: args.container_cli.into(),
     };
     if let Err(err) = exec::exec(&options, interrupt) {
         return write_failed(&console, &err);
@@ -431,6 +447,7 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
             head: args.commits.head.clone(),
             local_config: local,
             sandbox_user: args.sandbox_user.clone(),
+            container_cli: args.container_cli.into(),
             budget: budget(args.budget_ms, exec::Side::Base),
             mutants_budget: budget(args.budget_ms, exec::Side::Mutants),
             reduce: !args.no_reduce,
@@ -527,6 +544,18 @@ pub(super) fn check_command(args: &CheckArgs) -> Exit {
         console.err(&format!("error: unknown report format `{}`", args.format));
         return Exit::CannotTell;
     };
+    let container = match args
+        .container
+        .as_deref()
+        .map(crate::container::Container::from_json)
+    {
+        None => None,
+        Some(Ok(container)) => Some(container),
+        Some(Err(err)) => {
+            console.out(&format!("repromin-check: cannot tell: {err}"));
+            return Exit::CannotTell;
+        }
+    };
     let (code, message) = gate::check::check(&gate::check::CheckSpec {
         command: args.command.join(" "),
         format,
@@ -534,6 +563,7 @@ pub(super) fn check_command(args: &CheckArgs) -> Exit {
         name: args.name.clone(),
         timeout: Duration::from_millis(args.timeout_ms),
         cargo_target_root: args.cargo_target_root.clone(),
+        container,
     });
     console.out(message.trim_end());
     check_exit(code)

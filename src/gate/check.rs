@@ -54,6 +54,9 @@ pub(crate) struct CheckSpec {
     /// dependencies are built once. The packages of the tree itself are cleaned before
     /// every run, so nothing of an earlier tree is reused.
     pub cargo_target_root: Option<PathBuf>,
+    /// The container the test command runs in (the working directory, `TMPDIR` and the
+    /// cargo build directory mounted at their own paths), if any.
+    pub container: Option<crate::container::Container>,
 }
 
 /// What the check found, as exit status and output.
@@ -82,7 +85,22 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         argv: vec!["sh".into(), "-c".into(), command],
         env,
     };
-    let outcome = match runner::run(&run, &cwd, &tmp, spec.timeout, &never) {
+    let mut mounts = vec![cwd.clone(), tmp.clone()];
+    mounts.extend(spec.cargo_target_root.iter().cloned());
+    let confinement = spec.container.as_ref().map(|container| {
+        crate::container::ContainerRuns::new(
+            container.clone(),
+            crate::container::Mount::SamePaths(mounts),
+        )
+    });
+    let outcome = match runner::run_confined(
+        &run,
+        &cwd,
+        &tmp,
+        spec.timeout,
+        &never,
+        confinement.as_ref().map(|c| c as &dyn runner::Confinement),
+    ) {
         Ok(outcome) => outcome,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
     };

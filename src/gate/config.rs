@@ -162,6 +162,55 @@ pub struct RepoConfig {
     /// the tests of its file on that side.
     #[serde(default = "default_memory_mb")]
     pub memory_mb: u64,
+    /// Run the install, build and test commands in a container of this image (see
+    /// docs/containers.md); on the host when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<ContainerConfig>,
+}
+
+/// The `container` key: the image the sides run their commands in, and its limits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerConfig {
+    /// An image reference that the machine running the sides has in its local image store
+    /// (it is never pulled).
+    pub image: String,
+    /// Give the containers a network (an install that downloads needs one).
+    #[serde(default)]
+    pub network: bool,
+    /// The most processes a container may run.
+    #[serde(default = "default_pids_limit")]
+    pub pids_limit: u32,
+    /// The size of the containers' `/tmp` (a tmpfs, also their `HOME`), in MiB.
+    #[serde(default = "default_tmpfs_mb")]
+    pub tmpfs_mb: u64,
+}
+
+fn default_pids_limit() -> u32 {
+    crate::container::DEFAULT_PIDS_LIMIT
+}
+
+fn default_tmpfs_mb() -> u64 {
+    1024
+}
+
+impl RepoConfig {
+    /// The container runner the configuration asks for, run by `cli`: its memory limit is
+    /// `memory_mb`, swap included.
+    #[must_use]
+    pub fn container_options(
+        &self,
+        cli: crate::container::ContainerCli,
+    ) -> Option<crate::container::ContainerOptions> {
+        let c = self.container.as_ref()?;
+        Some(crate::container::ContainerOptions {
+            network: c.network,
+            pids_limit: c.pids_limit,
+            tmpfs_bytes: c.tmpfs_mb.saturating_mul(1024 * 1024),
+            memory_bytes: Some(self.memory_mb.saturating_mul(1024 * 1024)),
+            ..crate::container::ContainerOptions::new(cli, c.image.clone())
+        })
+    }
 }
 
 /// The smallest memory limit of a test run, in MiB (less starts no interpreter).
@@ -239,6 +288,14 @@ impl RepoConfig {
                 "`memory_mb` is {}: a memory limit is from {MIN_MEMORY_MB} to {MAX_MEMORY_MB} MiB",
                 config.memory_mb
             )));
+        }
+        if let Some(options) = config.container_options(crate::container::ContainerCli::Docker) {
+            options
+                .validate()
+                .map_err(|e| invalid(format!("`container`: {e}")))?;
+            if options.tmpfs_bytes > 1 << 40 {
+                return Err(invalid("`container.tmpfs_mb` is over 1 TiB".into()));
+            }
         }
         config.globs(origin)?;
         Ok(config)

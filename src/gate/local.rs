@@ -43,6 +43,8 @@ pub(crate) struct RunInput {
     /// Sandbox user for the sides that run the head's tests on the merge base (base,
     /// mutants, reduce).
     pub sandbox_user: Option<String>,
+    /// The container CLI, when the configuration names a `container` image.
+    pub container_cli: crate::container::ContainerCli,
     /// Per-side deadline.
     pub budget: std::time::Duration,
     /// The mutants side's deadline.
@@ -91,6 +93,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             out: out.path().to_path_buf(),
             side,
             sandbox_user: input.sandbox_user.clone(),
+            container_cli: input.container_cli,
             budget: input.budget,
             local_config: input.local_config.clone(),
         };
@@ -110,6 +113,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             out: out.path().to_path_buf(),
             side: Side::Mutants,
             sandbox_user: input.sandbox_user.clone(),
+            container_cli: input.container_cli,
             budget: input.mutants_budget,
             local_config: input.local_config.clone(),
         };
@@ -143,6 +147,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         out: out.path().to_path_buf(),
         side: Side::Base,
         sandbox_user: input.sandbox_user.clone(),
+        container_cli: input.container_cli,
         budget: input.budget,
         local_config: input.local_config.clone(),
     };

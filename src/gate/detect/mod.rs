@@ -92,6 +92,7 @@ fn config(
         report,
         timeouts: Timeouts::default(),
         memory_mb: DEFAULT_MEMORY_MB,
+        container: None,
     }
 }
 

@@ -9,7 +9,8 @@ use crate::gate::git::Repo;
 use crate::gate::plan::Planned;
 
 use super::common::{
-    Deadline, RunPlace, install_and_build, overlay_tree, side_sandbox, test_run, with_worktree,
+    Deadline, Isolation, RunPlace, install_and_build, overlay_tree, side_container, side_sandbox,
+    test_run, with_worktree,
 };
 use super::error::SideError;
 use super::options::{ExecOptions, Side};
@@ -49,8 +50,20 @@ pub(super) fn run_side(
             .collect());
     }
     let sandbox = side_sandbox(options)?;
+    let container = side_container(&config, options)?;
+    let isolation = Isolation {
+        sandbox: sandbox.as_ref(),
+        container: container.as_ref(),
+    };
     with_worktree(&repo, commit, sandbox.is_some(), |tree, scratch| {
-        install_and_build(&config, tree, scratch, &deadline, interrupt)?;
+        install_and_build(
+            &config,
+            tree,
+            scratch,
+            &deadline,
+            interrupt,
+            container.as_ref(),
+        )?;
         if options.side == Side::Base {
             overlay_tree(&repo, &options.head, &plan, tree)?;
         }
@@ -60,7 +73,7 @@ pub(super) fn run_side(
             let place = RunPlace {
                 tree,
                 scratch,
-                sandbox: sandbox.as_ref(),
+                isolation,
                 timeout: Duration::from_secs(config.timeouts.test),
                 deadline: &deadline,
                 interrupt,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use crate::container::{Container, ContainerRuns, Mount};
 use crate::gate::config::{RepoConfig, ReportFormat};
 use crate::gate::encode::Outcome;
 use crate::gate::git::Repo;
@@ -86,12 +87,13 @@ pub(crate) fn shell_step(
     tmp: &Path,
     timeout: Duration,
     interrupt: &AtomicBool,
+    container: Option<&Container>,
 ) -> Result<(), SideError> {
-    let spec = CommandSpec {
-        argv: vec!["sh".into(), "-c".into(), command.into()],
-        env: side_env(),
+    let isolation = Isolation {
+        sandbox: None,
+        container,
     };
-    let outcome = runner::run(&spec, tree, tmp, timeout, interrupt)?;
+    let outcome = run_shell(command, tree, &[tmp], tmp, isolation, timeout, interrupt)?;
     match outcome.termination {
         Termination::Exited(0) => Ok(()),
         _ => Err(SideError::Step {
@@ -191,15 +193,80 @@ fn read_report_file(path: &Path) -> Result<Vec<u8>, SideError> {
     })
 }
 
-/// Runs `command` in `tree` under `sh -c`, in the sandbox when there is one: `dirs` (the
-/// run's own directories) are handed to the sandbox user with the tree for the run and
-/// taken back afterwards.
+/// How a side's command runs: on the host or in a container (the `container` key), and
+/// as the sandbox user in namespaces or not (`--sandbox-user`, for head test code on base).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Isolation<'a> {
+    /// The sandbox, if any.
+    pub sandbox: Option<&'a Sandbox>,
+    /// The container runner, if any.
+    pub container: Option<&'a Container>,
+}
+
+impl Isolation<'_> {
+    /// The confinement of a run in `tree` whose own directories are `dirs`: the sandbox,
+    /// the container (the tree and `dirs` mounted at their own paths), or both (the
+    /// container runs as the sandbox user, to whom the directories are handed over).
+    pub(crate) fn confinement(&self, tree: &Path, dirs: &[&Path]) -> Option<Box<dyn Confinement>> {
+        let shared: Vec<PathBuf> = dirs.iter().map(|dir| dir.to_path_buf()).collect();
+        let sandbox = self
+            .sandbox
+            .map(|sandbox| SandboxRuns::new(sandbox.clone(), shared.clone()));
+        let Some(container) = self.container else {
+            return sandbox.map(|s| Box::new(s) as Box<dyn Confinement>);
+        };
+        let mut mounts = shared;
+        if !mounts.iter().any(|m| m == tree) {
+            mounts.insert(0, tree.to_path_buf());
+        }
+        let runs = ContainerRuns::new(container.clone(), Mount::SamePaths(mounts));
+        Some(match (sandbox, self.sandbox) {
+            (Some(handover), Some(user)) => Box::new(SandboxedContainer {
+                handover,
+                runs: runs.as_user(user.uid, user.gid),
+            }),
+            _ => Box::new(runs),
+        })
+    }
+}
+
+/// A container run as the sandbox user: the sandbox hands the directories over and takes
+/// them back, the container runs the command.
+struct SandboxedContainer {
+    handover: SandboxRuns,
+    runs: ContainerRuns,
+}
+
+impl Confinement for SandboxedContainer {
+    fn hand_over(&self, cwd: &Path, tmpdir: &Path) {
+        self.handover.hand_over(cwd, tmpdir);
+    }
+    fn wrap(&self, spec: &CommandSpec, cwd: &Path, tmpdir: &Path) -> CommandSpec {
+        self.runs.wrap(spec, cwd, tmpdir)
+    }
+    fn take_back(&self, cwd: &Path, tmpdir: &Path) {
+        self.handover.take_back(cwd, tmpdir);
+    }
+    fn watches(&self) -> bool {
+        self.runs.watches()
+    }
+    fn watch(&self, cwd: &Path, tmpdir: &Path, done: &AtomicBool) -> Option<Termination> {
+        self.runs.watch(cwd, tmpdir, done)
+    }
+    fn settle(&self, cwd: &Path, tmpdir: &Path, outcome: runner::RunOutcome) -> runner::RunOutcome {
+        self.runs.settle(cwd, tmpdir, outcome)
+    }
+}
+
+/// Runs `command` in `tree` under `sh -c`, isolated as `isolation` says: `dirs` (the run's
+/// own directories) are handed to the sandbox user with the tree for the run and taken back
+/// afterwards, and mounted in the container.
 fn run_shell(
     command: &str,
     tree: &Path,
     dirs: &[&Path],
     tmp: &Path,
-    sandbox: Option<&Sandbox>,
+    isolation: Isolation<'_>,
     timeout: Duration,
     interrupt: &AtomicBool,
 ) -> Result<runner::RunOutcome, SideError> {
@@ -207,18 +274,14 @@ fn run_shell(
         argv: vec!["sh".into(), "-c".into(), command.into()],
         env: side_env(),
     };
-    let confined = sandbox.map(|sandbox| {
-        let shared = dirs.iter().map(|dir| dir.to_path_buf()).collect();
-        SandboxRuns::new(sandbox.clone(), shared)
-    });
-    let confinement = confined.as_ref().map(|c| c as &dyn Confinement);
+    let confinement = isolation.confinement(tree, dirs);
     Ok(runner::run_confined(
         &spec,
         tree,
         tmp,
         timeout,
         interrupt,
-        confinement,
+        confinement.as_deref(),
     )?)
 }
 
@@ -237,12 +300,12 @@ pub(crate) fn build_step(
     build: &str,
     tree: &Path,
     scratch: &Path,
-    sandbox: Option<&Sandbox>,
+    isolation: Isolation<'_>,
     timeout: Duration,
     interrupt: &AtomicBool,
 ) -> Result<(), SideError> {
     let tmp = fresh_dir(scratch, "tmp", name)?;
-    let outcome = run_shell(build, tree, &[&tmp], &tmp, sandbox, timeout, interrupt)?;
+    let outcome = run_shell(build, tree, &[&tmp], &tmp, isolation, timeout, interrupt)?;
     match outcome.termination {
         Termination::Exited(0) => Ok(()),
         _ => Err(SideError::Step {
@@ -258,8 +321,8 @@ pub(crate) struct RunPlace<'a> {
     pub tree: &'a Path,
     /// The side's scratch directory.
     pub scratch: &'a Path,
-    /// The sandbox, if any.
-    pub sandbox: Option<&'a Sandbox>,
+    /// The sandbox and the container, if any.
+    pub isolation: Isolation<'a>,
     /// The time limit of one run (`timeouts.test`).
     pub timeout: Duration,
     /// When the side must be done: a run never goes past it.
@@ -315,7 +378,7 @@ fn run_files(
         place.tree,
         &dirs,
         &tmp,
-        place.sandbox,
+        place.isolation,
         timeout,
         place.interrupt,
     )?;
@@ -504,17 +567,30 @@ pub(crate) fn install_and_build(
     scratch: &Path,
     deadline: &Deadline,
     interrupt: &AtomicBool,
+    container: Option<&Container>,
 ) -> Result<(), SideError> {
     let tmp = fresh_dir(scratch, "tmp", "setup")?;
     for command in &config.install {
         let limit = deadline.limit(Duration::from_secs(config.timeouts.install))?;
-        shell_step("install", command, tree, &tmp, limit, interrupt)?;
+        shell_step("install", command, tree, &tmp, limit, interrupt, container)?;
     }
     if let Some(build) = &config.build {
         let limit = deadline.limit(Duration::from_secs(config.timeouts.build))?;
-        shell_step("build", build, tree, &tmp, limit, interrupt)?;
+        shell_step("build", build, tree, &tmp, limit, interrupt, container)?;
     }
     Ok(())
+}
+
+/// The container runner of a side whose configuration names a `container` image: the
+/// engine checked, the image resolved to its id, stale containers removed.
+pub(crate) fn side_container(
+    config: &RepoConfig,
+    options: &ExecOptions,
+) -> Result<Option<Container>, SideError> {
+    match config.container_options(options.container_cli) {
+        None => Ok(None),
+        Some(container) => Ok(Some(Container::prepare(&container)?)),
+    }
 }
 
 /// The sandbox of a side that runs head test code on base (the reduce side runs with the

@@ -49,6 +49,9 @@ pub(crate) enum SideError {
     /// The sandbox user is unusable.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// The container runner is unusable.
+    #[error(transparent)]
+    Container(#[from] crate::container::ContainerError),
     /// A mutation could not be written.
     #[error(transparent)]
     Inside(#[from] InsideError),

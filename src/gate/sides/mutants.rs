@@ -14,8 +14,8 @@ use crate::gate::mutants::{self, MutantResult, MutantRun, MutantsOutcome, Mutant
 use crate::safe_fs::overwrite_inside;
 
 use super::common::{
-    Deadline, RunPlace, build_step, install_and_build, overlay_tree, side_sandbox, test_run,
-    with_worktree,
+    Deadline, Isolation, RunPlace, build_step, install_and_build, overlay_tree, side_container,
+    side_sandbox, test_run, with_worktree,
 };
 use super::error::SideError;
 use super::options::ExecOptions;
@@ -49,16 +49,27 @@ pub(super) fn run_mutants(
     tests.sort();
     tests.dedup();
     let sandbox = side_sandbox(options)?;
-    let sandbox = sandbox.as_ref();
+    let container = side_container(config, options)?;
+    let isolation = Isolation {
+        sandbox: sandbox.as_ref(),
+        container: container.as_ref(),
+    };
     with_worktree(&repo, base, sandbox.is_some(), |tree, scratch| {
-        install_and_build(config, tree, scratch, &deadline, interrupt)?;
+        install_and_build(
+            config,
+            tree,
+            scratch,
+            &deadline,
+            interrupt,
+            container.as_ref(),
+        )?;
         overlay_tree(&repo, &options.head, plan, tree)?;
         let test_limit = || deadline.limit(Duration::from_secs(config.timeouts.test));
         let build_limit = || deadline.limit(Duration::from_secs(config.timeouts.build));
         let place = |timeout| RunPlace {
             tree,
             scratch,
-            sandbox,
+            isolation,
             timeout,
             deadline: &deadline,
             interrupt,
@@ -85,7 +96,7 @@ pub(super) fn run_mutants(
                             build,
                             tree,
                             scratch,
-                            sandbox,
+                            isolation,
                             build_limit()?,
                             interrupt,
                         ),
@@ -118,7 +129,7 @@ pub(super) fn run_mutants(
                             build,
                             tree,
                             scratch,
-                            sandbox,
+                            isolation,
                             build_limit()?,
                             interrupt,
                         )

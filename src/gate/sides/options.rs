@@ -68,4 +68,7 @@ pub(crate) struct ExecOptions {
     pub budget: Duration,
     /// A trusted local configuration (never from the pull request).
     pub local_config: Option<(RepoConfig, String)>,
+    /// The container CLI that runs the commands when the configuration names a
+    /// `container` image.
+    pub container_cli: crate::container::ContainerCli,
 }

@@ -125,6 +125,11 @@ fn run_reduce_side(
         });
     };
     let config = &planned.config;
+    // With a container, the container is the sandbox: check-test (the oracle, repromin
+    // itself) runs on the host and starts the test command in a container, as the base
+    // side does.
+    let container = super::common::side_container(config, options)?;
+    let sandbox = if container.is_some() { None } else { sandbox };
     let scratch = scratch_dir("reduce-side", sandbox.is_some())?;
     // One worktree per job, each with its own installed environment (an editable install
     // or node_modules points at its own directory, so it cannot be shared or copied).
@@ -147,6 +152,7 @@ fn run_reduce_side(
                 tree_dir,
                 &scratch.path().join(format!("tmp-setup{i}")),
                 interrupt,
+                container.as_ref(),
             )?);
         }
         let unmanaged = prepared[0].1.clone();
@@ -183,6 +189,10 @@ fn run_reduce_side(
             argv.push("--cargo-target-root".into());
             argv.push(root.display().to_string());
             shared.push(root);
+        }
+        if let Some(container) = &container {
+            argv.push("--container".into());
+            argv.push(serde_json::to_string(&container.record()).map_err(std::io::Error::other)?);
         }
         argv.push("--".into());
         argv.push(config.command.clone());
@@ -300,6 +310,7 @@ fn prepare_tree(
     tree_dir: &Path,
     tmp: &Path,
     interrupt: &AtomicBool,
+    container: Option<&crate::container::Container>,
 ) -> Result<(Tree, Vec<String>), SideError> {
     let config = &planned.config;
     // What git put there, before install adds anything.
@@ -313,6 +324,7 @@ fn prepare_tree(
             tmp,
             Duration::from_secs(config.timeouts.install),
             interrupt,
+            container,
         )?;
     }
     // Only the top-most new paths are needed: nothing below them is looked at.
