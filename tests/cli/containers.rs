@@ -448,3 +448,73 @@ fn a_missing_image_or_engine_is_named_and_nothing_runs() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("needs a unit"), "{}", stderr(&out));
 }
+
+/// A test runner in shell that writes JUnit with a `file` attribute per test case, and
+/// refuses to run anywhere but in a container without a network.
+const RUN_TESTS: &str = r#"report=$1; shift
+test "$(ls /sys/class/net)" = lo || { echo "not in a container: $(ls /sys/class/net)"; exit 3; }
+{
+  echo '<testsuites><testsuite name="shell">'
+  for t in "$@"; do
+    n=$(basename "$t" .sh)
+    if sh "$t" >/dev/null 2>&1; then
+      echo "<testcase classname=\"shell\" name=\"$n\" file=\"$t\"/>"
+    else
+      echo "<testcase classname=\"shell\" name=\"$n\" file=\"$t\"><failure message=\"$t failed\"/></testcase>"
+    fi
+  done
+  echo '</testsuite></testsuites>'
+} > "$report"
+"#;
+
+#[test]
+fn the_gate_runs_its_sides_in_the_container_the_configuration_names() {
+    if !have_engine() {
+        return;
+    }
+    let repo = crate::util::GitRepo::new();
+    let config = format!(
+        r#"{{"version": 1, "tests": ["tests/*.sh"], "install": ["test \"$(ls /sys/class/net)\" = lo"], "command": "sh run-tests.sh {{report}} {{tests}}", "report": "junit", "container": {{"image": "{IMAGE}"}}}}"#
+    );
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", &config),
+            ("run-tests.sh", RUN_TESTS),
+            ("lib.sh", "add() { echo $(($1 - $2)); }\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("lib.sh", "add() { echo $(($1 + $2)); }\n"),
+            ("tests/test_add.sh", ". ./lib.sh\n[ \"$(add 2 3)\" = 5 ]\n"),
+        ],
+        "fix add",
+    );
+    let env = podman_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (line, err) =
+        crate::util::gate_run_env(&repo, &base, &head, &["--container-cli", "podman"], &env);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{err}");
+
+    // On the host the runner refuses to run: the container is what made it pass.
+    let without = config.replace(&format!(r#", "container": {{"image": "{IMAGE}"}}"#), "");
+    let repo2 = crate::util::GitRepo::new();
+    let base = repo2.commit(
+        &[
+            (".github/repromin.json", &without),
+            ("run-tests.sh", RUN_TESTS),
+            ("lib.sh", "add() { echo $(($1 - $2)); }\n"),
+        ],
+        "base",
+    );
+    let head = repo2.commit(
+        &[
+            ("lib.sh", "add() { echo $(($1 + $2)); }\n"),
+            ("tests/test_add.sh", ". ./lib.sh\n[ \"$(add 2 3)\" = 5 ]\n"),
+        ],
+        "fix add",
+    );
+    let (line, _) = crate::util::gate_run_env(&repo2, &base, &head, &[], &env);
+    assert_eq!(line["verdict"], "error", "{line}");
+}
