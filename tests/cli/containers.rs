@@ -496,6 +496,25 @@ fn the_gate_runs_its_sides_in_the_container_the_configuration_names() {
     let (line, err) =
         crate::util::gate_run_env(&repo, &base, &head, &["--container-cli", "podman"], &env);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{err}");
+    // The reduce side: check-test runs on the host and its test runs in the container.
+    let path = repo.path().display().to_string();
+    let out = run_env(
+        &[
+            "run",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &path,
+            "--container-cli",
+            "podman",
+        ],
+        repo.path(),
+        &env,
+    );
+    let line = crate::util::line(&crate::util::stdout(&out));
+    assert_eq!(line["certificate"]["verdict"], "certified", "{line}");
 
     // On the host the runner refuses to run: the container is what made it pass.
     let without = config.replace(&format!(r#", "container": {{"image": "{IMAGE}"}}"#), "");
