@@ -385,6 +385,7 @@ pub(crate) fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), Conf
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::container::ContainerCli;
 
     const GOOD: &str = r#"{"version":1,"tests":["tests/**/*.py"],"command":"pytest --junitxml={report} {tests}","report":"junit"}"#;
 
@@ -410,6 +411,14 @@ mod tests {
         let g = c.globs("test").unwrap();
         assert!(g.is_test("tests/a/test_x.py"));
         assert!(!g.is_test("src/tests.py"));
+        assert!(c.container_options(ContainerCli::Docker).is_none());
+        let boxed = format!(r#"{fields},"memory_mb":512,"container":{{"image":"app:1"}}}}"#);
+        let c = RepoConfig::parse(&boxed, "test").unwrap();
+        let o = c.container_options(ContainerCli::Podman).unwrap();
+        assert_eq!((o.cli, o.image.as_str()), (ContainerCli::Podman, "app:1"));
+        assert_eq!((o.network, o.pids_limit), (false, 512));
+        assert_eq!(o.tmpfs_bytes, 1024 * 1024 * 1024);
+        assert_eq!(o.memory_bytes, Some(512 * 1024 * 1024));
     }
 
     #[test]
@@ -463,6 +472,26 @@ mod tests {
             (
                 r#"{"version":1,"tests":["t"],"command":"c","report":"junit","memory_mb":10}"#,
                 "`memory_mb` is 10: a memory limit is from 64 to 1048576 MiB",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","container":{"image":"i","pull":true}}"#,
+                "unknown field `pull`",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","container":{}}"#,
+                "missing field `image`",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","container":{"image":"--privileged"}}"#,
+                "`container`: container options: image `--privileged` is not an image reference",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","container":{"image":"i","pids_limit":2}}"#,
+                "`container`: container options: a PID limit of 2 is too small",
+            ),
+            (
+                r#"{"version":1,"tests":["t"],"command":"c","report":"junit","container":{"image":"i","tmpfs_mb":0}}"#,
+                "`container`: container options: a /tmp under 1 MiB is too small",
             ),
             (
                 r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"install":18446744073709551615}}"#,
