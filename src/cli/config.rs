@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 use clap::parser::ValueSource;
 
-use super::args::{LevelArg, MinimiserArg, PassArg, parse_duration};
+use super::args::{ContainerCliArg, LevelArg, MinimiserArg, PassArg, RunnerArg, parse_duration};
 
 /// The version of the document this repromin reads.
 pub(super) const SCHEMA_VERSION: u64 = 1;
@@ -132,6 +132,10 @@ enum Kind {
     Files,
     /// An object of `NAME: VALUE` strings.
     Env,
+    /// A size with a unit (`256m`, `2g`), or `null`.
+    Size,
+    /// A number of CPUs from 0.01 to 1024, or `null`.
+    Cpus,
 }
 
 /// One key of the schema: where it lives, the flag it expands to, its type.
@@ -170,6 +174,14 @@ fn level_names() -> Vec<String> {
 
 fn minimiser_names() -> Vec<String> {
     names::<MinimiserArg>()
+}
+
+fn runner_names() -> Vec<String> {
+    names::<RunnerArg>()
+}
+
+fn container_cli_names() -> Vec<String> {
+    names::<ContainerCliArg>()
 }
 
 /// The sections, in document order.
@@ -293,6 +305,34 @@ const FIELDS: &[Field] = &[
         },
     ),
     field("runner", "env", "--env", Kind::Env),
+    field("runner", "runner", "--runner", Kind::Choice(runner_names)),
+    field("runner", "image", "--image", Kind::Text),
+    field(
+        "runner",
+        "container_cli",
+        "--container-cli",
+        Kind::Choice(container_cli_names),
+    ),
+    field("runner", "docker_network", "--docker-network", Kind::Switch),
+    field(
+        "runner",
+        "docker_pids_limit",
+        "--docker-pids-limit",
+        Kind::Count {
+            min: 8,
+            max: 4_194_304,
+            nullable: true,
+        },
+    ),
+    field("runner", "docker_tmpfs", "--docker-tmpfs", Kind::Size),
+    field("runner", "docker_cpus", "--docker-cpus", Kind::Cpus),
+    field("runner", "docker_memory", "--docker-memory", Kind::Size),
+    field(
+        "runner",
+        "docker_workspace_limit",
+        "--docker-workspace-limit",
+        Kind::Size,
+    ),
     field("input", "ignore_names", "--ignore", Kind::Basenames),
     field("input", "ignore_paths", "--ignore-path", Kind::RelPaths),
     field("input", "keep_paths", "--keep", Kind::RelPaths),
@@ -529,7 +569,9 @@ fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Value>, Refusa
         | Kind::Regex
         | Kind::Text
         | Kind::Choice(_)
-        | Kind::Passes => true,
+        | Kind::Passes
+        | Kind::Size
+        | Kind::Cpus => true,
         Kind::Switch
         | Kind::InverseSwitch
         | Kind::Basenames
@@ -665,6 +707,23 @@ fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Value>, Refusa
                 ));
             }
             Value::List(list)
+        }
+        Kind::Size => match node {
+            Node::String(s) => match super::args::parse_size(s) {
+                Ok(_) => Value::Text(s.clone()),
+                Err(e) => return Err(refuse(path, e)),
+            },
+            other => return Err(expected(path, "a size such as \"256m\" or \"2g\"", other)),
+        },
+        Kind::Cpus => {
+            let what = "a number of CPUs from 0.01 to 1024";
+            match node {
+                Node::Number(n) => match n.as_f64() {
+                    Some(v) if (0.01..=1024.0).contains(&v) => Value::Float(v),
+                    _ => return Err(expected(path, what, node)),
+                },
+                other => return Err(expected(path, what, other)),
+            }
         }
         Kind::Env => {
             let Node::Object(entries) = node else {
