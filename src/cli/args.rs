@@ -824,6 +824,16 @@ pub(super) fn doctor(
         let _ = writeln!(out, "left out: {}", pre.scan.ignored.join(", "));
     }
     let _ = writeln!(out, "command: {}", options.command.argv.join(" "));
+    if let Some(c) = &pre.container {
+        let _ = writeln!(
+            out,
+            "runner: containers of {} through {} ({}), tree at /workspace, network {}",
+            c.image,
+            c.cli,
+            c.image_id,
+            if c.network { "on" } else { "off" }
+        );
+    }
     if let Some(e) = &pre.baseline_evidence {
         let _ = writeln!(
             out,

@@ -64,6 +64,8 @@ pub struct Preflight {
     pub trivial: Option<bool>,
     /// The baseline as a sample set, when baseline sampling options were given.
     pub baseline_evidence: Option<BaselineEvidence>,
+    /// The container runner the runs were made in, if any.
+    pub container: Option<ContainerRecord>,
 }
 
 /// The baseline as a sample set.
@@ -649,6 +651,7 @@ fn preflight_in(
         timeout,
         named,
         trivial,
+        container: place.container(),
     })
 }
 

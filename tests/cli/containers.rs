@@ -360,6 +360,13 @@ fn containers_of_a_killed_repromin_are_removed_by_the_next_one() {
     let out = run_env(&args, other.dir.path(), &env);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(containers_of(pid), Vec::<String>::new());
+    let said = crate::util::stdout(&out);
+    assert!(
+        said.contains(&format!(
+            "runner: containers of {IMAGE} through podman (sha256:"
+        )),
+        "{said}"
+    );
 }
 
 #[test]
@@ -536,4 +543,47 @@ fn the_gate_runs_its_sides_in_the_container_the_configuration_names() {
     );
     let (line, _) = crate::util::gate_run_env(&repo2, &base, &head, &[], &env);
     assert_eq!(line["verdict"], "error", "{line}");
+}
+
+#[test]
+fn a_config_file_runs_the_reduction_in_a_container() {
+    if !have_engine() {
+        return;
+    }
+    let area = Area::new();
+    area.write("src", TREE);
+    let config = serde_json::json!({
+        "schema_version": 1,
+        "command": ["sh", "-c", format!(r#"test "$PWD" = /workspace || exit 0; {FAILS}"#)],
+        "runner": {
+            "runner": "docker",
+            "container_cli": "podman",
+            "image": IMAGE,
+            "docker_memory": "256m",
+            "docker_pids_limit": 64
+        }
+    });
+    std::fs::write(area.path("reduce.json"), config.to_string()).unwrap();
+    let env = podman_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = run_env(
+        &[
+            "reduce",
+            "src",
+            "out",
+            "--no-progress",
+            "--config",
+            "reduce.json",
+        ],
+        area.dir.path(),
+        &env,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let container = &report(&area.path("out"))["execution"]["container"];
+    assert_eq!(container["memory_bytes"], 256 * 1024 * 1024);
+    assert_eq!(container["pids_limit"], 64);
+    assert_eq!(
+        files(&area.path("out")).keys().collect::<Vec<_>>(),
+        ["b.txt"]
+    );
 }
