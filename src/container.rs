@@ -166,7 +166,7 @@ pub enum ContainerError {
     #[error("container options: {0}")]
     Options(String),
     /// The CLI is not installed.
-    #[error("`{cli}` is not installed or cannot be started: {source}")]
+    #[error("the container CLI `{cli}` cannot be started (is it installed and on PATH?)")]
     NoCli {
         /// The CLI.
         cli: ContainerCli,
@@ -314,7 +314,12 @@ impl Container {
     pub fn prepare(options: &ContainerOptions) -> Result<Container, ContainerError> {
         options.validate()?;
         let cli = options.cli;
-        let info = query(cli, &["info", "--format", "{{json .}}"])?;
+        // A field of the engine's own answer: the CLI alone cannot give it.
+        let field = match cli {
+            ContainerCli::Docker => "{{.ServerVersion}}",
+            ContainerCli::Podman => "{{.Version.Version}}",
+        };
+        let info = query(cli, &["info", "--format", field])?;
         if info.termination != Termination::Exited(0) {
             return Err(ContainerError::NoEngine {
                 cli,

@@ -433,6 +433,21 @@ fn a_missing_image_or_engine_is_named_and_nothing_runs() {
         "{err}"
     );
     assert!(!area.path("out").exists());
+    // A CLI that is not there is named.
+    let out = run_env(
+        &[
+            "reduce", "src", "out", "--runner", "docker", "--image", IMAGE, "--", "true",
+        ],
+        area.dir.path(),
+        &[("PATH", "/nonexistent")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the container CLI `docker` cannot be started"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!area.path("out").exists());
     // The options that only containers take are refused on the host.
     let out = reduce(&area, &["--docker-memory", "1g"], FAILS);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
