@@ -355,6 +355,9 @@ pub enum PassArg {
     Lines,
     /// Unwrap blocks: drop a header and its closing lines, dedent the body.
     Unwrap,
+    /// Replace a syntax node by one of its children: an `if` by its body, a call by an
+    /// argument.
+    Hoist,
     /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
     Tokens,
     /// Delete single characters, to 1-minimality.
@@ -393,6 +396,7 @@ impl From<PassArg> for PassName {
             PassArg::Blocks => PassName::Blocks,
             PassArg::Lines => PassName::Lines,
             PassArg::Unwrap => PassName::Unwrap,
+            PassArg::Hoist => PassName::Hoist,
             PassArg::Tokens => PassName::Tokens,
             PassArg::Chars => PassName::Chars,
         }

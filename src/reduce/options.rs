@@ -50,6 +50,9 @@ pub enum PassName {
     Lines,
     /// Unwrap blocks (drop a header and its closing lines, dedent the body).
     Unwrap,
+    /// Replace a syntax node by one of its children (an `if` by its body, a call by an
+    /// argument).
+    Hoist,
     /// Delete tokens inside lines (`--level tokens`).
     Tokens,
     /// Delete single characters (`--level chars`).
@@ -58,7 +61,7 @@ pub enum PassName {
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 10] = [
+    pub const ALL: [PassName; 11] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
@@ -67,6 +70,7 @@ impl PassName {
         PassName::Blocks,
         PassName::Lines,
         PassName::Unwrap,
+        PassName::Hoist,
         PassName::Tokens,
         PassName::Chars,
     ];

@@ -10,6 +10,7 @@
 //! - [`Blocks`]: blocks by indentation and brackets, level by level;
 //! - [`Lines`]: line deletion to 1-minimality;
 //! - [`Unwrap`]: a block's header and closing lines, its body dedented;
+//! - [`Hoist`]: a syntax node replaced by one of its children;
 //! - [`Tokens`] and [`Chars`]: tokens inside lines, and single characters.
 //!
 //! Every pass is built on [`crate::reduce::pass`]; the deletion passes share the list
@@ -18,6 +19,7 @@
 pub(crate) mod blocks;
 pub(crate) mod declarations;
 pub(crate) mod files;
+pub(crate) mod hoist;
 pub(crate) mod lines;
 pub(crate) mod manifests;
 pub(crate) mod prelude;
@@ -29,6 +31,7 @@ pub(crate) mod unwrap;
 pub(crate) use blocks::Blocks;
 pub(crate) use declarations::Declarations;
 pub(crate) use files::Files;
+pub(crate) use hoist::Hoist;
 pub(crate) use lines::Lines;
 pub(crate) use manifests::Manifests;
 pub(crate) use prelude::Prelude;
@@ -50,6 +53,7 @@ pub(crate) fn build(name: PassName) -> Box<dyn Pass> {
         PassName::Blocks => Box::<Blocks>::default(),
         PassName::Lines => Box::<Lines>::default(),
         PassName::Unwrap => Box::<Unwrap>::default(),
+        PassName::Hoist => Box::<Hoist>::default(),
         PassName::Tokens => Box::new(Tokens),
         PassName::Chars => Box::new(Chars),
     }
