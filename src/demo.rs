@@ -282,7 +282,8 @@ pub(crate) fn run(
         .iter()
         .filter_map(|e| match e {
             crate::reduce::edits::Edit::Delete { path } => Some(path.clone()),
-            crate::reduce::edits::Edit::DeleteBytes { .. } => None,
+            crate::reduce::edits::Edit::DeleteBytes { .. }
+            | crate::reduce::edits::Edit::Replace { .. } => None,
         })
         .collect();
     let _ = writeln!(out, "deleted: {}", deleted.join(", "));

@@ -517,7 +517,7 @@ pub fn to_markdown(report: &Report) -> String {
         .iter()
         .filter_map(|e| match e {
             Edit::Delete { path } => Some(path.as_str()),
-            Edit::DeleteBytes { .. } => None,
+            Edit::DeleteBytes { .. } | Edit::Replace { .. } => None,
         })
         .collect();
     if deleted.is_empty() {
@@ -546,10 +546,54 @@ pub fn to_markdown(report: &Report) -> String {
             let _ = writeln!(md, "- `{path}`: {n}");
         }
     }
+    let replaced: Vec<String> = report
+        .edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Replace {
+                path,
+                start,
+                end,
+                with,
+                ..
+            } => Some(format!(
+                "- `{path}` bytes {start}..{end} by `{}`",
+                clipped(with, 60)
+            )),
+            _ => None,
+        })
+        .collect();
+    if !replaced.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nReplaced ranges ({}), each listed in report.json with the SHA-256 of what it replaced:\n",
+            replaced.len()
+        );
+        for line in replaced.iter().take(200) {
+            let _ = writeln!(md, "{line}");
+        }
+        if replaced.len() > 200 {
+            let _ = writeln!(
+                md,
+                "- … and {} more (see report.json)",
+                replaced.len() - 200
+            );
+        }
+    }
     let _ = writeln!(
         md,
         "\n## Identity\n\n- source `tree-sha256-v2`: `{}`\n- reduced `tree-sha256-v2`: `{}`\n- reduced `tree-content-sha256-v1`: `{}`",
         s.tree_sha256_v2, o.tree_sha256_v2, o.tree_content_sha256_v1
     );
     md
+}
+
+/// `text` escaped (no newline, control character or backtick survives) and cut to about
+/// `max` characters.
+fn clipped(text: &str, max: usize) -> String {
+    let escaped: String = text.escape_debug().to_string().replace('`', "\\u{60}");
+    match escaped.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &escaped[..at]),
+        None => escaped,
+    }
 }

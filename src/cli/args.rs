@@ -358,6 +358,9 @@ pub enum PassArg {
     /// Replace a syntax node by one of its children: an `if` by its body, a call by an
     /// argument.
     Hoist,
+    /// Replace numbers by `0` and strings by `""`, where the failure stays (the certificate
+    /// lists each replacement).
+    Literals,
     /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
     Tokens,
     /// Delete single characters, to 1-minimality.
@@ -397,6 +400,7 @@ impl From<PassArg> for PassName {
             PassArg::Lines => PassName::Lines,
             PassArg::Unwrap => PassName::Unwrap,
             PassArg::Hoist => PassName::Hoist,
+            PassArg::Literals => PassName::Literals,
             PassArg::Tokens => PassName::Tokens,
             PassArg::Chars => PassName::Chars,
         }

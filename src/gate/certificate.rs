@@ -8,14 +8,17 @@
 //!
 //! The judge checks what it can without running code: it rebuilds the reduced tree from git
 //! objects (the merge base's tree, the head's overlaid files) plus the edit set, and its
-//! recomputed `tree-content-sha256-v1` must equal the report's; the edits are deletions only;
-//! the holdout gate is recomputed from the counts; the test must be in the plan and
+//! recomputed `tree-content-sha256-v1` must equal the report's; the edits are deletions and
+//! replacements each listed with the SHA-256 of the bytes it replaces (at most
+//! [`crate::reduce::edits::REPLACEMENTS_MAX`] of at most
+//! [`crate::reduce::edits::REPLACED_BYTES_MAX`] bytes in all); the holdout gate is recomputed from the counts; the test must be in the plan and
 //! reproduce. The certificate has its own verdict and never changes the main one.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::gate::classify::Classified;
 use crate::gate::encode::{DecodeError, INFLATED_CAP, REDUCE_REPORT_CAP};
@@ -58,6 +61,30 @@ pub enum CertificateError {
         start: usize,
         /// End of the range.
         end: usize,
+    },
+    /// A replacement's hash is not that of the bytes it says it replaces.
+    #[error(
+        "the edit set replaces `{path}` at {start}..{end}, but those bytes of the tree do not have the SHA-256 it names"
+    )]
+    ReplaceMismatch {
+        /// The path.
+        path: String,
+        /// Start of the range.
+        start: usize,
+        /// End of the range.
+        end: usize,
+    },
+    /// The edit set carries more replacements than a certificate may.
+    #[error(
+        "the edit set carries {count} replacements of {bytes} bytes in all; a certificate may carry at most {} of at most {} bytes",
+        crate::reduce::edits::REPLACEMENTS_MAX,
+        crate::reduce::edits::REPLACED_BYTES_MAX
+    )]
+    TooManyReplacements {
+        /// Replacements.
+        count: usize,
+        /// Their bytes in all.
+        bytes: usize,
     },
 }
 
@@ -273,13 +300,18 @@ pub fn rebuild(repo: &Repo, base: &str, head: &str, plan: &Plan) -> Result<Tree,
     Ok(tree)
 }
 
-/// Applies an edit set of deletions to `tree`.
+/// Applies an edit set of deletions and listed replacements to `tree`.
 ///
 /// # Errors
-/// An edit that names a missing path, an out-of-range or overlapping byte range.
+/// An edit that names a missing path, an out-of-range or overlapping byte range, a
+/// replacement whose SHA-256 does not match what it replaces, or more replacements than a
+/// certificate may carry.
 pub fn apply_edits(tree: &Tree, edits: &[Edit]) -> Result<Tree, CertificateError> {
     let mut out = tree.clone();
-    let mut cuts: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+    // Per file: each range, with the SHA-256 and text of its replacement if it is one.
+    type Cut<'a> = (usize, usize, Option<(&'a str, &'a str)>);
+    let mut cuts: BTreeMap<String, Vec<Cut>> = BTreeMap::new();
+    let (mut count, mut bytes) = (0usize, 0usize);
     for edit in edits {
         match edit {
             Edit::Delete { path } => {
@@ -289,9 +321,31 @@ pub fn apply_edits(tree: &Tree, edits: &[Edit]) -> Result<Tree, CertificateError
                 out.remove_subtree(path);
             }
             Edit::DeleteBytes { path, start, end } => {
-                cuts.entry(path.clone()).or_default().push((*start, *end));
+                cuts.entry(path.clone())
+                    .or_default()
+                    .push((*start, *end, None));
+            }
+            Edit::Replace {
+                path,
+                start,
+                end,
+                sha256,
+                with,
+            } => {
+                count += 1;
+                bytes = bytes.saturating_add(with.len());
+                cuts.entry(path.clone()).or_default().push((
+                    *start,
+                    *end,
+                    Some((sha256.as_str(), with.as_str())),
+                ));
             }
         }
+    }
+    if count > crate::reduce::edits::REPLACEMENTS_MAX
+        || bytes > crate::reduce::edits::REPLACED_BYTES_MAX
+    {
+        return Err(CertificateError::TooManyReplacements { count, bytes });
     }
     for (path, ranges) in cuts {
         let Some(entry) = out.entries.get_mut(path.as_str()) else {
@@ -302,11 +356,18 @@ pub fn apply_edits(tree: &Tree, edits: &[Edit]) -> Result<Tree, CertificateError
         };
         let mut kept = Vec::with_capacity(data.len());
         let mut at = 0;
-        for (start, end) in ranges {
+        for (start, end, replace) in ranges {
             if start < at || end <= start || end > data.len() {
                 return Err(CertificateError::EditOutOfRange { path, start, end });
             }
             kept.extend_from_slice(&data[at..start]);
+            if let Some((sha256, with)) = replace {
+                let found = crate::tree::Fingerprint(Sha256::digest(&data[start..end]).into());
+                if found.to_string() != sha256 {
+                    return Err(CertificateError::ReplaceMismatch { path, start, end });
+                }
+                kept.extend_from_slice(with.as_bytes());
+            }
             at = end;
         }
         kept.extend_from_slice(&data[at..]);

@@ -53,6 +53,8 @@ pub enum PassName {
     /// Replace a syntax node by one of its children (an `if` by its body, a call by an
     /// argument).
     Hoist,
+    /// Replace numbers by `0` and strings by `""` (replacement edits the certificate lists).
+    Literals,
     /// Delete tokens inside lines (`--level tokens`).
     Tokens,
     /// Delete single characters (`--level chars`).
@@ -61,7 +63,7 @@ pub enum PassName {
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 11] = [
+    pub const ALL: [PassName; 12] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
@@ -71,6 +73,7 @@ impl PassName {
         PassName::Lines,
         PassName::Unwrap,
         PassName::Hoist,
+        PassName::Literals,
         PassName::Tokens,
         PassName::Chars,
     ];

@@ -127,12 +127,28 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
         .iter()
         .filter_map(|e| match e {
             Edit::Delete { path } => Some(path.as_str()),
-            Edit::DeleteBytes { .. } => None,
+            Edit::DeleteBytes { .. } | Edit::Replace { .. } => None,
         })
         .collect();
     for gone in ["README.md", "docs", "shop/unused.py"] {
         assert!(deleted.contains(&gone), "{gone} kept: {deleted:?}");
     }
+    // The literals pass replaced `100` of `round(x * 100)` by `0` (the total is still
+    // wrong), and the certificate lists that replacement with the hash of what it replaced.
+    let money = std::fs::read(repo.path().join("shop/money.py")).unwrap();
+    let replaced: Vec<&Edit> = reduced
+        .edits
+        .iter()
+        .filter(|e| matches!(e, Edit::Replace { .. }))
+        .collect();
+    assert!(
+        replaced
+            .iter()
+            .any(|e| matches!(e, Edit::Replace { path, start, end, with, .. }
+            if path == "shop/money.py" && &money[*start..*end] == b"100" && with == "0")),
+        "{:?}",
+        reduced.edits
+    );
 
     // Each tampering gives a certificate error and leaves the main verdict alone.
     let tampered = |edit: &dyn Fn(&mut repromin::gate::certificate::Reduced)| {
@@ -172,6 +188,37 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
         });
     });
     assert!(err.contains("out of range"), "{err}");
+    // A replacement left out, or changed, rebuilds another tree; one whose hash is not that
+    // of the bytes it replaces is refused by name.
+    let is_replace = |e: &Edit| matches!(e, Edit::Replace { .. });
+    let err = tampered(&|r| r.edits.retain(|e| !is_replace(e)));
+    assert!(err.contains("tree-content-sha256-v1"), "{err}");
+    let err = tampered(&|r| {
+        for e in &mut r.edits {
+            if let Edit::Replace { with, .. } = e {
+                *with = "1".into();
+            }
+        }
+    });
+    assert!(err.contains("tree-content-sha256-v1"), "{err}");
+    let err = tampered(&|r| {
+        for e in &mut r.edits {
+            if let Edit::Replace { sha256, .. } = e {
+                *sha256 = "0".repeat(64);
+            }
+        }
+    });
+    assert!(err.contains("do not have the SHA-256"), "{err}");
+    let err = tampered(&|r| {
+        r.edits.push(Edit::Replace {
+            path: "shop/cart.py".into(),
+            start: 0,
+            end: 1,
+            sha256: "0".repeat(64),
+            with: "x".repeat(repromin::reduce::edits::REPLACED_BYTES_MAX + 1),
+        });
+    });
+    assert!(err.contains("a certificate may carry at most"), "{err}");
     // A malformed report is an error too.
     let path = out.path().join("garbage.report");
     std::fs::write(&path, "not a report").unwrap();

@@ -44,7 +44,11 @@ pub(crate) fn level(lang: Lang, data: &[u8], index: usize) -> Option<Vec<Vec<Vec
             (!cut.is_empty()).then_some(cut)
         })
         .collect();
-    Some(if cuts.is_empty() { Vec::new() } else { vec![cuts] })
+    Some(if cuts.is_empty() {
+        Vec::new()
+    } else {
+        vec![cuts]
+    })
 }
 
 /// Each replaced node once, with its nesting depth among the replaced nodes and its

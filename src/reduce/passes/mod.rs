@@ -11,6 +11,7 @@
 //! - [`Lines`]: line deletion to 1-minimality;
 //! - [`Unwrap`]: a block's header and closing lines, its body dedented;
 //! - [`Hoist`]: a syntax node replaced by one of its children;
+//! - [`Literals`]: numbers replaced by `0` and strings by `""` (replacement edits);
 //! - [`Tokens`] and [`Chars`]: tokens inside lines, and single characters.
 //!
 //! Every pass is built on [`crate::reduce::pass`]; the deletion passes share the list
@@ -21,6 +22,7 @@ pub(crate) mod declarations;
 pub(crate) mod files;
 pub(crate) mod hoist;
 pub(crate) mod lines;
+pub(crate) mod literals;
 pub(crate) mod manifests;
 pub(crate) mod prelude;
 pub(crate) mod references;
@@ -33,6 +35,7 @@ pub(crate) use declarations::Declarations;
 pub(crate) use files::Files;
 pub(crate) use hoist::Hoist;
 pub(crate) use lines::Lines;
+pub(crate) use literals::Literals;
 pub(crate) use manifests::Manifests;
 pub(crate) use prelude::Prelude;
 pub(crate) use syntax_nodes::Syntax;
@@ -54,6 +57,7 @@ pub(crate) fn build(name: PassName) -> Box<dyn Pass> {
         PassName::Lines => Box::<Lines>::default(),
         PassName::Unwrap => Box::<Unwrap>::default(),
         PassName::Hoist => Box::<Hoist>::default(),
+        PassName::Literals => Box::<Literals>::default(),
         PassName::Tokens => Box::new(Tokens),
         PassName::Chars => Box::new(Chars),
     }

@@ -780,7 +780,9 @@ impl Session {
 fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
     match mutation {
         Mutation::Remove(paths) => out.extend(paths.iter().cloned()),
-        Mutation::Keep { path, .. } => out.push(path.clone()),
+        Mutation::Keep { path, .. } | Mutation::Replace { path, .. } | Mutation::Conflict(path) => {
+            out.push(path.clone())
+        }
         Mutation::Union(parts) => {
             for part in parts {
                 mutation_paths(part, out);

@@ -9,6 +9,8 @@
 //! * [`replacements`] lists nodes that can be replaced by one of their
 //!   descendants (an expression by a sub-expression, a compound statement by
 //!   its body, a block by one of its statements).
+//! * [`literals`] lists numbers and strings with the smallest literal of their kind (`0`,
+//!   `""`), for the literal replacements.
 //! * [`parses_cleanly`] tells whether a candidate still parses without errors.
 //!
 //! # Separators and whitespace
@@ -42,6 +44,7 @@
 
 mod lang;
 mod languages;
+mod literals;
 mod names;
 mod replace;
 mod select;
@@ -49,6 +52,7 @@ mod select;
 #[cfg(test)]
 mod tests;
 
+pub use literals::literals;
 pub use names::declarations;
 pub use replace::replacements;
 
