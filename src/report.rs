@@ -588,10 +588,18 @@ pub fn to_markdown(report: &Report) -> String {
     md
 }
 
-/// `text` escaped (no newline, control character or backtick survives) and cut to about
-/// `max` characters.
+/// `text` escaped (no newline, control character, backslash or backtick survives) and cut
+/// to about `max` characters.
 fn clipped(text: &str, max: usize) -> String {
-    let escaped: String = text.escape_debug().to_string().replace('`', "\\u{60}");
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '`' => escaped.push_str("\\u{60}"),
+            '\\' => escaped.push_str("\\\\"),
+            c if c.is_control() => escaped.extend(c.escape_default()),
+            c => escaped.push(c),
+        }
+    }
     match escaped.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &escaped[..at]),
         None => escaped,

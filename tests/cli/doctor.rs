@@ -31,7 +31,7 @@ fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
     timeout per [..] (derived)
     empty tree: does not reproduce (good)
     files named in the failure, reduced first: lib/parser.py, run.py
-    passes: files, prelude, manifests, syntax, declarations, blocks, lines, unwrap
+    passes: files, prelude, manifests, syntax, declarations, blocks, lines, unwrap, hoist, literals
     minimiser: cdd
     jobs: 2
     ");

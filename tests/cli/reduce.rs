@@ -62,7 +62,7 @@ fn accounting_identities_hold_in_every_phase() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = report(&area.path("out"));
     let phases = r["phase_statistics"].as_array().unwrap();
-    assert_eq!(phases.len(), 8);
+    assert_eq!(phases.len(), 10);
     let mut accepted = 0;
     for p in phases {
         let n = |k: &str| p[k].as_u64().unwrap();
