@@ -15,6 +15,7 @@
 //! | [`repo_config`] | `gate::config::RepoConfig::parse` | keep every documented rule and limit, and read back the same |
 //! | [`mutation_spec`] | `gate::mutants::parse_spec` | keep every documented rule of a spec |
 //! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses |
+//! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};
@@ -347,13 +348,94 @@ pub fn manifest(data: &[u8]) -> Broken {
     check::each_applies(kind, text, &levels)
 }
 
+/// The judge's rebuild of a certified tree: the bytes are a JSON array of edits (as a reduce
+/// report carries them) applied to a fixed tree. An accepted edit set stays within the
+/// replacement bound, deletes only what exists, leaves every file it does not name as it
+/// was, and gives each file it cuts the size its ranges and replacements say.
+///
+/// # Errors
+/// What the accepted edit set broke.
+pub fn edits(data: &[u8]) -> Broken {
+    use crate::reduce::edits::{Edit, REPLACED_BYTES_MAX, REPLACEMENTS_MAX};
+    let Ok(edits) = serde_json::from_slice::<Vec<Edit>>(data) else {
+        return Ok(());
+    };
+    let original = edits_tree();
+    let Ok(rebuilt) = crate::gate::certificate::apply_edits(&original, &edits) else {
+        return Ok(());
+    };
+    let mut sizes: std::collections::BTreeMap<&str, isize> = std::collections::BTreeMap::new();
+    let (mut count, mut bytes) = (0, 0);
+    for edit in &edits {
+        let (path, change) = match edit {
+            Edit::Delete { .. } => continue,
+            Edit::DeleteBytes { path, start, end } => (path, -(end - start).cast_signed()),
+            Edit::Replace {
+                path,
+                start,
+                end,
+                with,
+                ..
+            } => {
+                count += 1;
+                bytes += with.len();
+                (path, with.len().cast_signed() - (end - start).cast_signed())
+            }
+        };
+        *sizes.entry(path.as_str()).or_default() += change;
+    }
+    if count > REPLACEMENTS_MAX || bytes > REPLACED_BYTES_MAX {
+        return Err(format!("accepted {count} replacements of {bytes} bytes"));
+    }
+    for (path, entry) in &rebuilt.entries {
+        let Some(before) = original.entries.get(path) else {
+            return Err(format!(
+                "the rebuilt tree has `{path}`, which the original lacks"
+            ));
+        };
+        let (Some(old), Some(new)) = (before.node.data(), entry.node.data()) else {
+            continue;
+        };
+        let want = old.len().cast_signed() + sizes.get(&**path).copied().unwrap_or(0);
+        if new.len().cast_signed() != want {
+            return Err(format!(
+                "`{path}` has {} bytes, its edits say {want}",
+                new.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tree the [`edits`] target edits: two files in a directory and one at the root.
+fn edits_tree() -> crate::tree::Tree {
+    use crate::tree::{Entry, Meta, Node, Tree};
+    use std::sync::Arc;
+    let meta = Meta {
+        mode: 0o644,
+        mtime_ns: 0,
+    };
+    let mut tree = Tree::empty(meta);
+    let files: [(&str, Option<&[u8]>); 4] = [
+        ("src", None),
+        ("src/a.c", Some(b"int main(void) { return 12345; }\n")),
+        ("src/b.py", Some(b"print('hello')\n")),
+        ("README", Some(b"words\n")),
+    ];
+    for (path, data) in files {
+        let node = data.map_or(Node::Dir, |d| Node::file(Arc::from(d)));
+        tree.entries.insert(Arc::from(path), Entry { node, meta });
+    }
+    tree
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     type Target = fn(&[u8]) -> Broken;
 
-    const TARGETS: [(&str, Target); 10] = [
+    const TARGETS: [(&str, Target); 11] = [
         ("line", line),
         ("decode", decode),
         ("junit", junit),
@@ -364,6 +446,7 @@ mod tests {
         ("repo_config", repo_config),
         ("mutation_spec", mutation_spec),
         ("manifest", manifest),
+        ("edits", edits),
     ];
 
     /// Every committed seed of every fuzz target passes its target's checks, and most of
