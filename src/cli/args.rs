@@ -361,6 +361,9 @@ pub enum PassArg {
     /// Replace numbers by `0` and strings by `""`, where the failure stays (the certificate
     /// lists each replacement).
     Literals,
+    /// Rename an identifier and its whole-word uses, in every file at once, to a short
+    /// name the tree does not use (with `--level tokens` and `chars`).
+    Rename,
     /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
     Tokens,
     /// Delete single characters, to 1-minimality.
@@ -370,11 +373,12 @@ pub enum PassArg {
 /// `--level` values.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum LevelArg {
-    /// Files, manifest entries, syntax nodes, blocks, whole lines and unwrapped blocks.
+    /// Files, manifest entries, syntax nodes, blocks, whole lines, unwrapped blocks, hoisted
+    /// nodes and emptied literals.
     Lines,
-    /// Also tokens inside lines.
+    /// Also renamed identifiers and tokens inside lines.
     Tokens,
-    /// Also tokens, then single characters.
+    /// Also renamed identifiers and tokens, then single characters.
     Chars,
 }
 
@@ -401,6 +405,7 @@ impl From<PassArg> for PassName {
             PassArg::Unwrap => PassName::Unwrap,
             PassArg::Hoist => PassName::Hoist,
             PassArg::Literals => PassName::Literals,
+            PassArg::Rename => PassName::Rename,
             PassArg::Tokens => PassName::Tokens,
             PassArg::Chars => PassName::Chars,
         }

@@ -55,6 +55,8 @@ pub enum PassName {
     Hoist,
     /// Replace numbers by `0` and strings by `""` (replacement edits the certificate lists).
     Literals,
+    /// Rename an identifier, in every file at once, to a short free name (`--level tokens`).
+    Rename,
     /// Delete tokens inside lines (`--level tokens`).
     Tokens,
     /// Delete single characters (`--level chars`).
@@ -63,7 +65,7 @@ pub enum PassName {
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 12] = [
+    pub const ALL: [PassName; 13] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
@@ -74,6 +76,7 @@ impl PassName {
         PassName::Unwrap,
         PassName::Hoist,
         PassName::Literals,
+        PassName::Rename,
         PassName::Tokens,
         PassName::Chars,
     ];
@@ -84,7 +87,7 @@ impl PassName {
         PassName::ALL
             .into_iter()
             .filter(|p| match p {
-                PassName::Tokens => level >= Level::Tokens,
+                PassName::Rename | PassName::Tokens => level >= Level::Tokens,
                 PassName::Chars => level >= Level::Chars,
                 _ => true,
             })
@@ -97,10 +100,11 @@ impl PassName {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
-    /// Files, manifest entries, syntax nodes, blocks and lines.
+    /// Files, manifest entries, syntax nodes, blocks and lines, hoisted nodes and emptied
+    /// literals.
     #[default]
     Lines,
-    /// Those, then tokens inside lines.
+    /// Those, then renamed identifiers and tokens inside lines.
     Tokens,
     /// Those, then single characters.
     Chars,

@@ -158,7 +158,7 @@ fn a_config_file_and_the_equivalent_flags_give_the_same_report() {
     );
     assert_eq!(report["execution"]["max_attempts"], 500);
     assert_eq!(report["holdout"]["runs"], 3);
-    assert_eq!(report["execution"]["passes"].as_array().unwrap().len(), 11);
+    assert_eq!(report["execution"]["passes"].as_array().unwrap().len(), 12);
     assert_eq!(
         tree_by_flags.keys().collect::<Vec<_>>(),
         ["lib/keep.txt", "src/app.txt"]

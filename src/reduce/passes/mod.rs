@@ -12,6 +12,7 @@
 //! - [`Unwrap`]: a block's header and closing lines, its body dedented;
 //! - [`Hoist`]: a syntax node replaced by one of its children;
 //! - [`Literals`]: numbers replaced by `0` and strings by `""` (replacement edits);
+//! - [`Rename`]: an identifier renamed in every file at once (a coupled replacement);
 //! - [`Tokens`] and [`Chars`]: tokens inside lines, and single characters.
 //!
 //! Every pass is built on [`crate::reduce::pass`]; the deletion passes share the list
@@ -26,6 +27,7 @@ pub(crate) mod literals;
 pub(crate) mod manifests;
 pub(crate) mod prelude;
 pub(crate) mod references;
+pub(crate) mod rename;
 pub(crate) mod syntax_nodes;
 pub(crate) mod tokens;
 pub(crate) mod unwrap;
@@ -38,6 +40,7 @@ pub(crate) use lines::Lines;
 pub(crate) use literals::Literals;
 pub(crate) use manifests::Manifests;
 pub(crate) use prelude::Prelude;
+pub(crate) use rename::Rename;
 pub(crate) use syntax_nodes::Syntax;
 pub(crate) use tokens::{Chars, Tokens};
 pub(crate) use unwrap::Unwrap;
@@ -58,6 +61,7 @@ pub(crate) fn build(name: PassName) -> Box<dyn Pass> {
         PassName::Unwrap => Box::<Unwrap>::default(),
         PassName::Hoist => Box::<Hoist>::default(),
         PassName::Literals => Box::<Literals>::default(),
+        PassName::Rename => Box::<Rename>::default(),
         PassName::Tokens => Box::new(Tokens),
         PassName::Chars => Box::new(Chars),
     }

@@ -53,7 +53,7 @@ mod select;
 mod tests;
 
 pub use literals::literals;
-pub use names::declarations;
+pub use names::{declarations, identifier_names};
 pub use replace::replacements;
 
 pub use lang::{

@@ -63,6 +63,31 @@ fn declared_name(node: Node, src: &[u8]) -> Option<String> {
     None
 }
 
+/// The names that `src` uses as identifiers (nodes whose kind is an identifier of the
+/// grammar: variables, functions, types, fields, properties), never keywords or literals.
+pub fn identifier_names(
+    lang: Lang,
+    src: &[u8],
+) -> Result<std::collections::BTreeSet<String>, SyntaxError> {
+    let tree = parse(lang, src, PARSE_TIMEOUT)?;
+    let mut out = std::collections::BTreeSet::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.is_named() && !node.is_error() && node.kind().ends_with("identifier") {
+            if let Some(text) = src
+                .get(node.byte_range())
+                .and_then(|t| std::str::from_utf8(t).ok())
+            {
+                out.insert(text.to_string());
+            }
+            continue;
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
