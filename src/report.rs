@@ -90,6 +90,10 @@ pub struct Execution {
     /// The container runner: its CLI, the image reference and the id every container ran,
     /// and the limits; `null` on the host.
     pub container: Option<crate::container::ContainerRecord>,
+    /// The semantic backend (`--semantic-endpoint`): its name, model and endpoint, calls,
+    /// proposed and accepted edits, and why answers were refused (never the token); `null`
+    /// without one.
+    pub semantic: Option<crate::reduce::semantic::SemanticRecord>,
 }
 
 /// The sampling configuration.
@@ -352,6 +356,7 @@ pub fn build(
                 "host"
             },
             container: reduction.container.clone(),
+            semantic: reduction.semantic.clone(),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),

@@ -116,6 +116,46 @@ pub struct RunArgs {
     #[command(flatten)]
     /// Container options.
     pub container: ContainerArgs,
+
+    #[command(flatten)]
+    /// Semantic backend options.
+    pub semantic: SemanticArgs,
+}
+
+/// The semantic backend (see docs/reduce.md, "The semantic seam").
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Semantic")]
+pub struct SemanticArgs {
+    /// Also ask this OpenAI-compatible chat completions URL (http:// or https://, e.g.
+    /// http://localhost:8080/v1/chat/completions) for edits, once the other passes are
+    /// done; the oracle decides each. The bearer token is read from the
+    /// REPROMIN_SEMANTIC_TOKEN environment variable only, and never written.
+    #[arg(long, value_name = "URL", requires = "semantic_model")]
+    pub semantic_endpoint: Option<String>,
+
+    /// The model to ask (sent with each request).
+    #[arg(long, value_name = "NAME", requires = "semantic_endpoint")]
+    pub semantic_model: Option<String>,
+
+    /// How long one call may take.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub semantic_timeout: Duration,
+
+    /// The most calls in one reduction.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub semantic_calls: u64,
+}
+
+impl SemanticArgs {
+    /// The reducer's semantic options, when an endpoint is given.
+    pub fn to_options(&self) -> Option<crate::reduce::semantic::SemanticOptions> {
+        Some(crate::reduce::semantic::SemanticOptions {
+            endpoint: self.semantic_endpoint.clone()?,
+            model: self.semantic_model.clone()?,
+            timeout: self.semantic_timeout,
+            max_calls: self.semantic_calls,
+        })
+    }
 }
 
 /// Where the command runs: on the host, or in a container (see docs/containers.md).
@@ -652,6 +692,7 @@ fn build_options(
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
     options.container = run.container.to_options()?;
+    options.semantic = run.semantic.to_options();
     if let Some(code) = oracle.exit_code
         && !(0..=255).contains(&code)
     {

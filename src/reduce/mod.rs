@@ -17,13 +17,14 @@ pub(crate) mod minimise;
 pub mod options;
 pub(crate) mod pass;
 pub(crate) mod passes;
+pub mod semantic;
 pub mod session;
 pub mod syntax;
 
 use crate::container::{Container, ContainerRecord, ContainerRuns, Mount};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::oracle::{Oracle, OracleError, OracleSummary};
@@ -185,6 +186,8 @@ pub struct Reduction {
     pub holdout: Option<crate::stats::HoldoutResult>,
     /// The container runner every command ran in, if any.
     pub container: Option<ContainerRecord>,
+    /// What the semantic seam did, when a backend was set up.
+    pub semantic: Option<semantic::SemanticRecord>,
 }
 
 /// Checks options that need no I/O beyond looking at paths.
@@ -209,6 +212,24 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         return Err(ReduceError::Usage(
             "--baseline-runs must be at least 2: the baseline is always confirmed".into(),
         ));
+    }
+    if let Some(s) = &options.semantic {
+        if !(s.endpoint.starts_with("http://") || s.endpoint.starts_with("https://")) {
+            return Err(ReduceError::Usage(format!(
+                "--semantic-endpoint {:?} is not an http:// or https:// URL",
+                s.endpoint
+            )));
+        }
+        if s.model.trim().is_empty() {
+            return Err(ReduceError::Usage(
+                "--semantic-endpoint needs --semantic-model NAME".into(),
+            ));
+        }
+        if options.session.is_some() {
+            return Err(ReduceError::Usage(
+                "--semantic-endpoint cannot be used with --session: a semantic backend's answers cannot be replayed on --resume".into(),
+            ));
+        }
     }
     if options.command.argv.is_empty() {
         return Err(ReduceError::Usage("no command was given after `--`".into()));
@@ -770,6 +791,24 @@ pub fn run_reduction(
         syntax_guard: options.syntax_guard,
     };
     let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
+    // The semantic seam, when a backend is set up, runs once the deterministic passes are
+    // clean; its commits send the reduction back through them.
+    let semantic = options.semantic.as_ref().map(|s| {
+        let backend = semantic::HttpBackend::new(s.clone());
+        let record = Arc::new(Mutex::new(semantic::SemanticRecord {
+            backend: semantic::Backend::name(&backend).to_string(),
+            model: s.model.clone(),
+            endpoint: s.endpoint.clone(),
+            ..semantic::SemanticRecord::default()
+        }));
+        passes.push(Box::new(semantic::Semantic::new(
+            Box::new(backend),
+            s.max_calls,
+            record.clone(),
+            preflight.oracle.signature().unwrap_or_default().to_string(),
+        )));
+        record
+    });
     // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
     let mut dirty = vec![true; passes.len()];
     while let Some(i) = dirty.iter().position(|d| *d) {
@@ -854,6 +893,7 @@ pub fn run_reduction(
         oracle: preflight.oracle.summary(),
         preflight,
         container,
+        semantic: semantic.and_then(|r| r.lock().ok().map(|r| r.clone())),
     };
     Ok((reduction, session))
 }

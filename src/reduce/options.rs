@@ -213,6 +213,9 @@ pub struct ReduceOptions {
     pub resume: bool,
     /// Run every command in a container (`--runner docker`) instead of on the host.
     pub container: Option<crate::container::ContainerOptions>,
+    /// The semantic backend (`--semantic-endpoint`); `None`: no backend, and the reduction
+    /// is what it is without the seam.
+    pub semantic: Option<crate::reduce::semantic::SemanticOptions>,
 }
 
 impl ReduceOptions {
@@ -247,6 +250,7 @@ impl ReduceOptions {
             session: None,
             resume: false,
             container: None,
+            semantic: None,
         }
     }
 }

@@ -17,7 +17,9 @@ mod mutants;
 mod publish;
 mod reduce;
 mod runs;
+
 mod sampling;
+mod semantic;
 mod session;
 mod snapshots;
 mod util;
