@@ -15,6 +15,7 @@
 //! | [`repo_config`] | `gate::config::RepoConfig::parse` | keep every documented rule and limit, and read back the same |
 //! | [`mutation_spec`] | `gate::mutants::parse_spec` | keep every documented rule of a spec |
 //! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses |
+//! | [`semantic_answer`] | `reduce::semantic::parse_answer` and `safe_path` | carry at most 64 edits, each path it calls safe made of normal components only |
 //! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
 
 use std::io::Write as _;
@@ -348,6 +349,35 @@ pub fn manifest(data: &[u8]) -> Broken {
     check::each_applies(kind, text, &levels)
 }
 
+/// A semantic backend's answer: the bytes are the HTTP body of a chat completion. An
+/// accepted answer carries at most [`crate::reduce::semantic::EDITS_MAX`] edits, and every
+/// path of it that `safe_path` accepts is relative with normal components only (no root,
+/// no `.` or `..`), as the standard library reads it.
+///
+/// # Errors
+/// What the accepted answer broke.
+pub fn semantic_answer(data: &[u8]) -> Broken {
+    use crate::reduce::semantic::{EDITS_MAX, ProposedEdit, parse_answer, safe_path};
+    use std::path::{Component, Path};
+    let Ok(edits) = parse_answer(data) else {
+        return Ok(());
+    };
+    if edits.len() > EDITS_MAX {
+        return Err(format!("accepted {} edits", edits.len()));
+    }
+    for edit in &edits {
+        let (ProposedEdit::Replace { path, .. } | ProposedEdit::Delete { path }) = edit;
+        if safe_path(path)
+            && !Path::new(path)
+                .components()
+                .all(|c| matches!(c, Component::Normal(_)))
+        {
+            return Err(format!("called {path:?} safe"));
+        }
+    }
+    Ok(())
+}
+
 /// The judge's rebuild of a certified tree: the bytes are a JSON array of edits (as a reduce
 /// report carries them) applied to a fixed tree. An accepted edit set stays within the
 /// replacement bound, deletes only what exists, leaves every file it does not name as it
@@ -435,7 +465,7 @@ mod tests {
 
     type Target = fn(&[u8]) -> Broken;
 
-    const TARGETS: [(&str, Target); 11] = [
+    const TARGETS: [(&str, Target); 12] = [
         ("line", line),
         ("decode", decode),
         ("junit", junit),
@@ -447,6 +477,7 @@ mod tests {
         ("mutation_spec", mutation_spec),
         ("manifest", manifest),
         ("edits", edits),
+        ("semantic_answer", semantic_answer),
     ];
 
     /// Every committed seed of every fuzz target passes its target's checks, and most of
