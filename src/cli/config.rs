@@ -191,6 +191,7 @@ const SECTIONS: &[&str] = &[
     "runner",
     "input",
     "reduction",
+    "semantic",
     "budgets",
 ];
 
@@ -357,6 +358,19 @@ const FIELDS: &[Field] = &[
         "syntax_guard",
         "--no-syntax-guard",
         Kind::InverseSwitch,
+    ),
+    field("semantic", "endpoint", "--semantic-endpoint", Kind::Text),
+    field("semantic", "model", "--semantic-model", Kind::Text),
+    field("semantic", "timeout", "--semantic-timeout", Kind::Duration),
+    field(
+        "semantic",
+        "calls",
+        "--semantic-calls",
+        Kind::Count {
+            min: 1,
+            max: 1000,
+            nullable: true,
+        },
     ),
     Field {
         doctor: false,
