@@ -134,6 +134,9 @@ impl HttpBackend {
             .timeout_global(Some(options.timeout))
             .http_status_as_error(false)
             .max_redirects(0)
+            // The token goes to the endpoint named, not through a proxy the environment
+            // happens to name.
+            .proxy(None)
             .build()
             .into();
         HttpBackend {
