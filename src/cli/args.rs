@@ -888,6 +888,24 @@ pub(super) fn doctor(
             if c.network { "on" } else { "off" }
         );
     }
+    if let Some(s) = &options.semantic {
+        // Whether a token is set, never the token.
+        let token =
+            std::env::var_os(crate::reduce::semantic::TOKEN_ENV).is_some_and(|t| !t.is_empty());
+        let _ = writeln!(
+            out,
+            "semantic: model {} at {} (timeout {:?}, at most {} calls), {}",
+            s.model,
+            s.endpoint,
+            s.timeout,
+            s.max_calls,
+            if token {
+                "with the bearer token of REPROMIN_SEMANTIC_TOKEN"
+            } else {
+                "without a token (REPROMIN_SEMANTIC_TOKEN is not set)"
+            }
+        );
+    }
     if let Some(e) = &pre.baseline_evidence {
         let _ = writeln!(
             out,

@@ -279,3 +279,34 @@ fn the_seam_needs_a_model_an_http_url_and_no_session() {
     assert!(stderr(&o).contains("cannot be replayed"), "{}", stderr(&o));
     assert!(!area.path("out").exists());
 }
+
+#[test]
+fn doctor_names_the_backend_and_whether_a_token_is_set_never_the_token() {
+    let area = Area::new();
+    area.write("proj", &[("main.py", MAIN)]);
+    let args = [
+        "doctor",
+        "proj",
+        "--semantic-endpoint",
+        "http://127.0.0.1:9/v1/chat/completions",
+        "--semantic-model",
+        "tiny-model",
+        "--",
+        "python3",
+        "main.py",
+    ];
+    let o = run_env(
+        &args,
+        area.dir.path(),
+        &[("REPROMIN_SEMANTIC_TOKEN", "sekret-token")],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o) + &stderr(&o);
+    assert!(
+        text.contains("semantic: model tiny-model at http://127.0.0.1:9/v1/chat/completions (timeout 60s, at most 3 calls), with the bearer token of REPROMIN_SEMANTIC_TOKEN"),
+        "{text}"
+    );
+    assert!(!text.contains("sekret-token"), "{text}");
+    let o = run(&args, area.dir.path());
+    assert!(stdout(&o).contains("without a token"), "{}", stdout(&o));
+}
