@@ -12,6 +12,7 @@
 //! replacement and deletion edits, listed in the report like every other.
 
 use std::io::Read as _;
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -259,6 +260,27 @@ pub fn parse_answer(bytes: &[u8]) -> Result<Vec<ProposedEdit>, SemanticError> {
         .collect()
 }
 
+/// The range of `old` that differs from `new` once their common prefix and suffix are set
+/// aside, and the range of `new` that replaces it; both end on character boundaries of
+/// `new`, so the replacement is text.
+pub fn changed_middle(old: &[u8], new: &str) -> (Range<usize>, Range<usize>) {
+    let bytes = new.as_bytes();
+    let mut prefix = old.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+    while !new.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let mut suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(bytes[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !new.is_char_boundary(bytes.len() - suffix) {
+        suffix -= 1;
+    }
+    (prefix..old.len() - suffix, prefix..bytes.len() - suffix)
+}
+
 /// Whether `path` is a plain relative path: no absolute path, no empty, `.` or `..`
 /// component, no backslash or control character.
 pub fn safe_path(path: &str) -> bool {
@@ -331,17 +353,9 @@ impl Semantic {
                     .map(|e| &e.node) else {
                         return Err(SemanticError::Path(path.clone()));
                     };
-                    let new = content.as_bytes();
                     // Only the part that changes is replaced.
-                    let prefix = data.iter().zip(new).take_while(|(a, b)| a == b).count();
-                    let suffix = data[prefix..]
-                        .iter()
-                        .rev()
-                        .zip(new[prefix..].iter().rev())
-                        .take_while(|(a, b)| a == b)
-                        .count();
-                    let range = prefix..data.len() - suffix;
-                    let with = &new[prefix..new.len() - suffix];
+                    let (range, with) = changed_middle(data, content);
+                    let with = &content.as_bytes()[with];
                     inserted += with.len();
                     let mutation = if range.is_empty() && with.is_empty() {
                         continue;
@@ -508,6 +522,22 @@ mod tests {
                 String::from_utf8_lossy(&bad)
             );
         }
+    }
+
+    #[test]
+    fn only_the_changed_middle_is_replaced_and_it_is_whole_characters() {
+        let cut = |old: &str, new: &str| {
+            let (r, w) = changed_middle(old.as_bytes(), new);
+            (old[r].to_string(), new[w].to_string())
+        };
+        assert_eq!(
+            cut("let x = 1234;\n", "let x = 0;\n"),
+            ("1234".into(), "0".into())
+        );
+        assert_eq!(cut("abc", "abc"), (String::new(), String::new()));
+        assert_eq!(cut("a = \"é\"", "a = \"è\""), ("é".into(), "è".into()));
+        assert_eq!(cut("xéy", "xy"), ("é".into(), String::new()));
+        assert_eq!(cut("aaaa", "aa"), ("aa".into(), String::new()));
     }
 
     #[test]
