@@ -594,7 +594,7 @@ pub fn to_markdown(report: &Report) -> String {
 }
 
 /// `text` escaped (no newline, control character, backslash or backtick survives) and cut
-/// to about `max` characters.
+/// to at most `max` characters.
 fn clipped(text: &str, max: usize) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
@@ -605,8 +605,5 @@ fn clipped(text: &str, max: usize) -> String {
             c => escaped.push(c),
         }
     }
-    match escaped.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &escaped[..at]),
-        None => escaped,
-    }
+    crate::gate::line::clip(&escaped, max, "…")
 }

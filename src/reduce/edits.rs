@@ -203,6 +203,18 @@ fn slice(pieces: &[Piece], want: &Range<usize>, out: &mut Vec<Piece>) {
     }
 }
 
+/// The bytes that `pieces` make, their original ranges taken from `data`.
+fn content(pieces: &[Piece], data: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(pieces.iter().map(Piece::len).sum());
+    for piece in pieces {
+        match piece {
+            Piece::Original(r) => bytes.extend_from_slice(&data[r.clone()]),
+            Piece::Bytes(b) => bytes.extend_from_slice(b),
+        }
+    }
+    bytes
+}
+
 /// Joins contiguous original ranges and neighbouring replacement bytes, dropping empty
 /// pieces: the canonical form.
 fn join(pieces: Vec<Piece>) -> Vec<Piece> {
@@ -291,6 +303,15 @@ impl Splice {
 }
 
 impl Mutation {
+    /// Whether the mutation replaces bytes anywhere.
+    fn replaces(&self) -> bool {
+        match self {
+            Mutation::Replace { .. } => true,
+            Mutation::Union(parts) => parts.iter().any(Mutation::replaces),
+            Mutation::Remove(_) | Mutation::Keep { .. } | Mutation::Conflict(_) => false,
+        }
+    }
+
     /// The union of mutations proposed against one state: deletions are joined, cuts of one
     /// file keep only what every cut keeps, replacements inside what is kept are joined,
     /// and cuts below a deleted path are dropped. Replacements that overlap each other or
@@ -381,9 +402,12 @@ impl EditSet {
         let mut edits = self.clone();
         let mut tree = current.clone();
         edits.apply_one(&mut tree, original, mutation)?;
-        let (count, bytes) = edits.replaced();
-        if count > REPLACEMENTS_MAX || bytes > REPLACED_BYTES_MAX {
-            return Err(Stale::Bound);
+        // Only a replacement adds replaced bytes: a cut or a deletion never does.
+        if mutation.replaces() {
+            let (count, bytes) = edits.replaced();
+            if count > REPLACEMENTS_MAX || bytes > REPLACED_BYTES_MAX {
+                return Err(Stale::Bound);
+            }
         }
         Ok((edits, tree))
     }
@@ -486,13 +510,7 @@ impl EditSet {
             }
             current.push(Piece::Original(at..k.end));
         }
-        let mut bytes = Vec::with_capacity(current.iter().map(Piece::len).sum());
-        for piece in &current {
-            match piece {
-                Piece::Original(r) => bytes.extend_from_slice(&data[r.clone()]),
-                Piece::Bytes(b) => bytes.extend_from_slice(b),
-            }
-        }
+        let bytes = content(&current, data);
         let original_len = original
             .entries
             .get(path)
@@ -579,14 +597,7 @@ impl EditSet {
             if let Some(entry) = tree.entries.get_mut(path)
                 && let Some(data) = entry.node.data()
             {
-                let mut bytes = Vec::new();
-                for piece in pieces {
-                    match piece {
-                        Piece::Original(r) => bytes.extend_from_slice(&data[r.clone()]),
-                        Piece::Bytes(b) => bytes.extend_from_slice(b),
-                    }
-                }
-                entry.node = Node::file(Arc::from(bytes));
+                entry.node = Node::file(Arc::from(content(pieces, data)));
             }
         }
         tree

@@ -9,16 +9,19 @@
 //! oracle decides. Files the reduction must keep unchanged (`--keep`) are never edited, so
 //! a name that occurs in one is left alone.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
-use crate::reduce::identifiers::identifier_spans;
+use crate::reduce::identifiers::{UseIndex, identifiers};
 use crate::reduce::pass::{Elements, Pass, PassContext, PassResult, PassState, minimise};
 use crate::reduce::session::{Candidate, Session};
-use crate::tree::Node;
+use crate::tree::{Node, RelPath};
+
+/// A range of a file's current content and the bytes that replace it.
+type Replacement = (Range<usize>, Arc<[u8]>);
 
 /// Renames identifiers to short free names.
 #[derive(Debug, Default)]
@@ -56,16 +59,12 @@ fn renames(session: &Session, ctx: &PassContext) -> Vec<(String, String, u64)> {
         let Node::File { data, .. } = &entry.node else {
             continue;
         };
-        let protected = ctx
-            .keep
-            .iter()
-            .any(|k| **path == **k || path.starts_with(&format!("{k}/")));
-        for r in identifier_spans(data) {
-            let word = String::from_utf8_lossy(&data[r]).into_owned();
+        let protected = ctx.protected(path);
+        for (word, n) in identifiers(data) {
             if protected {
-                kept.insert(word);
+                kept.insert(word.to_string());
             } else {
-                *counts.entry(word).or_default() += 1;
+                *counts.entry(word.to_string()).or_default() += n as u64;
             }
         }
         if !protected
@@ -112,30 +111,31 @@ impl Elements for Renames {
     }
 
     fn candidate(&self, session: &Session, chunk: &[usize], _gone: &[usize]) -> Option<Candidate> {
-        let wanted: HashMap<&[u8], &str> = chunk
-            .iter()
-            .map(|&i| (self.items[i].0.as_bytes(), self.items[i].1.as_str()))
-            .collect();
+        let index = UseIndex::new(&session.current);
+        let mut by_file: BTreeMap<&RelPath, Vec<Replacement>> = BTreeMap::new();
+        for &i in chunk {
+            let (old, new) = &self.items[i];
+            for (path, r) in index.get(old).unwrap_or_default() {
+                by_file
+                    .entry(*path)
+                    .or_default()
+                    .push((r.clone(), Arc::from(new.as_bytes())));
+            }
+        }
         let mut parts = Vec::new();
-        for (path, entry) in &session.current.entries {
-            let Node::File { data, digest } = &entry.node else {
+        for (path, mut replace) in by_file {
+            let Some(Node::File { digest, .. }) =
+                session.current.entries.get(path).map(|e| &e.node)
+            else {
                 continue;
             };
-            let replace: Vec<(Range<usize>, Arc<[u8]>)> = identifier_spans(data)
-                .into_iter()
-                .filter_map(|r| {
-                    let new = wanted.get(&data[r.clone()])?;
-                    Some((r, Arc::from(new.as_bytes())))
-                })
-                .collect();
-            if !replace.is_empty() {
-                parts.push(Mutation::Replace {
-                    path: path.clone(),
-                    expect: *digest,
-                    keep: None,
-                    replace,
-                });
-            }
+            replace.sort_by_key(|(r, _)| r.start);
+            parts.push(Mutation::Replace {
+                path: path.clone(),
+                expect: *digest,
+                keep: None,
+                replace,
+            });
         }
         if parts.is_empty() {
             return None;
