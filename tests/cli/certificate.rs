@@ -17,8 +17,8 @@ fn repo_with_fix() -> (GitRepo, String, String) {
             (".github/repromin.json", PYTEST_CONFIG),
             ("tests/conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n"),
             ("shop/__init__.py", ""),
-            ("shop/cart.py", "from shop.money import cents\n\n\ndef total(prices):\n    # Bug: the last price is dropped.\n    return cents(sum(prices[:-1]))\n\n\ndef count(prices):\n    return len(prices)\n"),
-            ("shop/money.py", "def cents(x):\n    return round(x * 100)\n\n\ndef euros(c):\n    return c / 100\n"),
+            ("shop/cart.py", "from shop.money import cents\n\n\ndef total(prices):\n    # Bug: the sign is wrong.\n    return cents(-sum(prices))\n\n\ndef count(prices):\n    return len(prices)\n"),
+            ("shop/money.py", "def cents(x):\n    if x < 0:\n        raise ValueError(\"negative amount\", 1000)\n    return round(x * 100)\n\n\ndef euros(c):\n    return c / 100\n"),
             ("shop/unused.py", "def helper():\n    return 42\n\n\nclass Thing:\n    pass\n"),
             ("docs/guide.md", "# Guide\n\nSome words.\n"),
             ("README.md", "# shop\n"),
@@ -133,8 +133,9 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
     for gone in ["README.md", "docs", "shop/unused.py"] {
         assert!(deleted.contains(&gone), "{gone} kept: {deleted:?}");
     }
-    // The literals pass replaced `100` of `round(x * 100)` by `0` (the total is still
-    // wrong), and the certificate lists that replacement with the hash of what it replaced.
+    // The literals pass replaced `1000` of `raise ValueError("negative amount", 1000)` by
+    // `0` (the failure's normalised line is the same), and the certificate lists that
+    // replacement with the hash of what it replaced.
     let money = std::fs::read(repo.path().join("shop/money.py")).unwrap();
     let replaced: Vec<&Edit> = reduced
         .edits
@@ -145,7 +146,7 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
         replaced
             .iter()
             .any(|e| matches!(e, Edit::Replace { path, start, end, with, .. }
-            if path == "shop/money.py" && &money[*start..*end] == b"100" && with == "0")),
+            if path == "shop/money.py" && &money[*start..*end] == b"1000" && with == "0")),
         "{:?}",
         reduced.edits
     );
