@@ -146,9 +146,12 @@ struct PeerOpts {
         default_value = "repromin,cvise,creduce,picire,lithium,shrinkray"
     )]
     tools: Vec<String>,
-    /// Parallelism values, comma-separated.
+    /// repromin's parallelism values, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     jobs: Vec<u32>,
+    /// The peers' parallelism values, comma-separated (default: those of `--jobs`).
+    #[arg(long, value_delimiter = ',')]
+    peer_jobs: Vec<u32>,
     /// Wall-time limit per tool run, in seconds; a run still going is killed.
     #[arg(long, default_value_t = 300)]
     timeout_s: u64,
@@ -206,6 +209,9 @@ fn run(cli: Cli) -> Res<()> {
         } => {
             let report = peers(&cases_dir, &opts)?;
             let mut md = String::new();
+            let _ = writeln!(md, "{}\n", machine_line());
+            let _ = writeln!(md, "### Targets\n");
+            write_targets(&mut md, &report, &[]);
             report.write_markdown(&mut md, &opts);
             emit(out.as_deref(), &md)
         }
@@ -660,6 +666,8 @@ struct Row {
 
 struct CaseReport {
     case: Case,
+    /// The oracle's time per call on the input.
+    oracle: Duration,
     rows: Vec<Row>,
     skipped: Vec<String>,
 }
@@ -695,11 +703,17 @@ fn peers(cases_dir: &Path, opts: &PeerOpts) -> Res<PeerReport> {
             }
         }
     }
-    if opts.jobs.is_empty() || opts.jobs.contains(&0) {
-        return Err("--jobs needs positive values".into());
+    if opts.jobs.is_empty() || opts.jobs.contains(&0) || opts.peer_jobs.contains(&0) {
+        return Err("--jobs and --peer-jobs need positive values".into());
     }
     let mut reports = Vec::new();
     for case in cases {
+        let oracle = oracle_time(&case)?;
+        eprintln!(
+            "{}: oracle {:.0} ms per call on the input",
+            case.name,
+            oracle.as_secs_f64() * 1000.0
+        );
         let mut rows = Vec::new();
         let mut skipped = Vec::new();
         for found in &tools {
@@ -717,14 +731,25 @@ fn peers(cases_dir: &Path, opts: &PeerOpts) -> Res<PeerReport> {
                 ));
                 continue;
             }
-            for &jobs in &opts.jobs {
-                if !found.tool.parallel() && jobs != 1 {
+            let jobs_list = if found.tool == Tool::Repromin || opts.peer_jobs.is_empty() {
+                &opts.jobs
+            } else {
+                &opts.peer_jobs
+            };
+            // A tool without a parallel mode runs once, at -j1.
+            let serial = [1];
+            let jobs_list = if found.tool.parallel() {
+                jobs_list
+            } else {
+                if jobs_list != &serial[..] {
                     skipped.push(format!(
-                        "{}: not run at -j{jobs} (no parallel mode)",
+                        "{}: run at -j1 only (no parallel mode)",
                         found.tool.name()
                     ));
-                    continue;
                 }
+                &serial[..]
+            };
+            for &jobs in jobs_list {
                 eprint!("{} {} -j{jobs} ... ", case.name, found.tool.name());
                 let _ = std::io::stderr().flush();
                 let row = run_one(&case, found, jobs, opts)?;
@@ -741,6 +766,7 @@ fn peers(cases_dir: &Path, opts: &PeerOpts) -> Res<PeerReport> {
         }
         reports.push(CaseReport {
             case,
+            oracle,
             rows,
             skipped,
         });
@@ -752,6 +778,14 @@ fn peers(cases_dir: &Path, opts: &PeerOpts) -> Res<PeerReport> {
         timeout_s: opts.timeout_s,
         jobs: opts.jobs.clone(),
     })
+}
+
+fn list(values: &[u32]) -> String {
+    values
+        .iter()
+        .map(|j| j.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn opt(v: Option<u64>) -> String {
@@ -975,6 +1009,28 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
 
 /// Runs the real oracle once on a fresh copy of a result (not counted).
 fn still_interesting(case: &Case, result: &Path) -> Res<bool> {
+    Ok(timed_oracle(case, result)?.0)
+}
+
+/// The oracle's time per call on the case's input: the median of three runs on fresh
+/// copies (not counted).
+fn oracle_time(case: &Case) -> Res<Duration> {
+    let input = case.dir.join("input");
+    let input = match case.single_file() {
+        Some(file) => input.join(file),
+        None => input,
+    };
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        times.push(timed_oracle(case, &input)?.1);
+    }
+    times.sort();
+    Ok(times[1])
+}
+
+/// Runs the real oracle once on a fresh copy of a file or tree: whether it exited 0, and
+/// its wall time.
+fn timed_oracle(case: &Case, result: &Path) -> Res<(bool, Duration)> {
     let tmp = tempfile::Builder::new()
         .prefix("repromin-bench-check-")
         .tempdir()?;
@@ -1000,7 +1056,7 @@ fn still_interesting(case: &Case, result: &Path) -> Res<bool> {
         &counter,
         None,
     )?;
-    Ok(finished.status.is_some_and(|s| s.success()))
+    Ok((finished.status.is_some_and(|s| s.success()), finished.wall))
 }
 
 /// Whether a result matches the case's expected output; `None` without an expectation.
@@ -1064,12 +1120,13 @@ impl PeerReport {
         }
         let _ = writeln!(
             md,
-            "\nEach run: a fresh temp copy, `--jobs` {}, killed at {} s if still running.\n",
-            opts.jobs
-                .iter()
-                .map(|j| j.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            "\nEach run: a fresh temp copy, repromin at `--jobs` {}, the peers at {}, killed at {} s if still running.\n",
+            list(&opts.jobs),
+            list(if opts.peer_jobs.is_empty() {
+                &opts.jobs
+            } else {
+                &opts.peer_jobs
+            }),
             self.timeout_s
         );
         for report in &self.cases {
@@ -1087,14 +1144,15 @@ impl CaseReport {
         }
         let _ = writeln!(
             md,
-            "Input: {} {}, {} bytes.\n",
+            "Input: {} {}, {} bytes. Oracle: {:.0} ms per call on the input.\n",
             thousands(case.input_files),
             if case.input_files == 1 {
                 "file"
             } else {
                 "files"
             },
-            thousands(case.input_bytes)
+            thousands(case.input_bytes),
+            self.oracle.as_secs_f64() * 1000.0
         );
         let _ = writeln!(
             md,
@@ -1620,6 +1678,9 @@ fn write_targets(md: &mut String, report: &PeerReport, overhead_rows: &[Overhead
                 mark(mine.is_some() && slower_than.is_empty() && peers_seen > 0)
             );
         }
+        if let Some(line) = smallest_and_fastest(cr, row, hi) {
+            let _ = writeln!(md, "{line}");
+        }
         if t.expected {
             let all: Vec<String> = cr
                 .rows
@@ -1642,16 +1703,16 @@ fn write_targets(md: &mut String, report: &PeerReport, overhead_rows: &[Overhead
     }
     for cr in &report.cases {
         if let Some(s) = cr.speedup(&report.jobs) {
+            let oracle_ms = cr.oracle.as_secs_f64() * 1000.0;
+            let met = if oracle_ms > SPEEDUP_ORACLE_MS {
+                mark(s.factor >= 1.7)
+            } else {
+                "not a target (oracle under 50 ms)"
+            };
             let _ = writeln!(
                 md,
-                "| {}: -j{} at least 1.7x faster than -j{} | {:.2}x ({:.1} s -> {:.1} s) | {} |",
-                cr.case.name,
-                s.hi,
-                s.lo,
-                s.factor,
-                s.lo_wall,
-                s.hi_wall,
-                mark(s.factor >= 1.7)
+                "| {}: -j{} at least 1.7x faster than -j{} (oracle {oracle_ms:.0} ms) | {:.2}x ({:.1} s -> {:.1} s) | {met} |",
+                cr.case.name, s.hi, s.lo, s.factor, s.lo_wall, s.hi_wall,
             );
         }
     }
@@ -1667,6 +1728,76 @@ fn write_targets(md: &mut String, report: &PeerReport, overhead_rows: &[Overhead
         );
     }
     let _ = writeln!(md);
+}
+
+/// The speed-up target applies to cases whose oracle takes longer than this.
+const SPEEDUP_ORACLE_MS: f64 = 50.0;
+
+/// The target row "no larger than the best peer, and faster than every peer reaching that
+/// size": `None` when no peer gave a result that is still interesting.
+fn smallest_and_fastest(cr: &CaseReport, row: &Row, hi: u32) -> Option<String> {
+    let peer_rows: Vec<&Row> = cr
+        .rows
+        .iter()
+        .filter(|r| r.tool != Tool::Repromin && r.valid == Some(true))
+        .collect();
+    let best_peer = peer_rows.iter().filter_map(|r| r.bytes).min()?;
+    let best_tools: Vec<&str> = {
+        let mut names: Vec<&str> = peer_rows
+            .iter()
+            .filter(|r| r.bytes == Some(best_peer))
+            .map(|r| r.tool.name())
+            .collect();
+        names.dedup();
+        names
+    };
+    let mine_bytes = row.bytes.filter(|_| row.valid == Some(true))?;
+    let name = &cr.case.name;
+    let size_ok = mine_bytes <= best_peer;
+    let mine_time = best_time(cr, Tool::Repromin)?;
+    // The peers whose result is at least as small as repromin's, with their best time.
+    let mut rivals = Vec::new();
+    for tool in [
+        Tool::Cvise,
+        Tool::Creduce,
+        Tool::Picire,
+        Tool::Lithium,
+        Tool::Shrinkray,
+    ] {
+        let reached = cr.rows.iter().any(|r| {
+            r.tool == tool && r.valid == Some(true) && r.bytes.is_some_and(|b| b <= mine_bytes)
+        });
+        if reached && let Some(t) = best_time(cr, tool) {
+            rivals.push((tool.name(), t));
+        }
+    }
+    let slower: Vec<String> = rivals
+        .iter()
+        .filter(|(_, t)| mine_time >= *t)
+        .map(|(n, t)| format!("{n} {t:.1} s"))
+        .collect();
+    let time_text = if rivals.is_empty() {
+        "no peer reaches that size".to_string()
+    } else if slower.is_empty() {
+        format!(
+            "{mine_time:.1} s, faster than {}",
+            rivals
+                .iter()
+                .map(|(n, t)| format!("{n} {t:.1} s"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        format!("{mine_time:.1} s; not faster than {}", slower.join(", "))
+    };
+    let mark = |ok: bool| if ok { "**met**" } else { "not met" };
+    Some(format!(
+        "| {name}: no larger than the best peer, faster than every peer reaching that size | {} bytes (-j{hi}) against {} bytes ({}); {time_text} | {} |",
+        thousands(mine_bytes),
+        thousands(best_peer),
+        best_tools.join(", "),
+        mark(size_ok && slower.is_empty())
+    ))
 }
 
 /// A tool's best time on a case: its wall time when it exited by itself, else the time
