@@ -864,8 +864,9 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     write_executable(
         &wrapper,
         &format!(
-            "#!/bin/sh\nprintf x >> {}\n{enter}exec /bin/sh {}\n",
+            "#!/bin/sh\nprintf x >> {}\nPATH={}\nexport PATH\n{enter}exec /bin/sh {}\n",
             sh_quote(&counter)?,
+            sh_quote(Path::new(oracle_path()))?,
             sh_quote(&case.oracle)?
         ),
     )?;
@@ -1007,6 +1008,42 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     })
 }
 
+/// The `PATH` every oracle runs with, whichever tool calls it: the harness's own, with the
+/// real interpreter's directory first when `python3` on it is a pyenv shim. A shim costs
+/// about 100 ms a call, and a tool that is itself started through a shim (picire, Lithium)
+/// hands its oracle a `PATH` without it, so without this the tools would be timed on
+/// different oracles.
+fn oracle_path() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = std::env::var("PATH").unwrap_or_default();
+        let resolved = Command::new("/bin/sh")
+            .args(["-c", "command -v python3"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        if !resolved.contains("/shims/") {
+            return path;
+        }
+        let real = Command::new("pyenv")
+            .args(["which", "python3"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        match real.as_deref().and_then(|r| Path::new(r).parent()) {
+            Some(dir) => {
+                eprintln!(
+                    "python3 is a pyenv shim: oracles run with {} first on PATH",
+                    dir.display()
+                );
+                format!("{}:{path}", dir.display())
+            }
+            None => path,
+        }
+    })
+}
+
 /// Runs the real oracle once on a fresh copy of a result (not counted).
 fn still_interesting(case: &Case, result: &Path) -> Res<bool> {
     Ok(timed_oracle(case, result)?.0)
@@ -1047,6 +1084,7 @@ fn timed_oracle(case: &Case, result: &Path) -> Res<(bool, Duration)> {
     cmd.arg(&case.oracle)
         .current_dir(&root)
         .env("TMPDIR", tmp.path())
+        .env("PATH", oracle_path())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let finished = run_limited(
@@ -1156,11 +1194,11 @@ impl CaseReport {
         );
         let _ = writeln!(
             md,
-            "| tool | jobs | wall s | oracle calls | final bytes | files | exited | still interesting | expected output | final size first seen | notes |"
+            "| tool | jobs | wall s | oracle calls | ms per call | final bytes | files | exited | still interesting | expected output | final size first seen | notes |"
         );
         let _ = writeln!(
             md,
-            "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- | --- |"
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- | --- |"
         );
         for row in &self.rows {
             let seen = row.final_seen.map_or("-".to_string(), |(t, c)| {
@@ -1168,11 +1206,16 @@ impl CaseReport {
             });
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 row.tool.name(),
                 row.jobs,
                 row.wall.as_secs_f64(),
                 thousands(row.calls),
+                if row.calls == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{:.0}", row.wall.as_secs_f64() * 1000.0 / row.calls as f64)
+                },
                 row.bytes.map_or("-".into(), thousands),
                 opt(row.files),
                 row.exit_note,
