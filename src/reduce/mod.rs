@@ -453,6 +453,7 @@ fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
         named: Vec::new(),
         minimiser: minimise::Minimiser::default(),
         syntax_guard: false,
+        within_lines: false,
     };
     Mutation::Remove(
         tree.entries
@@ -789,6 +790,10 @@ pub fn run_reduction(
         named: preflight.named.clone(),
         minimiser: options.minimiser,
         syntax_guard: options.syntax_guard,
+        within_lines: options
+            .passes
+            .iter()
+            .any(|p| matches!(p, PassName::Tokens | PassName::Chars)),
     };
     let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
     // The semantic seam, when a backend is set up, runs once the deterministic passes are

@@ -65,6 +65,9 @@ pub(crate) struct PassContext {
     /// Whether line and block cuts that would leave a cleanly parsing file unparsable are
     /// skipped.
     pub syntax_guard: bool,
+    /// Whether cuts inside one line are searched one at a time (the `tokens` or `chars`
+    /// pass is on); at the line level they are only tried in groups.
+    pub within_lines: bool,
 }
 
 impl PassContext {

@@ -727,11 +727,18 @@ fn hoist_replaces_a_one_line_expression_by_the_child_that_fails() {
         "proj",
         &[("main.py", "print(len(str(missing_name + 1)))\n")],
     );
-    // Each call and the sum are replaced by the one child that still raises the NameError;
-    // a one-line file is searched node by node, not only in groups of lines.
+    // Each call and the sum are replaced by the one child that still raises the NameError:
+    // with the tokens pass on, a line is searched node by node, not only in groups.
     let o = run(
         &[
-            "reduce", "proj", "out", "--passes", "hoist", "--", "python3", "main.py",
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "hoist,tokens",
+            "--",
+            "python3",
+            "main.py",
         ],
         area.dir.path(),
     );

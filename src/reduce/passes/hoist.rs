@@ -100,7 +100,7 @@ impl Pass for Hoist {
                 ctx.syntax_guard,
                 path,
                 "node",
-                true,
+                ctx.within_lines,
                 |data, index| level(lang, data, index),
             )
         })?;
