@@ -1693,13 +1693,7 @@ fn write_targets(md: &mut String, report: &PeerReport, overhead_rows: &[Overhead
             let mine = best_time(cr, Tool::Repromin);
             let mut slower_than = Vec::new();
             let mut peers_seen = 0;
-            for tool in [
-                Tool::Cvise,
-                Tool::Creduce,
-                Tool::Picire,
-                Tool::Lithium,
-                Tool::Shrinkray,
-            ] {
+            for tool in PEERS {
                 if let Some(theirs) = best_time(cr, tool) {
                     peers_seen += 1;
                     if mine.is_none_or(|m| m >= theirs) {
@@ -1773,6 +1767,15 @@ fn write_targets(md: &mut String, report: &PeerReport, overhead_rows: &[Overhead
     let _ = writeln!(md);
 }
 
+/// Every tool but repromin.
+const PEERS: [Tool; 5] = [
+    Tool::Cvise,
+    Tool::Creduce,
+    Tool::Picire,
+    Tool::Lithium,
+    Tool::Shrinkray,
+];
+
 /// The speed-up target applies to cases whose oracle takes longer than this.
 const SPEEDUP_ORACLE_MS: f64 = 50.0;
 
@@ -1800,13 +1803,7 @@ fn smallest_and_fastest(cr: &CaseReport, row: &Row, hi: u32) -> Option<String> {
     let mine_time = best_time(cr, Tool::Repromin)?;
     // The peers whose result is at least as small as repromin's, with their best time.
     let mut rivals = Vec::new();
-    for tool in [
-        Tool::Cvise,
-        Tool::Creduce,
-        Tool::Picire,
-        Tool::Lithium,
-        Tool::Shrinkray,
-    ] {
+    for tool in PEERS {
         let reached = cr.rows.iter().any(|r| {
             r.tool == tool && r.valid == Some(true) && r.bytes.is_some_and(|b| b <= mine_bytes)
         });
