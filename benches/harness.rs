@@ -1797,10 +1797,19 @@ fn smallest_and_fastest(cr: &CaseReport, row: &Row, hi: u32) -> Option<String> {
         names.dedup();
         names
     };
-    let mine_bytes = row.bytes.filter(|_| row.valid == Some(true))?;
     let name = &cr.case.name;
+    // A repromin result that is missing or no longer interesting fails the target; it is
+    // never left out of the table.
+    let (Some(mine_bytes), Some(mine_time)) = (
+        row.bytes.filter(|_| row.valid == Some(true)),
+        best_time(cr, Tool::Repromin),
+    ) else {
+        return Some(format!(
+            "| {name}: no larger than the best peer, faster than every peer reaching that size | no interesting result from repromin (-j{hi}) against {} bytes | not met |",
+            thousands(best_peer)
+        ));
+    };
     let size_ok = mine_bytes <= best_peer;
-    let mine_time = best_time(cr, Tool::Repromin)?;
     // The peers whose result is at least as small as repromin's, with their best time.
     let mut rivals = Vec::new();
     for tool in PEERS {
