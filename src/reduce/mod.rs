@@ -454,6 +454,8 @@ fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
         minimiser: minimise::Minimiser::default(),
         syntax_guard: false,
         within_lines: false,
+        settle: false,
+        confirming: false,
     };
     Mutation::Remove(
         tree.entries
@@ -785,7 +787,7 @@ pub fn run_reduction(
         adopted,
     )?;
     session.set_durable(durable);
-    let ctx = PassContext {
+    let mut ctx = PassContext {
         keep: options.rules.keep.clone(),
         named: preflight.named.clone(),
         minimiser: options.minimiser,
@@ -794,6 +796,8 @@ pub fn run_reduction(
             .passes
             .iter()
             .any(|p| matches!(p, PassName::Tokens | PassName::Chars)),
+        settle: options.settle,
+        confirming: false,
     };
     let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
     // The semantic seam, when a backend is set up, runs once the deterministic passes are
@@ -815,24 +819,37 @@ pub fn run_reduction(
         record
     });
     // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
+    // When the worklist empties after passes skipped settled files, every pass runs once
+    // more with nothing skipped but what was searched on this very tree: the confirming
+    // round. Its first commit ends it, and the worklist goes on as before.
     let mut dirty = vec![true; passes.len()];
-    while let Some(i) = dirty.iter().position(|d| *d) {
-        dirty[i] = false;
-        let name = passes[i].name();
-        let timer = session.begin_pass(name);
-        let result = passes[i].run(&mut session, &ctx)?;
-        session.end_pass(name, timer, result.unparsable);
-        if session.stop_reason().is_some() {
-            break;
-        }
-        session.pass_completed(name, result.accepted > 0)?;
-        if result.accepted > 0 {
-            for (j, flag) in dirty.iter_mut().enumerate() {
-                if j != i {
-                    *flag = true;
+    let mut skips = session.settled_skips();
+    loop {
+        while let Some(i) = dirty.iter().position(|d| *d) {
+            dirty[i] = false;
+            let name = passes[i].name();
+            let timer = session.begin_pass(name);
+            let result = passes[i].run(&mut session, &ctx)?;
+            session.end_pass(name, timer, result.unparsable);
+            if session.stop_reason().is_some() {
+                break;
+            }
+            session.pass_completed(name, result.accepted > 0)?;
+            if result.accepted > 0 {
+                ctx.confirming = false;
+                for (j, flag) in dirty.iter_mut().enumerate() {
+                    if j != i {
+                        *flag = true;
+                    }
                 }
             }
         }
+        if session.stop_reason().is_some() || session.settled_skips() == skips {
+            break;
+        }
+        skips = session.settled_skips();
+        ctx.confirming = true;
+        dirty = vec![true; passes.len()];
     }
     let reduce_ms = millis(started.elapsed());
     let stopped = session.stop_reason();

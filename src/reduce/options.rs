@@ -189,6 +189,10 @@ pub struct ReduceOptions {
     /// Whether the blocks and lines passes skip cuts that would leave a file that parses
     /// (with a known grammar) unparsable.
     pub syntax_guard: bool,
+    /// Whether the per-file passes skip a file an earlier run settled (unchanged, and no
+    /// occurrence of its identifiers removed since); a confirming round still searches
+    /// everything before the run ends.
+    pub settle: bool,
     /// Content-addressed cache capacity in entries.
     pub cache_capacity: usize,
     /// Baseline runs that must reproduce (`None`: all of them).
@@ -239,6 +243,7 @@ impl ReduceOptions {
             passes: PassName::up_to(Level::default()),
             minimiser: Minimiser::default(),
             syntax_guard: true,
+            settle: true,
             cache_capacity: 200_000,
             min_baseline_passes: None,
             min_baseline_rate: None,

@@ -68,6 +68,13 @@ pub(crate) struct PassContext {
     /// Whether cuts inside one line are searched one at a time (the `tokens` or `chars`
     /// pass is on); at the line level they are only tried in groups.
     pub within_lines: bool,
+    /// Whether a file that an earlier run of the pass settled, unchanged since and holding
+    /// no identifier of which a commit removed an occurrence since, is skipped (see
+    /// [`per_file`]).
+    pub settle: bool,
+    /// Whether this is the round that confirms the fixed point: every file is searched
+    /// again unless it was searched on this very tree.
+    pub confirming: bool,
 }
 
 impl PassContext {
@@ -116,11 +123,15 @@ pub(crate) trait Pass {
 /// round takes only the files that may have become reducible: those holding an identifier
 /// of which a later commit removed an occurrence (see [`Session::touched_since`]). When such
 /// a narrowed round commits nothing, one more round takes every file again; the pass ends
-/// only after a round over every file that commits nothing (local stability). In any round,
-/// a file is skipped when it is settled and nothing at all was committed since: the same
-/// search on the same tree finds nothing new. A search that committed nothing settles its
-/// file; with `settles`, so does every search (`file` runs each file to its own fixed
-/// point).
+/// only after a round over every file that commits nothing (local stability).
+///
+/// A search that committed nothing settles its file for the pass; with `settles`, so does
+/// every search (`file` runs each file to its own fixed point). The settle state outlives
+/// the run (it is kept in the session): a settled file is skipped when nothing at all was
+/// committed since (the same search on the same tree finds nothing new) and, with
+/// [`PassContext::settle`] outside the confirming round, when its bytes are unchanged and
+/// no commit since removed an occurrence of an identifier it holds. The driver confirms
+/// the fixed point with a round that skips only the first kind.
 pub(crate) fn per_file(
     session: &mut Session,
     ctx: &PassContext,
@@ -129,14 +140,19 @@ pub(crate) fn per_file(
 ) -> Result<PassResult, ReduceError> {
     let mut result = PassResult::default();
     let mut full = true;
-    // The commit count when `file` last took each file, and when it was last settled.
+    // The commit count when `file` last took each file.
     let mut left_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
-    let mut settled_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
     loop {
         let mut round = 0;
         for path in ctx.file_order(session) {
-            if settled_at.get(&path) == Some(&session.commits()) {
-                continue;
+            if let Some(at) = session.settled(&path) {
+                if at == session.commits() {
+                    continue;
+                }
+                if ctx.settle && !ctx.confirming && !session.touched_since(&path, at) {
+                    session.skipped_settled();
+                    continue;
+                }
             }
             if !full
                 && let Some(&at) = left_at.get(&path)
@@ -151,7 +167,7 @@ pub(crate) fn per_file(
                 return Ok(result);
             };
             if settles || n == 0 {
-                settled_at.insert(path, session.commits());
+                session.settle(&path);
             }
             round += n;
         }

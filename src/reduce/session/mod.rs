@@ -37,7 +37,7 @@ pub use crate::reduce::options::Sampling;
 use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
 use crate::runner::{self, RunDirs, Termination};
 use crate::signature::Normalizer;
-use crate::tree::{Fingerprint, Tree, scan_exact};
+use crate::tree::{Fingerprint, RelPath, Tree, scan_exact};
 use crate::workspace::Workspace;
 
 mod journaled;
@@ -89,6 +89,12 @@ pub struct Session {
     name_counts: HashMap<String, u64>,
     /// Where `REPROMIN_TRACE` asks every attempt to be logged.
     trace: Option<std::fs::File>,
+    /// The pass running now (set by [`Session::begin_pass`]).
+    pass: String,
+    /// What each pass's search of a file settled (see [`Session::settled`]).
+    settled: HashMap<(String, RelPath), Settled>,
+    /// Searches skipped because their file was settled (see [`Session::settled`]).
+    settled_skips: u64,
     /// The per-candidate timeout in force (see [`Session::timeout`]).
     timeout: Duration,
     /// How long the last accepted candidates ran, one run each, newest last.
@@ -96,6 +102,13 @@ pub struct Session {
     /// The durable session (`--session`): its journal answers what it recorded, then
     /// records what runs (see [`crate::reduce::durable`]).
     durable: Option<crate::reduce::durable::Durable>,
+}
+
+/// Where a search of a file left it: its digest then, and the commit count.
+#[derive(Clone, Copy, Debug)]
+struct Settled {
+    digest: [u8; 32],
+    at: u64,
 }
 
 /// Accepted runs the adaptive timeout looks back on.
@@ -161,6 +174,9 @@ impl Session {
             name_drops: HashMap::new(),
             name_counts,
             durable: None,
+            pass: String::new(),
+            settled: HashMap::new(),
+            settled_skips: 0,
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -315,6 +331,34 @@ impl Session {
             .any(|name| self.name_drops.get(name).is_some_and(|&at| at > since))
     }
 
+    /// How the running pass last left `path`: the file's digest and the commit count when
+    /// a search of it ended committing nothing more (or ran it to its own fixed point).
+    /// `None` when the pass never settled it, or the file has changed since.
+    pub(crate) fn settled(&self, path: &RelPath) -> Option<u64> {
+        let (_, digest) = crate::reduce::pass::file_state(self, path)?;
+        let settled = self.settled.get(&(self.pass.clone(), path.clone()))?;
+        (settled.digest == digest).then_some(settled.at)
+    }
+
+    /// Records that the running pass's search of `path` settled it on the current tree.
+    pub(crate) fn settle(&mut self, path: &RelPath) {
+        if let Some((_, digest)) = crate::reduce::pass::file_state(self, path) {
+            let at = self.commits();
+            self.settled
+                .insert((self.pass.clone(), path.clone()), Settled { digest, at });
+        }
+    }
+
+    /// Counts a search skipped because its file was settled in an earlier run of the pass.
+    pub(crate) fn skipped_settled(&mut self) {
+        self.settled_skips += 1;
+    }
+
+    /// Searches skipped so far because their file was settled in an earlier run of the pass.
+    pub fn settled_skips(&self) -> u64 {
+        self.settled_skips
+    }
+
     fn phase(&mut self, name: &str) -> &mut PhaseStats {
         if let Some(i) = self.phases.iter().position(|p| p.phase == name) {
             &mut self.phases[i]
@@ -330,6 +374,7 @@ impl Session {
 
     /// Records that a pass starts, and returns a timer to hand to [`Session::end_pass`].
     pub fn begin_pass(&mut self, name: &str) -> Instant {
+        name.clone_into(&mut self.pass);
         self.phase(name).passes += 1;
         Instant::now()
     }
