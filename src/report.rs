@@ -94,6 +94,11 @@ pub struct Execution {
     /// proposed and accepted edits, and why answers were refused (never the token); `null`
     /// without one.
     pub semantic: Option<crate::reduce::semantic::SemanticRecord>,
+    /// Whether the settle state of the per-file passes was on (`--no-settle` turns it off).
+    pub settle: bool,
+    /// The file-access tracer: the tool, its outcome, and how many entries the traced run
+    /// touched and left untouched; `null` when the files pass did not run.
+    pub trace: Option<crate::reduce::access::TraceRecord>,
 }
 
 /// The sampling configuration.
@@ -357,6 +362,8 @@ pub fn build(
             },
             container: reduction.container.clone(),
             semantic: reduction.semantic.clone(),
+            settle: options.settle,
+            trace: reduction.trace.clone(),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),

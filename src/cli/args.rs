@@ -113,6 +113,18 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Passes")]
     pub no_syntax_guard: bool,
 
+    /// Search every file in every run of a pass. By default a pass skips a file an earlier
+    /// run of it searched without a cut, while the file is unchanged and no identifier it
+    /// holds lost a use elsewhere; a last round over everything confirms the end.
+    #[arg(long, help_heading = "Passes")]
+    pub no_settle: bool,
+
+    /// Do not run the failure under strace first. By default the files pass runs it once
+    /// under `strace -f` and first tries deleting every entry the run never opened, listed
+    /// or looked up (the oracle still decides).
+    #[arg(long, help_heading = "Passes")]
+    pub no_trace: bool,
+
     #[command(flatten)]
     /// Container options.
     pub container: ContainerArgs,
@@ -769,6 +781,8 @@ fn build_options(
         MinimiserArg::Halving => reduce::minimise::Minimiser::Halving,
     };
     options.syntax_guard = !run.no_syntax_guard;
+    options.settle = !run.no_settle;
+    options.trace = !run.no_trace;
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
         list.sort();

@@ -359,6 +359,8 @@ const FIELDS: &[Field] = &[
         "--no-syntax-guard",
         Kind::InverseSwitch,
     ),
+    field("reduction", "settle", "--no-settle", Kind::InverseSwitch),
+    field("reduction", "trace", "--no-trace", Kind::InverseSwitch),
     field("semantic", "endpoint", "--semantic-endpoint", Kind::Text),
     field("semantic", "model", "--semantic-model", Kind::Text),
     field("semantic", "timeout", "--semantic-timeout", Kind::Duration),

@@ -7,6 +7,7 @@
 //! other pass dirty again; the run ends when no pass is dirty), validates the final tree once
 //! more and hands it to [`crate::export`].
 
+pub mod access;
 pub(crate) mod blocks;
 pub mod durable;
 pub mod edits;
@@ -188,6 +189,8 @@ pub struct Reduction {
     pub container: Option<ContainerRecord>,
     /// What the semantic seam did, when a backend was set up.
     pub semantic: Option<semantic::SemanticRecord>,
+    /// What the file-access tracer did, when the files pass ran.
+    pub trace: Option<access::TraceRecord>,
 }
 
 /// Checks options that need no I/O beyond looking at paths.
@@ -456,6 +459,7 @@ fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
         within_lines: false,
         settle: false,
         confirming: false,
+        strace: None,
     };
     Mutation::Remove(
         tree.entries
@@ -798,7 +802,28 @@ pub fn run_reduction(
             .any(|p| matches!(p, PassName::Tokens | PassName::Chars)),
         settle: options.settle,
         confirming: false,
+        strace: None,
     };
+    // The tracer: off when asked, with a durable session (a resumed run must propose the
+    // same candidates) and in a container (it would trace the engine's client).
+    let off = |outcome: &str| access::TraceRecord {
+        tool: "strace".into(),
+        outcome: outcome.into(),
+        touched: 0,
+        untouched: 0,
+    };
+    if options.passes.contains(&PassName::Files) {
+        if !options.trace || session.is_durable() {
+            session.set_access_record(off("off"));
+        } else if container.is_some() {
+            session.set_access_record(off("unavailable"));
+        } else {
+            ctx.strace = access::strace();
+            if ctx.strace.is_none() {
+                session.set_access_record(off("unavailable"));
+            }
+        }
+    }
     let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
     // The semantic seam, when a backend is set up, runs once the deterministic passes are
     // clean; its commits send the reduction back through them.
@@ -916,6 +941,7 @@ pub fn run_reduction(
         preflight,
         container,
         semantic: semantic.and_then(|r| r.lock().ok().map(|r| r.clone())),
+        trace: session.access_record().cloned(),
     };
     Ok((reduction, session))
 }

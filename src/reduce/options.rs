@@ -193,6 +193,9 @@ pub struct ReduceOptions {
     /// occurrence of its identifiers removed since); a confirming round still searches
     /// everything before the run ends.
     pub settle: bool,
+    /// Whether the files pass first runs the failure under `strace` and tries deleting
+    /// what it never touched (see [`crate::reduce::access`]).
+    pub trace: bool,
     /// Content-addressed cache capacity in entries.
     pub cache_capacity: usize,
     /// Baseline runs that must reproduce (`None`: all of them).
@@ -244,6 +247,7 @@ impl ReduceOptions {
             minimiser: Minimiser::default(),
             syntax_guard: true,
             settle: true,
+            trace: true,
             cache_capacity: 200_000,
             min_baseline_passes: None,
             min_baseline_rate: None,

@@ -75,6 +75,9 @@ pub(crate) struct PassContext {
     /// Whether this is the round that confirms the fixed point: every file is searched
     /// again unless it was searched on this very tree.
     pub confirming: bool,
+    /// The tracer the files pass runs the failure under first (see
+    /// [`crate::reduce::access`]), when it is on and can run.
+    pub strace: Option<std::path::PathBuf>,
 }
 
 impl PassContext {

@@ -213,6 +213,9 @@ fn run_reduce_side(
                 .max(Duration::from_secs(1)),
         );
         reduce_options.reserve_runs = side.holdout_runs;
+        // In a container, strace would trace check-test and the engine's client, not the
+        // test.
+        reduce_options.trace = container.is_none();
         // With a sandbox, every run of the reducer (the baseline, each candidate, the
         // holdout) runs in it, its tree, its TMPDIR and the shared build directory handed
         // to the sandbox user for the run.

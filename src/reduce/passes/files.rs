@@ -15,6 +15,8 @@ use super::references::references_to;
 #[derive(Debug, Default)]
 pub(crate) struct Files {
     state: PassState,
+    /// Whether the first run's trace (or its absence) was dealt with.
+    traced: bool,
 }
 
 /// The children of one directory, as a list to minimise.
@@ -70,6 +72,50 @@ impl Elements for Paths {
     }
 }
 
+impl Files {
+    /// The first run's first search: the run under the tracer, then every entry it did not
+    /// touch in one candidate, then (when that fails) the list of those entries minimised.
+    /// Returns the commits, or `None` when the session must stop.
+    fn untouched(
+        &mut self,
+        session: &mut Session,
+        ctx: &PassContext,
+    ) -> Result<Option<u64>, ReduceError> {
+        let Some(strace) = &ctx.strace else {
+            return Ok(Some(0));
+        };
+        let Some(access) = session.trace_access(self.name(), strace)? else {
+            return Ok(Some(0));
+        };
+        let roots = access.untouched_roots(&session.current, |p| ctx.protected(p));
+        if roots.is_empty() {
+            return Ok(Some(0));
+        }
+        let all: Vec<usize> = (0..roots.len()).collect();
+        let mut list = Paths(roots);
+        let Some(mut whole) = list.candidate(session, &all, &[]) else {
+            return Ok(Some(0));
+        };
+        whole.label = format!("{} that the failing run never touched", whole.label);
+        let Some(done) = session.try_window(self.name(), vec![whole])? else {
+            return Ok(None);
+        };
+        if done.first().copied().unwrap_or(false) {
+            return Ok(Some(1));
+        }
+        if list.len() == 1 {
+            return Ok(Some(0));
+        }
+        minimise(
+            session,
+            self.name(),
+            ctx.minimiser,
+            &mut self.state.needed,
+            &mut list,
+        )
+    }
+}
+
 fn describe_removal(paths: &[RelPath]) -> String {
     match paths {
         [one] => format!("delete {one}"),
@@ -85,6 +131,13 @@ impl Pass for Files {
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let mut result = PassResult::default();
+        if !self.traced {
+            self.traced = true;
+            match self.untouched(session, ctx)? {
+                Some(n) => result.accepted += n,
+                None => return Ok(self.state.result(result.accepted)),
+            }
+        }
         loop {
             let mut round = 0;
             let mut queue: std::collections::VecDeque<String> = std::collections::VecDeque::new();

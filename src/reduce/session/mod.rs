@@ -95,6 +95,8 @@ pub struct Session {
     settled: HashMap<(String, RelPath), Settled>,
     /// Searches skipped because their file was settled (see [`Session::settled`]).
     settled_skips: u64,
+    /// What the file-access tracer did (see [`Session::trace_access`]).
+    access_record: Option<crate::reduce::access::TraceRecord>,
     /// The per-candidate timeout in force (see [`Session::timeout`]).
     timeout: Duration,
     /// How long the last accepted candidates ran, one run each, newest last.
@@ -177,6 +179,7 @@ impl Session {
             pass: String::new(),
             settled: HashMap::new(),
             settled_skips: 0,
+            access_record: None,
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -276,6 +279,69 @@ impl Session {
             return Err(err);
         }
         Ok(passes.into_inner())
+    }
+
+    /// Runs the command once on the accepted tree under `strace` and learns what it
+    /// touched (see [`crate::reduce::access`]); the outcome goes into
+    /// [`Session::access_record`]. The run counts in the phase `phase`; what it touched is
+    /// used only when it failed the same way.
+    ///
+    /// # Errors
+    /// Workspace I/O, or a command that cannot be started.
+    pub(crate) fn trace_access(
+        &mut self,
+        phase: &str,
+        strace: &std::path::Path,
+    ) -> Result<Option<crate::reduce::access::Access>, ReduceError> {
+        let Some(worker) = self.workers.first_mut() else {
+            return Ok(None);
+        };
+        let log = worker.dirs().tmp.join("repromin-access.log");
+        let root = worker.dirs().tree.clone();
+        let command = runner::CommandSpec {
+            argv: crate::reduce::access::wrap(strace, &log, &self.setup.command.argv),
+            env: self.setup.command.env.clone(),
+        };
+        let (outcome, normalizer) = worker.run(
+            &self.current,
+            &command,
+            self.setup.timeout,
+            &self.setup.interrupt,
+        )?;
+        let stats = self.phase(phase);
+        stats.oracle_samples += 1;
+        stats.oracle_sample_uses += 1;
+        let (access, outcome) = if !self.setup.oracle.judge(&outcome, &normalizer).pass {
+            (None, "not-reproducing")
+        } else {
+            match crate::reduce::access::read(&log, &root) {
+                Ok(access) => (Some(access), "used"),
+                Err(_) => (None, "unreadable"),
+            }
+        };
+        let touched = access
+            .as_ref()
+            .map_or(0, |a| a.count_touched(&self.current));
+        let untouched = access.as_ref().map_or(0, |a| {
+            a.untouched_roots(&self.current, |_| false).len() as u64
+        });
+        self.access_record = Some(crate::reduce::access::TraceRecord {
+            tool: "strace".into(),
+            outcome: outcome.into(),
+            touched,
+            untouched,
+        });
+        Ok(access)
+    }
+
+    /// What the tracer did, once the files pass ran it (see [`Session::trace_access`]).
+    pub fn access_record(&self) -> Option<&crate::reduce::access::TraceRecord> {
+        self.access_record.as_ref()
+    }
+
+    /// Records why the tracer did not run.
+    pub(crate) fn set_access_record(&mut self, record: crate::reduce::access::TraceRecord) {
+        self.access_record = Some(record);
     }
 
     /// The oracle in force.

@@ -88,6 +88,11 @@ impl Worker {
         }
     }
 
+    /// Where this worker runs: its tree, its `TMPDIR` and its wrapper directory.
+    pub(crate) fn dirs(&self) -> &RunDirs {
+        &self.dirs
+    }
+
     /// Empties the temporary directory and runs `command` in the tree, confined when the
     /// worker is.
     fn exec(
