@@ -66,6 +66,16 @@ pub mod stats;
 pub mod tree;
 pub(crate) mod workspace;
 
+/// Writes the demo's Python shop (the project `repromin demo` reduces) into `dir`, for
+/// tests and benchmarks that want a small real project.
+///
+/// # Errors
+/// I/O failures.
+#[doc(hidden)]
+pub fn write_demo_project(dir: &std::path::Path) -> Result<(), tree::TreeError> {
+    demo::write_project(dir)
+}
+
 /// An error followed by its causes, each after `: `: the one way errors are rendered as
 /// text, by the command line and by the library's own notes.
 pub fn with_causes(err: &dyn std::error::Error) -> String {

@@ -102,10 +102,37 @@ pub fn strace() -> Option<PathBuf> {
     answers.then_some(found)
 }
 
-/// `argv` run under `strace`, which writes its log to `log`.
+/// Makes `dir` a new empty directory that the run's user (the sandbox user, in the gate)
+/// may write the log into; whatever was there goes first.
+///
+/// # Errors
+/// The directory cannot be removed, made or opened up.
+pub fn fresh_dir(dir: &Path) -> Result<(), crate::tree::TreeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let io = |action: &'static str| {
+        move |source| crate::tree::TreeError::Io {
+            action,
+            path: dir.to_path_buf(),
+            source,
+        }
+    };
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io("remove")(e)),
+    }
+    std::fs::create_dir_all(dir).map_err(io("create"))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777))
+        .map_err(io("set permissions of"))
+}
+
+/// `argv` run under `strace`, which writes its log to `log`. The tracer runs as a
+/// grandchild (`-D`): the command stays the leader of its process group, so the run ends
+/// when the command does, not when the last background process it left does.
 pub fn wrap(strace: &Path, log: &Path, argv: &[String]) -> Vec<String> {
     let mut out = vec![
         strace.display().to_string(),
+        "-D".into(),
         "-f".into(),
         "-qq".into(),
         "-y".into(),

@@ -22,5 +22,6 @@ mod sampling;
 mod semantic;
 mod session;
 mod snapshots;
+mod speed;
 mod util;
 mod zero_config;

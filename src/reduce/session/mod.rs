@@ -296,7 +296,11 @@ impl Session {
         let Some(worker) = self.workers.first_mut() else {
             return Ok(None);
         };
-        let log = worker.dirs().tmp.join("repromin-access.log");
+        // The log goes beside the run's TMPDIR, not in it (the command must find its
+        // TMPDIR empty), in a directory made for it that the run's user may write to.
+        let dir = worker.dirs().wrapper.join("access");
+        crate::reduce::access::fresh_dir(&dir)?;
+        let log = dir.join("strace.log");
         let root = worker.dirs().tree.clone();
         let command = runner::CommandSpec {
             argv: crate::reduce::access::wrap(strace, &log, &self.setup.command.argv),

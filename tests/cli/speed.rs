@@ -1,0 +1,261 @@
+//! The levers of speed on real trees: the file-access tracer and the settle state. Each
+//! may only propose or skip searches; none may make a probe answer for a tree it did not
+//! run on, and the result must be what a run without them reaches.
+
+use crate::util::{Area, files, report, require_tool, run, stderr, tool_runs};
+
+/// Whether `strace` can trace here; without it the tracer tests skip, except under
+/// `CI`, where `.ci/run` installs it.
+pub(crate) fn strace_works() -> bool {
+    let traced = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null", "--", "true"])
+        .output();
+    let available = match traced {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "`strace -f true` exited with {}: {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("`strace` cannot be started: {e}")),
+    };
+    require_tool("strace", available)
+}
+
+/// A tree where the failure reads `a.txt` and nothing else, with much it never touches.
+fn untouched_tree(area: &Area) {
+    let mut entries: Vec<(String, String)> = vec![
+        (
+            "run.sh".into(),
+            "grep -q needle a.txt && { echo 'Error: needle found' >&2; exit 1; }\nexit 0\n".into(),
+        ),
+        ("a.txt".into(), "hay\nneedle\nhay\n".into()),
+    ];
+    for i in 0..12 {
+        entries.push((format!("docs/page{i}.md"), format!("page {i}\n")));
+        entries.push((format!("src/mod{i}.txt"), format!("module {i}\n")));
+    }
+    let entries: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    area.write("proj", &entries);
+}
+
+#[test]
+fn the_tracer_deletes_everything_the_run_never_touched_in_its_first_probe() {
+    if !strace_works() {
+        return;
+    }
+    let area = Area::new();
+    untouched_tree(&area);
+    let o = run(
+        &["reduce", "proj", "out", "--passes", "files", "--", "sh", "run.sh"],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    let names: Vec<&str> = kept.keys().map(String::as_str).collect();
+    assert_eq!(names, ["a.txt", "run.sh"]);
+    let r = report(&area.path("out"));
+    let trace = &r["execution"]["trace"];
+    assert_eq!(trace["outcome"], "used", "{trace}");
+    assert_eq!(trace["untouched"], 2, "{trace}");
+    let first = &r["events"][0];
+    assert_eq!(first["index"], 1);
+    assert!(
+        first["change"]
+            .as_str()
+            .unwrap()
+            .ends_with("that the failing run never touched"),
+        "{first}"
+    );
+    // The one cut took both directories: the files pass had nothing left to search in them.
+    assert_eq!(r["events"].as_array().unwrap().len(), 1, "{}", r["events"]);
+}
+
+#[test]
+fn an_untouched_entry_the_failure_needs_stays_because_the_oracle_decides() {
+    if !strace_works() {
+        return;
+    }
+    let area = Area::new();
+    // The failure needs three entries in `data/`, which it only lists: none is opened or
+    // looked up, so the tracer calls them untouched, and the cut of them must fail.
+    let mut entries = vec![(
+        "run.sh",
+        "n=$(ls data | wc -l)\n[ \"$n\" -ge 3 ] && { echo 'Error: a full directory' >&2; exit 1; }\nexit 0\n",
+    )];
+    let names = ["data/a", "data/b", "data/c", "data/d", "data/e", "notes.txt"];
+    for name in names {
+        entries.push((name, "x\n"));
+    }
+    area.write("proj", &entries);
+    let o = run(
+        &["reduce", "proj", "out", "--passes", "files", "--", "sh", "run.sh"],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    let data = kept.keys().filter(|p| p.starts_with("data/")).count();
+    assert_eq!(data, 3, "{kept:#?}");
+    assert!(!kept.contains_key("notes.txt"), "{kept:#?}");
+    let r = report(&area.path("out"));
+    assert_eq!(r["execution"]["trace"]["outcome"], "used");
+    // The published tree fails the same way when run on its own.
+    let (code, output) = crate::util::sh_in(&area.path("out"), "sh run.sh");
+    assert_eq!(code, 1);
+    assert!(output.contains("Error: a full directory"), "{output}");
+}
+
+#[test]
+fn no_trace_runs_nothing_under_the_tracer_and_reaches_the_same_tree() {
+    let area = Area::new();
+    untouched_tree(&area);
+    let o = run(
+        &[
+            "reduce", "proj", "out", "--passes", "files", "--no-trace", "--", "sh", "run.sh",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&area.path("out"));
+    assert_eq!(r["execution"]["trace"]["outcome"], "off");
+    assert_eq!(r["execution"]["trace"]["touched"], 0);
+    let names: Vec<String> = files(&area.path("out")).into_keys().collect();
+    assert_eq!(names, ["a.txt", "run.sh"]);
+    for event in r["events"].as_array().unwrap() {
+        assert!(
+            !event["change"].as_str().unwrap().contains("never touched"),
+            "{event}"
+        );
+    }
+}
+
+/// `a.txt`'s line `X` is needed only while `b.txt` holds `KEEP`, and no identifier links
+/// the two files: the settle state skips `a.txt` after `KEEP` goes, and only the
+/// confirming round finds that `X` can go too. The failure names `a.txt`, so it is
+/// searched first. The script is outside the tree, so no pass cuts it. Returns its path.
+fn settle_tree(area: &Area) -> String {
+    area.write(
+        "proj",
+        &[
+            ("a.txt", "X\n"),
+            ("b.txt", "KEEP\nother\n"),
+        ],
+    );
+    area.write(
+        "script",
+        &[(
+            "run.sh",
+            "[ -f a.txt ] && [ -f b.txt ] || exit 0\nif grep -q KEEP b.txt; then grep -q '^X$' a.txt || exit 0; fi\necho 'Error: boom in a.txt' >&2\nexit 1\n",
+        )],
+    );
+    area.path("script/run.sh").display().to_string()
+}
+
+#[test]
+fn the_confirming_round_finds_what_the_settle_state_skipped() {
+    let area = Area::new();
+    let script = settle_tree(&area);
+    let mut reports = Vec::new();
+    for (out, extra) in [("settled", None), ("unsettled", Some("--no-settle"))] {
+        let mut args = vec!["reduce", "proj", out, "--passes", "lines"];
+        args.extend(extra);
+        args.extend(["--", "sh", script.as_str()]);
+        let o = run(&args, area.dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        reports.push(report(&area.path(out)));
+    }
+    let with = files(&area.path("settled"));
+    let without = files(&area.path("unsettled"));
+    assert_eq!(with["a.txt"], "", "{with:#?}");
+    assert_eq!(with, without);
+    assert_eq!(reports[0]["execution"]["settle"], true);
+    assert_eq!(reports[1]["execution"]["settle"], false);
+    // The pass ran once more than without settle: the confirming round.
+    let passes = |r: &serde_json::Value| r["phase_statistics"][0]["passes"].as_u64().unwrap();
+    assert_eq!(passes(&reports[0]), passes(&reports[1]) + 1, "{reports:?}");
+}
+
+#[test]
+fn settling_saves_commands_on_a_python_project_and_publishes_the_same_tree() {
+    let area = Area::new();
+    repromin::write_demo_project(&area.path("shop")).unwrap();
+    let mut trees = Vec::new();
+    let mut samples = Vec::new();
+    for (out, extra) in [("settled", None), ("unsettled", Some("--no-settle"))] {
+        let mut args = vec!["reduce", "shop", out, "--no-trace", "--jobs", "2"];
+        args.extend(extra);
+        args.extend(["--", "python3", "main.py"]);
+        let o = run(&args, area.dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        trees.push(files(&area.path(out)));
+        samples.push(report(&area.path(out))["oracle_samples"].as_u64().unwrap());
+    }
+    assert_eq!(trees[0], trees[1]);
+    assert!(samples[0] < samples[1], "{samples:?}");
+}
+
+/// Runs the reduce side's oracle (`repromin check-test`) on the crate in `dir`, keeping
+/// cargo's build directory under `target_root` between runs.
+fn check_cargo_test(dir: &std::path::Path, target_root: &std::path::Path) -> (i32, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_repromin"))
+        .args(["check-test", "--format", "libtest", "--file", "tests/t.rs"])
+        .args(["--name", "answer_is_two", "--cargo-target-root"])
+        .arg(target_root)
+        .args(["--", "cargo test --offline --no-fail-fast --test t"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_build_directory_kept_between_probes_never_answers_for_changed_sources() {
+    if !require_tool("cargo", tool_runs("cargo")) {
+        return;
+    }
+    let area = Area::new();
+    let dir = area.write(
+        "crate",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"answer\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("src/lib.rs", "pub fn value() -> i32 {\n    1\n}\n"),
+            (
+                "tests/t.rs",
+                "#[test]\nfn answer_is_two() {\n    assert_eq!(answer::value(), 2, \"the answer is off\");\n}\n",
+            ),
+        ],
+    );
+    let root = area.path("cargo-target");
+    std::fs::create_dir_all(&root).unwrap();
+    let (code, text) = check_cargo_test(&dir, &root);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("the answer is off"), "{text}");
+    // A cut that breaks the build, written back with the file's old modification time, as
+    // repromin's workspaces do: a build keyed on timestamps would find it up to date.
+    let lib = dir.join("src/lib.rs");
+    let mtime = std::fs::metadata(&lib).unwrap().modified().unwrap();
+    std::fs::write(&lib, "pub fn other() -> i32 {\n    1\n}\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&lib)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (code, text) = check_cargo_test(&dir, &root);
+    assert!(
+        !text.contains("the answer is off"),
+        "a stale build answered: {text}"
+    );
+    assert!(text.contains("cannot find function"), "{code}: {text}");
+}
