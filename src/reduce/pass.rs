@@ -148,14 +148,8 @@ pub(crate) fn per_file(
     loop {
         let mut round = 0;
         for path in ctx.file_order(session) {
-            if let Some(at) = session.settled(&path) {
-                if at == session.commits() {
-                    continue;
-                }
-                if ctx.settle && !ctx.confirming && !session.touched_since(&path, at) {
-                    session.skipped_settled();
-                    continue;
-                }
+            if skip_settled(session, ctx, &path) {
+                continue;
             }
             if !full
                 && let Some(&at) = left_at.get(&path)
@@ -183,6 +177,24 @@ pub(crate) fn per_file(
             full = true;
         }
     }
+}
+
+/// Whether the running pass may skip `path`: it settled the file on this very tree, or
+/// (with [`PassContext::settle`], outside the confirming round) the file's bytes are
+/// unchanged since it settled and no commit since removed an occurrence of an identifier
+/// it holds. A skip of the second kind is counted (see [`Session::settled_skips`]).
+pub(crate) fn skip_settled(session: &mut Session, ctx: &PassContext, path: &RelPath) -> bool {
+    let Some(at) = session.settled(path) else {
+        return false;
+    };
+    if at == session.commits() {
+        return true;
+    }
+    if ctx.settle && !ctx.confirming && !session.touched_since(path, at) {
+        session.skipped_settled();
+        return true;
+    }
+    false
 }
 
 pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {

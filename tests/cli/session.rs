@@ -122,11 +122,7 @@ fn a_session_killed_anywhere_resumes_to_the_uninterrupted_result() {
     source(&area);
     // A durable session runs without the tracer (its resumed run must propose the same
     // candidates): so does the run it is compared with.
-    let plain = run_counted(
-        &area,
-        &args("plain", None, &["--no-trace"]),
-        "count-plain",
-    );
+    let plain = run_counted(&area, &args("plain", None, &["--no-trace"]), "count-plain");
     assert!(plain.status.success(), "{}", stderr(&plain));
     let plain_runs = runs(&area, "count-plain");
     let want_tree = files(&area.path("plain"));
@@ -395,11 +391,7 @@ fn session_kill_campaign() {
     let timer = Instant::now();
     // A durable session runs without the tracer (its resumed run must propose the same
     // candidates): so does the run it is compared with.
-    let plain = run_counted(
-        &area,
-        &args("plain", None, &["--no-trace"]),
-        "count-plain",
-    );
+    let plain = run_counted(&area, &args("plain", None, &["--no-trace"]), "count-plain");
     let life = timer.elapsed();
     assert!(plain.status.success(), "{}", stderr(&plain));
     let want_tree = files(&area.path("plain"));

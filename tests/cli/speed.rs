@@ -50,7 +50,9 @@ fn the_tracer_deletes_everything_the_run_never_touched_in_its_first_probe() {
     let area = Area::new();
     untouched_tree(&area);
     let o = run(
-        &["reduce", "proj", "out", "--passes", "files", "--", "sh", "run.sh"],
+        &[
+            "reduce", "proj", "out", "--passes", "files", "--", "sh", "run.sh",
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -86,13 +88,22 @@ fn an_untouched_entry_the_failure_needs_stays_because_the_oracle_decides() {
         "run.sh",
         "n=$(ls data | wc -l)\n[ \"$n\" -ge 3 ] && { echo 'Error: a full directory' >&2; exit 1; }\nexit 0\n",
     )];
-    let names = ["data/a", "data/b", "data/c", "data/d", "data/e", "notes.txt"];
+    let names = [
+        "data/a",
+        "data/b",
+        "data/c",
+        "data/d",
+        "data/e",
+        "notes.txt",
+    ];
     for name in names {
         entries.push((name, "x\n"));
     }
     area.write("proj", &entries);
     let o = run(
-        &["reduce", "proj", "out", "--passes", "files", "--", "sh", "run.sh"],
+        &[
+            "reduce", "proj", "out", "--passes", "files", "--", "sh", "run.sh",
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -114,7 +125,15 @@ fn no_trace_runs_nothing_under_the_tracer_and_reaches_the_same_tree() {
     untouched_tree(&area);
     let o = run(
         &[
-            "reduce", "proj", "out", "--passes", "files", "--no-trace", "--", "sh", "run.sh",
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "files",
+            "--no-trace",
+            "--",
+            "sh",
+            "run.sh",
         ],
         area.dir.path(),
     );
@@ -137,13 +156,7 @@ fn no_trace_runs_nothing_under_the_tracer_and_reaches_the_same_tree() {
 /// confirming round finds that `X` can go too. The failure names `a.txt`, so it is
 /// searched first. The script is outside the tree, so no pass cuts it. Returns its path.
 fn settle_tree(area: &Area) -> String {
-    area.write(
-        "proj",
-        &[
-            ("a.txt", "X\n"),
-            ("b.txt", "KEEP\nother\n"),
-        ],
-    );
+    area.write("proj", &[("a.txt", "X\n"), ("b.txt", "KEEP\nother\n")]);
     area.write(
         "script",
         &[(

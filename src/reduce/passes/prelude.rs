@@ -5,7 +5,9 @@ use std::ops::Range;
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
-use crate::reduce::pass::{Pass, PassContext, PassResult, UNION_WINDOW, file_state, line_ranges};
+use crate::reduce::pass::{
+    Pass, PassContext, PassResult, UNION_WINDOW, file_state, line_ranges, skip_settled,
+};
 use crate::reduce::session::{Candidate, Session};
 
 /// The comment leaders for a file, by extension.
@@ -55,7 +57,11 @@ impl Pass for Prelude {
         let mut result = PassResult::default();
         loop {
             let mut round = 0;
-            let files = ctx.file_order(session);
+            let files: Vec<_> = ctx
+                .file_order(session)
+                .into_iter()
+                .filter(|path| !skip_settled(session, ctx, path))
+                .collect();
             for group in files.chunks(UNION_WINDOW / 2) {
                 let mut candidates = Vec::new();
                 for path in group {
@@ -90,7 +96,14 @@ impl Pass for Prelude {
                     result.accepted += round;
                     return Ok(result);
                 };
-                round += done.iter().filter(|c| **c).count().min(1) as u64;
+                let committed = done.iter().any(|c| *c);
+                if !committed {
+                    // Neither cut of any file of the window passed: each is settled.
+                    for path in group {
+                        session.settle(path);
+                    }
+                }
+                round += u64::from(committed);
             }
             result.accepted += round;
             if round == 0 {
