@@ -272,3 +272,25 @@ fn a_build_directory_kept_between_probes_never_answers_for_changed_sources() {
     );
     assert!(text.contains("cannot find function"), "{code}: {text}");
 }
+
+#[test]
+fn a_single_file_is_not_traced_and_costs_no_more_commands() {
+    let area = Area::new();
+    area.write("proj", &[("a.txt", "hay\nneedle\nhay\n")]);
+    let script = "grep -q needle a.txt && { echo 'Error: needle found' >&2; exit 1; }; exit 0";
+    let mut samples = Vec::new();
+    for (out, extra) in [("traced", None), ("untraced", Some("--no-trace"))] {
+        let mut args = vec!["reduce", "proj", out, "--passes", "files,lines"];
+        args.extend(extra);
+        args.extend(["--", "sh", "-c", script]);
+        let o = run(&args, area.dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = report(&area.path(out));
+        samples.push(r["oracle_samples"].as_u64().unwrap());
+        if extra.is_none() {
+            assert_eq!(r["execution"]["trace"]["outcome"], "single-entry");
+        }
+    }
+    assert_eq!(samples[0], samples[1]);
+    assert_eq!(files(&area.path("traced"))["a.txt"], "needle\n");
+}
