@@ -41,6 +41,15 @@ pub fn replacements(lang: Lang, src: &[u8]) -> Result<Vec<Replacement>, SyntaxEr
                 }
             }
         }
+        if let Some(name) = parameter_without_default(table.lang, node) {
+            found.push((
+                depth,
+                Replacement {
+                    range: range.clone(),
+                    with: name.byte_range(),
+                },
+            ));
+        }
         let kids = children(node, &mut cursor);
         if table.holder.has(node) && !in_else_position(table, node) {
             for kid in &kids {
@@ -116,6 +125,25 @@ pub fn replacements(lang: Lang, src: &[u8]) -> Result<Vec<Replacement>, SyntaxEr
         .map(|(_, r)| r)
         .filter(|r| seen.insert(r.clone()))
         .collect())
+}
+
+/// For a parameter with a default value (Python `key=f`, `key: T = f`; JavaScript and
+/// TypeScript `key = f`), its name: the parameter without its default, which takes a
+/// module out of use when the default is the module's last use.
+fn parameter_without_default(lang: Lang, node: Node) -> Option<Node> {
+    match (lang, node.kind()) {
+        (Lang::Python, "default_parameter" | "typed_default_parameter") => {
+            node.child_by_field_name("name")
+        }
+        (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "assignment_pattern")
+            if node
+                .parent()
+                .is_some_and(|p| p.kind() == "formal_parameters") =>
+        {
+            node.child_by_field_name("left")
+        }
+        _ => None,
+    }
 }
 
 /// The nearest expression descendants of `node`, looking through wrappers
@@ -474,6 +502,17 @@ mod tests {
             "\"m\"",
         );
         assert_no_replacement(Lang::JavaScript, "m.e = { a };\n", "m.e = { a }", "{ a }");
+    }
+
+    #[test]
+    fn a_parameter_loses_its_default_and_keeps_its_name() {
+        let py = "def f(key=keys.methodkey, lock: int = 0):\n    pass\n";
+        assert_replacement(Lang::Python, py, "key=keys.methodkey", "key");
+        assert_replacement(Lang::Python, py, "lock: int = 0", "lock");
+        let js = "function f(a = g(1)) {}\n";
+        assert_replacement(Lang::JavaScript, js, "a = g(1)", "a");
+        // An assignment that is not a parameter keeps its value.
+        assert_no_replacement(Lang::JavaScript, "const [a = 1] = x;\n", "a = 1", "a");
     }
 
     #[test]
