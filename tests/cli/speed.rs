@@ -274,7 +274,7 @@ fn a_build_directory_kept_between_probes_never_answers_for_changed_sources() {
 }
 
 #[test]
-fn a_single_file_is_not_traced_and_costs_no_more_commands() {
+fn a_small_tree_is_not_traced_and_costs_no_more_commands() {
     let area = Area::new();
     area.write("proj", &[("a.txt", "hay\nneedle\nhay\n")]);
     let script = "grep -q needle a.txt && { echo 'Error: needle found' >&2; exit 1; }; exit 0";
@@ -288,7 +288,7 @@ fn a_single_file_is_not_traced_and_costs_no_more_commands() {
         let r = report(&area.path(out));
         samples.push(r["oracle_samples"].as_u64().unwrap());
         if extra.is_none() {
-            assert_eq!(r["execution"]["trace"]["outcome"], "single-entry");
+            assert_eq!(r["execution"]["trace"]["outcome"], "small-tree");
         }
     }
     assert_eq!(samples[0], samples[1]);

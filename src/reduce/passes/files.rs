@@ -19,6 +19,9 @@ pub(crate) struct Files {
     traced: bool,
 }
 
+/// Trees of at most this many entries are not traced (see [`Files::untouched`]).
+const SMALL_TREE: usize = 4;
+
 /// The children of one directory, as a list to minimise.
 struct Paths(Vec<RelPath>);
 
@@ -84,12 +87,12 @@ impl Files {
         let Some(strace) = &ctx.strace else {
             return Ok(Some(0));
         };
-        if session.current.entries.len() < 2 {
-            // One entry, which the failure needs (the empty tree does not reproduce it):
-            // nothing to learn.
+        if session.current.entries.len() <= SMALL_TREE {
+            // The files pass tries each of these few entries anyway: a traced run would
+            // cost more commands than it could save.
             session.set_access_record(crate::reduce::access::TraceRecord {
                 tool: "strace".into(),
-                outcome: "single-entry".into(),
+                outcome: "small-tree".into(),
                 touched: 0,
                 untouched: 0,
             });
