@@ -17,6 +17,7 @@
 //! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses |
 //! | [`semantic_answer`] | `reduce::semantic::parse_answer` and `safe_path` | carry at most 64 edits, each path it calls safe made of normal components only |
 //! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
+//! | [`access_log`] | `reduce::access::parse` (a strace log the traced command may have written to) | touch only normal relative paths under the root, each with its ancestors |
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};
@@ -378,6 +379,33 @@ pub fn semantic_answer(data: &[u8]) -> Broken {
     Ok(())
 }
 
+/// The file-access tracer's log reader: the log is written by a process the traced
+/// command can reach, so any bytes may be there. Every path it reports touched is a
+/// relative path of normal components (never absolute, never `.` or `..`, never empty),
+/// and its parent is touched too.
+///
+/// # Errors
+/// What the reading broke.
+pub fn access_log(data: &[u8]) -> Broken {
+    let text = String::from_utf8_lossy(data);
+    let access = crate::reduce::access::parse(&text, std::path::Path::new("/w/tree"));
+    for path in access.paths() {
+        if path.is_empty()
+            || path.starts_with('/')
+            || path
+                .split('/')
+                .any(|c| c.is_empty() || c == "." || c == "..")
+        {
+            return Err(format!("touched {path:?}"));
+        }
+        let parent = crate::tree::parent_of(path);
+        if !parent.is_empty() && !access.touched(parent) {
+            return Err(format!("touched {path:?} but not its parent"));
+        }
+    }
+    Ok(())
+}
+
 /// The judge's rebuild of a certified tree: the bytes are a JSON array of edits (as a reduce
 /// report carries them) applied to a fixed tree. An accepted edit set stays within the
 /// replacement bound, deletes only what exists, leaves every file it does not name as it
@@ -465,7 +493,7 @@ mod tests {
 
     type Target = fn(&[u8]) -> Broken;
 
-    const TARGETS: [(&str, Target); 12] = [
+    const TARGETS: [(&str, Target); 13] = [
         ("line", line),
         ("decode", decode),
         ("junit", junit),
@@ -478,6 +506,7 @@ mod tests {
         ("manifest", manifest),
         ("edits", edits),
         ("semantic_answer", semantic_answer),
+        ("access_log", access_log),
     ];
 
     /// Every committed seed of every fuzz target passes its target's checks, and most of

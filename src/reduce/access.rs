@@ -71,6 +71,11 @@ impl Access {
             .collect()
     }
 
+    /// Every touched path, in no particular order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.touched.iter().map(String::as_str)
+    }
+
     /// How many entries of `tree` were touched.
     pub fn count_touched(&self, tree: &Tree) -> u64 {
         tree.entries.keys().filter(|p| self.touched(p)).count() as u64
