@@ -51,6 +51,18 @@ pub struct TraceRecord {
     pub untouched: u64,
 }
 
+impl TraceRecord {
+    /// The record of a reduction that traced nothing, and why (`outcome`).
+    pub fn untraced(outcome: &str) -> TraceRecord {
+        TraceRecord {
+            tool: "strace".into(),
+            outcome: outcome.into(),
+            touched: 0,
+            untouched: 0,
+        }
+    }
+}
+
 impl Access {
     /// Whether a call named `path` or something below it.
     pub fn touched(&self, path: &str) -> bool {

@@ -806,21 +806,15 @@ pub fn run_reduction(
     };
     // The tracer: off when asked, with a durable session (a resumed run must propose the
     // same candidates) and in a container (it would trace the engine's client).
-    let off = |outcome: &str| access::TraceRecord {
-        tool: "strace".into(),
-        outcome: outcome.into(),
-        touched: 0,
-        untouched: 0,
-    };
     if options.passes.contains(&PassName::Files) {
         if !options.trace || session.is_durable() {
-            session.set_access_record(off("off"));
+            session.set_access_record(access::TraceRecord::untraced("off"));
         } else if container.is_some() {
-            session.set_access_record(off("unavailable"));
+            session.set_access_record(access::TraceRecord::untraced("unavailable"));
         } else {
             ctx.strace = access::strace();
             if ctx.strace.is_none() {
-                session.set_access_record(off("unavailable"));
+                session.set_access_record(access::TraceRecord::untraced("unavailable"));
             }
         }
     }

@@ -90,12 +90,7 @@ impl Files {
         if session.current.entries.len() <= SMALL_TREE {
             // The files pass tries each of these few entries anyway: a traced run would
             // cost more commands than it could save.
-            session.set_access_record(crate::reduce::access::TraceRecord {
-                tool: "strace".into(),
-                outcome: "small-tree".into(),
-                touched: 0,
-                untouched: 0,
-            });
+            session.set_access_record(crate::reduce::access::TraceRecord::untraced("small-tree"));
             return Ok(Some(0));
         }
         let Some(access) = session.trace_access(self.name(), strace)? else {
