@@ -1,5 +1,8 @@
 //! The `repromin` binary: everything lives in the library.
 
 fn main() -> std::process::ExitCode {
-    repromin::cli::run(std::env::args_os())
+    let code = repromin::cli::run(std::env::args_os());
+    // Nothing runs any more: the guardian of the runs can go (and is reaped here).
+    repromin::runner::finish();
+    code
 }

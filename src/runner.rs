@@ -423,6 +423,13 @@ pub fn run(
     })
 }
 
+/// Ends this process's guardian (see the module docs) once no run is left, so that it is
+/// reaped here rather than left to whatever adopts it; runs started later still die with
+/// repromin. The binary calls it before it exits.
+pub fn finish() {
+    guardian::finish();
+}
+
 /// Confines runs to another user (the gate's sandbox): what is handed to that user before
 /// a run, the command line that starts the run confined, and what is taken back after it.
 pub(crate) trait Confinement: Send + Sync {

@@ -11,16 +11,17 @@
 //! until it executes the command, so end-of-file never comes before its line. When the
 //! pipe reaches end-of-file, because repromin has exited or died, the guardian sends
 //! SIGKILL to every group still listed and exits. On a normal exit the list is empty and
-//! it just exits.
+//! it just exits; [`finish`] makes that happen before repromin exits, and reaps it, so a
+//! repromin started by another repromin (a probe's `check-test`) leaves no guardian behind
+//! for the outer one, its subreaper, to collect.
 //!
 //! Lines are shorter than `PIPE_BUF`, so writes from several threads never interleave. A
 //! guardian that cannot be started, or that has died, leaves the runs as they were before
 //! it: the leader still dies with repromin.
 
-use std::io::Write;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use nix::unistd::Pid;
@@ -40,10 +41,12 @@ for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 
 /// The write end of the guardian's stdin.
 pub(super) struct Guardian {
-    stdin: Mutex<ChildStdin>,
+    stdin: Mutex<OwnedFd>,
     /// Its descriptor, for a leader to write its line on without taking the lock (the
     /// lock may be held by another thread at fork time).
     fd: RawFd,
+    /// The guardian itself, reaped by [`finish`].
+    child: Mutex<Option<Child>>,
 }
 
 /// The most bytes of one line: a sign, a process id and a newline.
@@ -73,10 +76,10 @@ pub(super) fn line(sign: u8, pid: i32, buf: &mut [u8; LINE_MAX]) -> usize {
 
 impl Guardian {
     fn send(&self, line: &str) {
-        if let Ok(mut stdin) = self.stdin.lock() {
+        if let Ok(stdin) = self.stdin.lock() {
             // A guardian that is gone gives EPIPE (SIGPIPE is ignored by the Rust runtime);
-            // the runs then go on without it.
-            let _ = stdin.write_all(line.as_bytes());
+            // the runs then go on without it. Lines are shorter than `PIPE_BUF`: one write.
+            let _ = nix::unistd::write(&*stdin, line.as_bytes());
         }
     }
 
@@ -93,9 +96,10 @@ impl Guardian {
 
 /// The process's guardian, started on the first call; `None` when it cannot be started.
 pub(super) fn get() -> Option<&'static Guardian> {
-    static GUARDIAN: OnceLock<Option<Guardian>> = OnceLock::new();
     GUARDIAN.get_or_init(start).as_ref()
 }
+
+static GUARDIAN: OnceLock<Option<Guardian>> = OnceLock::new();
 
 fn start() -> Option<Guardian> {
     let mut child = Command::new("/bin/sh")
@@ -109,15 +113,49 @@ fn start() -> Option<Guardian> {
         .process_group(0)
         .spawn()
         .ok()?;
-    let stdin = child.stdin.take()?;
+    let stdin = OwnedFd::from(child.stdin.take()?);
     let fd = stdin.as_raw_fd();
-    // Never waited for: it exits only when repromin is gone, and whoever inherits it
-    // reaps it.
-    drop(child);
+    // Waited for only by `finish`: otherwise it exits when repromin is gone, and whoever
+    // inherits it reaps it.
     Some(Guardian {
         stdin: Mutex::new(stdin),
         fd,
+        child: Mutex::new(Some(child)),
     })
+}
+
+/// Ends the guardian, if one was started, when no run is left: its stdin is replaced by
+/// `/dev/null` (the pipe reaches end-of-file, and a leader started later writes its line
+/// nowhere), and it is reaped within a second. Called as repromin exits.
+pub(crate) fn finish() {
+    let Some(guardian) = GUARDIAN.get().and_then(Option::as_ref) else {
+        return;
+    };
+    let Ok(mut child) = guardian.child.lock() else {
+        return;
+    };
+    let Some(mut process) = child.take() else {
+        return;
+    };
+    let Ok(mut stdin) = guardian.stdin.lock() else {
+        return;
+    };
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    // The descriptor keeps its number (a leader may still hold it): it now refers to
+    // /dev/null (still close-on-exec), and the pipe's last write end is closed.
+    if nix::unistd::dup3(&null, &mut stdin, nix::fcntl::OFlag::O_CLOEXEC).is_err() {
+        return;
+    }
+    drop(stdin);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while std::time::Instant::now() < until {
+        match process.try_wait() {
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(2)),
+            _ => return,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -520,3 +520,49 @@ fn a_command_that_repromin_was_starting_when_killed_dies_with_its_children() {
     clean_up(&t);
     assert!(!left, "the command's child outlived repromin");
 }
+
+#[test]
+fn a_repromin_that_a_command_starts_leaves_no_guardian_for_the_outer_one_to_reap() {
+    // The gate's reduce side runs `repromin check-test` as its command, and reaps what its
+    // commands leave behind as their subreaper. The inner repromin must take its own
+    // guardian with it: a guardian left to the outer one is a zombie per probe.
+    let (area, _src, tmp) = area_with_tree();
+    let counts = area.path("zombies");
+    let script = format!(
+        "{bin} check-test --format junit --file t.py --name t --timeout-ms 20000 -- true \
+         >/dev/null 2>&1; sleep 0.3; \
+         awk -v p=\"$PPID\" '$3 == \"Z\" && $4 == p' /proc/[0-9]*/stat 2>/dev/null \
+         | wc -l >> {counts}; exit 1",
+        bin = bin().display(),
+        counts = counts.display()
+    );
+    let o = finish(
+        &[
+            "reduce",
+            "src",
+            "out",
+            "--no-progress",
+            "--jobs",
+            "1",
+            "--allow-trivial",
+            "--exit-code",
+            "1",
+            "--max-attempts",
+            "4",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        area.dir.path(),
+        &tmp,
+        &[],
+    );
+    let seen = std::fs::read_to_string(&counts).unwrap_or_default();
+    let per_run: Vec<u32> = seen.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert!(per_run.len() >= 3, "{per_run:?}: {}", stderr(&o));
+    assert!(
+        per_run.iter().all(|&n| n == 0),
+        "zombies under the outer repromin, run by run: {per_run:?}"
+    );
+}
