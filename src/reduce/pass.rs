@@ -226,7 +226,8 @@ pub(crate) fn line_ranges(data: &[u8]) -> Vec<Range<usize>> {
 pub(crate) struct Ranges {
     path: RelPath,
     /// The elements, each a sorted set of ranges, in the content of length `len`; the
-    /// ranges of different elements are disjoint.
+    /// ranges of different elements are disjoint, except where neighbours share a
+    /// separator (both may cover the comma between them; see [`Removed`]).
     sets: Vec<Vec<Range<usize>>>,
     len: usize,
     /// What one element is called in labels.
@@ -313,17 +314,64 @@ impl Ranges {
         self.sets[i].iter().map(Range::len).sum()
     }
 
-    /// Range `r` in the content left after the elements `gone` were cut.
-    fn shifted(&self, gone: &[usize], r: &Range<usize>) -> Range<usize> {
-        let before: usize = gone
-            .iter()
-            .flat_map(|&i| &self.sets[i])
-            .filter(|g| g.end <= r.start)
-            .map(Range::len)
-            .sum();
-        // Ranges that share a separator can make `before` overcount; the length check of
-        // `candidate` then finds the list stale.
-        r.start.saturating_sub(before)..r.end.saturating_sub(before)
+    /// What the elements `gone` cut, as one measure (ranges that share a separator
+    /// counted once).
+    fn cut_by(&self, gone: &[usize]) -> Removed {
+        Removed::new(gone.iter().flat_map(|&i| self.sets[i].iter().cloned()))
+    }
+}
+
+/// Ranges cut from a content, merged (a separator two cut elements share is counted once):
+/// how many bytes went before any position.
+pub(crate) struct Removed {
+    /// Sorted, disjoint, non-adjacent ranges.
+    merged: Vec<Range<usize>>,
+    /// `before[i]`: the bytes of `merged[..i]`.
+    before: Vec<usize>,
+}
+
+impl Removed {
+    pub(crate) fn new(ranges: impl Iterator<Item = Range<usize>>) -> Removed {
+        let mut sorted: Vec<Range<usize>> = ranges.filter(|r| r.start < r.end).collect();
+        sorted.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<usize>> = Vec::with_capacity(sorted.len());
+        for r in sorted {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        let mut before = Vec::with_capacity(merged.len() + 1);
+        let mut total = 0;
+        before.push(0);
+        for r in &merged {
+            total += r.len();
+            before.push(total);
+        }
+        Removed { merged, before }
+    }
+
+    /// All the bytes cut.
+    pub(crate) fn len(&self) -> usize {
+        self.before.last().copied().unwrap_or(0)
+    }
+
+    /// The bytes cut before `pos`.
+    fn before(&self, pos: usize) -> usize {
+        // The ranges that start before `pos`; the last of them may reach past it.
+        let n = self.merged.partition_point(|r| r.start < pos);
+        match n.checked_sub(1) {
+            None => 0,
+            Some(last) => {
+                self.before[last] + self.merged[last].end.min(pos) - self.merged[last].start
+            }
+        }
+    }
+
+    /// Range `r` of the content before the cut, in the content after it (what of `r` was
+    /// cut is gone from it).
+    pub(crate) fn shift(&self, r: &Range<usize>) -> Range<usize> {
+        r.start - self.before(r.start)..r.end - self.before(r.end)
     }
 }
 
@@ -370,15 +418,15 @@ impl Elements for Ranges {
 
     fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
         let (now, digest) = file_state(session, &self.path)?;
-        let cut_before: usize = gone.iter().map(|&i| self.size(i)).sum();
-        if now.len() + cut_before != self.len {
+        let removed = self.cut_by(gone);
+        if now.len() + removed.len() != self.len {
             // Something else changed the file: these ranges are stale.
             return None;
         }
         let mut cut: Vec<Range<usize>> = chunk
             .iter()
             .flat_map(|&i| &self.sets[i])
-            .map(|r| self.shifted(gone, r))
+            .map(|r| removed.shift(r))
             .collect();
         cut.sort_by_key(|r| r.start);
         let (first_cut, last_cut) = (cut.first()?, cut.last()?);
@@ -419,13 +467,19 @@ impl Elements for Ranges {
     }
 
     fn remove(&mut self, _: &Session, gone: &[usize]) {
-        let cut: usize = gone.iter().map(|&i| self.size(i)).sum();
+        let removed = self.cut_by(gone);
         let survivors: Vec<Vec<Range<usize>>> = (0..self.sets.len())
             .filter(|i| gone.binary_search(i).is_err())
-            .map(|i| self.sets[i].iter().map(|r| self.shifted(gone, r)).collect())
+            .map(|i| {
+                self.sets[i]
+                    .iter()
+                    .map(|r| removed.shift(r))
+                    .filter(|r| !r.is_empty())
+                    .collect()
+            })
             .collect();
         self.sets = survivors;
-        self.len = self.len.saturating_sub(cut);
+        self.len = self.len.saturating_sub(removed.len());
     }
 }
 
@@ -496,5 +550,23 @@ mod tests {
         assert_eq!(line_ranges(b"a\nbb\nc"), vec![0..2, 2..5, 5..6]);
         assert_eq!(line_ranges(b""), Vec::<Range<usize>>::new());
         assert_eq!(line_ranges(b"\n"), vec![0..1]);
+    }
+
+    #[test]
+    fn a_shared_separator_is_cut_once() {
+        // "f(a, b)": `a, ` is 2..5 and the last element `, b` is 3..6 (it starts at the
+        // comma its predecessor covers).
+        let both = Removed::new([2..5, 3..6].into_iter());
+        assert_eq!(both.len(), 4);
+        assert_eq!(both.shift(&(6..7)), 2..3);
+        // Only `a, ` went: what is left of `, b` is `b`, at 2..3 of "f(b)".
+        let first = Removed::new([2..5].into_iter());
+        assert_eq!(first.shift(&(3..6)), 2..3);
+        assert_eq!(first.shift(&(0..2)), 0..2);
+        assert_eq!(first.shift(&(6..7)), 3..4);
+        // Adjacent and unsorted ranges merge; empty ones count nothing.
+        let cut = Removed::new([8..10, 0..1, 1..3, 5..5].into_iter());
+        assert_eq!(cut.len(), 5);
+        assert_eq!(cut.shift(&(4..9)), 1..5);
     }
 }

@@ -161,12 +161,10 @@ fn run_reduce_side(
             paths: unmanaged.clone(),
             ..crate::tree::IgnoreRules::default()
         };
-        // In the sandbox, the oracle command runs as the sandbox user, which may not reach
-        // the runner's copy of repromin: it runs a copy inside the scratch directory.
-        let exe = match &sandbox {
-            None => std::env::current_exe()?,
-            Some(_) => copy_of_self(scratch.path())?,
-        };
+        // The oracle command runs a copy of repromin inside the scratch directory: the
+        // sandbox user may not reach the runner's own, and a binary replaced on disk while
+        // the side runs (a rebuild) must not change, or break, the oracle mid-reduction.
+        let exe = copy_of_self(scratch.path())?;
         let mut shared = Vec::new();
         let mut argv = vec![
             exe.display().to_string(),
@@ -298,7 +296,15 @@ fn copy_of_self(scratch: &Path) -> Result<PathBuf, SideError> {
     std::fs::create_dir_all(&bin)?;
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755))?;
     let exe = bin.join("repromin");
-    std::fs::copy(std::env::current_exe()?, &exe)?;
+    // The running image itself, even when its file was replaced or removed since it
+    // started.
+    let running = Path::new("/proc/self/exe");
+    let source = if running.exists() {
+        running.to_path_buf()
+    } else {
+        std::env::current_exe()?
+    };
+    std::fs::copy(source, &exe)?;
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755))?;
     Ok(exe)
 }

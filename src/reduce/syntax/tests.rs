@@ -318,6 +318,20 @@ pub(super) fn check_structure(lang: Lang, src: &[u8]) {
     let utf8 = std::str::from_utf8(src).ok();
     for (d, groups) in levels.iter().enumerate() {
         assert!(!groups.is_empty(), "{lang}: level {d} is empty");
+        // The groups of one level never overlap: their elements form one list.
+        let mut spans: Vec<(usize, usize)> = groups
+            .iter()
+            .filter_map(|g| Some((g.first()?.start, g.iter().map(|r| r.end).max()?)))
+            .collect();
+        spans.sort_unstable();
+        for pair in spans.windows(2) {
+            assert!(
+                pair[0].1 <= pair[1].0,
+                "{lang}: groups {:?} and {:?} of level {d} overlap",
+                pair[0],
+                pair[1]
+            );
+        }
         for group in groups {
             assert!(!group.is_empty(), "{lang}: empty group at level {d}");
             for (i, r) in group.iter().enumerate() {
