@@ -366,11 +366,11 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsu
     ];
     let (command, report) = match runner {
         Runner::Vitest => (
-            "npx --no -- vitest run --coverage.enabled=false --reporter=junit --outputFile={report} {tests}",
+            "PATH=\"$PWD/node_modules/.bin:$PATH\" vitest run --coverage.enabled=false --reporter=junit --outputFile={report} {tests}",
             ReportFormat::Junit,
         ),
         Runner::Jest => (
-            "npx --no -- jest --ci --coverage=false --json --outputFile={report} {tests}",
+            "PATH=\"$PWD/node_modules/.bin:$PATH\" jest --ci --coverage=false --json --outputFile={report} {tests}",
             ReportFormat::JestJson,
         ),
         Runner::NodeTest => (
@@ -378,7 +378,7 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsu
             ReportFormat::NodeTest,
         ),
         Runner::Mocha => (
-            "npx --no -- mocha --reporter xunit --reporter-option output={report} {tests}",
+            "PATH=\"$PWD/node_modules/.bin:$PATH\" mocha --reporter xunit --reporter-option output={report} {tests}",
             ReportFormat::Junit,
         ),
         Runner::Ava | Runner::Tap => {
