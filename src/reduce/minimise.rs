@@ -219,6 +219,56 @@ pub(crate) fn minimise(
     Ok(Some(accepted))
 }
 
+/// Tries deleting each element of `elements` on its own, against one state per window of
+/// [`UNION_WINDOW`] elements: the search of lists of one element each (the single nodes of
+/// many small groups), batched so that every worker has a candidate. An element that is
+/// not tried [`alone`](Elements::alone) is kept. Each element counts as a list of its own
+/// for `needed`. Returns the commits made, or `None` when the session stopped.
+///
+/// # Errors
+/// Whatever the session reports.
+pub(crate) fn minimise_each(
+    session: &mut Session,
+    phase: &str,
+    needed: &mut NeededShare,
+    elements: &mut dyn Elements,
+) -> Result<Option<u64>, ReduceError> {
+    let len = elements.len();
+    let mut accepted = 0;
+    let mut cut = vec![false; len];
+    let mut gone: Vec<usize> = Vec::new();
+    let tried: Vec<usize> = (0..len).filter(|&i| elements.alone(session, i)).collect();
+    for window in tried.chunks(UNION_WINDOW) {
+        let mut members = Vec::new();
+        let mut candidates = Vec::new();
+        for &i in window {
+            if let Some(candidate) = elements.candidate(session, &[i], &gone) {
+                members.push(i);
+                candidates.push(candidate);
+            }
+        }
+        if candidates.is_empty() {
+            continue;
+        }
+        let Some(done) = session.try_window(phase, candidates)? else {
+            return Ok(None);
+        };
+        for (&i, committed) in members.iter().zip(done) {
+            if committed {
+                accepted += 1;
+                cut[i] = true;
+                gone.push(i);
+            }
+        }
+        gone.sort_unstable();
+    }
+    for went in cut {
+        needed.learn(usize::from(!went), usize::from(went));
+    }
+    elements.remove(session, &gone);
+    Ok(Some(accepted))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
 pub(crate) use crate::reduce::minimise::NeededShare;
-pub(crate) use crate::reduce::minimise::{Elements, minimise};
+pub(crate) use crate::reduce::minimise::{Elements, minimise, minimise_each};
 use crate::reduce::options::Minimiser;
 pub(crate) use crate::reduce::session::UNION_WINDOW;
 use crate::reduce::session::{Candidate, Session};
@@ -525,7 +525,30 @@ pub(crate) fn by_levels<C: Cut>(
             .filter(|g| !g.is_empty())
             .collect();
         groups.sort_by_key(|g| g[0][0].start);
-        for group in groups.into_iter().rev() {
+        // Last group first. Groups of one element each are batched (up to a window) and
+        // searched together against one state, so that every worker has a candidate.
+        let mut singles: Vec<Vec<Range<usize>>> = Vec::new();
+        let mut groups = groups.into_iter().rev().peekable();
+        while let Some(mut group) = groups.next() {
+            if group.len() == 1 {
+                singles.append(&mut group);
+                let more = groups.peek().is_some_and(|g| g.len() == 1);
+                if more && singles.len() < UNION_WINDOW {
+                    continue;
+                }
+                let batch = std::mem::take(&mut singles);
+                let Some(list) = Ranges::new(session, path, batch, noun, single_lines) else {
+                    return Ok(Some(accepted));
+                };
+                let mut list = list.guarded(session, guard);
+                let outcome = minimise_each(session, name, &mut state.needed, &mut list)?;
+                state.unparsable += list.unparsable();
+                let Some(n) = outcome else {
+                    return Ok(None);
+                };
+                accepted += n;
+                continue;
+            }
             let Some(list) = Ranges::new(session, path, group, noun, single_lines) else {
                 return Ok(Some(accepted));
             };

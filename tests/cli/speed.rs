@@ -2,7 +2,7 @@
 //! may only propose or skip searches; none may make a probe answer for a tree it did not
 //! run on, and the result must be what a run without them reaches.
 
-use crate::util::{Area, files, report, require_tool, run, stderr, tool_runs};
+use crate::util::{Area, files, report, require_tool, run, run_env, stderr, tool_runs};
 
 /// Whether `strace` can trace here; without it the tracer tests skip, except under
 /// `CI`, where `.ci/run` installs it.
@@ -293,4 +293,75 @@ fn a_small_tree_is_not_traced_and_costs_no_more_commands() {
     }
     assert_eq!(samples[0], samples[1]);
     assert_eq!(files(&area.path("traced"))["a.txt"], "needle\n");
+}
+
+#[test]
+fn the_single_nodes_of_many_small_groups_share_one_window() {
+    // Six functions whose one statement calls `int` with one argument: each argument list
+    // is a group of one node. Tried one group at a time, a window would hold one
+    // candidate and leave the second worker idle; batched, one window holds several.
+    let area = Area::new();
+    let mut src = String::new();
+    for i in 1..=6 {
+        src += &format!("def f{i}():\n    return int({i})\n");
+    }
+    src += "def unused():\n    return 0\n";
+    src += "print(f1() + f2() + f3() + f4() + f5() + f6())\n";
+    area.write("proj", &[("main.py", &src)]);
+    let trace = area.path("trace.tsv");
+    let reduce = |out: &str, jobs: &str| {
+        let o = run_env(
+            &[
+                "reduce",
+                "proj",
+                out,
+                "--jobs",
+                jobs,
+                "--passes",
+                "syntax",
+                "--exit-code",
+                "0",
+                "--",
+                "sh",
+                "-c",
+                "test \"$(python3 main.py)\" = 21",
+            ],
+            area.dir.path(),
+            &[("REPROMIN_TRACE", trace.to_str().unwrap())],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        files(&area.path(out))
+    };
+    let two = reduce("out2", "2");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    // Windows of the syntax pass, as the labels of their candidates.
+    let mut windows: Vec<Vec<String>> = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        match fields.as_slice() {
+            ["syntax", "window", _] => windows.push(Vec::new()),
+            ["syntax", _, label] => {
+                if let Some(w) = windows.last_mut() {
+                    w.push((*label).to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    let body =
+        |label: &String| (1..=6).any(|i| label == &format!("node at line {} of main.py", 2 * i));
+    assert!(
+        windows
+            .iter()
+            .any(|w| w.iter().filter(|l| body(l)).count() >= 2),
+        "no window held the nodes of two function bodies: {windows:?}"
+    );
+    // The same tree as one worker reaches: the unused function went, nothing else.
+    let one = reduce("out1", "1");
+    assert_eq!(one, two);
+    let kept = &two["main.py"];
+    assert!(
+        !kept.contains("unused") && kept.contains("int(6)"),
+        "{kept}"
+    );
 }

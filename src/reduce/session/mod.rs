@@ -636,6 +636,7 @@ impl Session {
         }
         if let Some(file) = self.trace.as_mut() {
             use std::io::Write;
+            let _ = writeln!(file, "{phase}\twindow\t{count} {}", to_run.len());
             for (i, candidate) in candidates.iter().enumerate() {
                 let how = match (&prepared[i], answers[i], to_run.contains(&i)) {
                     (None, _, _) => "no-op",
