@@ -148,8 +148,8 @@ fn under(path: &str, dir: &str) -> bool {
     path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/'
 }
 
-/// Merges sorted ranges, joining adjacent ones.
-fn normalise(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+/// Sorts ranges and merges those that overlap or touch; empty ones are dropped.
+pub(crate) fn normalise(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
     ranges.retain(|r| r.start < r.end);
     ranges.sort_by_key(|r| r.start);
     let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());

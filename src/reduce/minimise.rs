@@ -186,25 +186,12 @@ pub(crate) fn minimise(
         chunks = order.iter().map(|&i| chunks[i]).collect();
         let mut gone: Vec<usize> = Vec::new();
         for window in chunks.chunks(UNION_WINDOW) {
-            let mut tried: Vec<&[usize]> = Vec::new();
-            let mut candidates = Vec::new();
-            for chunk in window {
-                if let Some(candidate) = elements.candidate(session, chunk, &gone) {
-                    tried.push(chunk);
-                    candidates.push(candidate);
-                }
-            }
-            if candidates.is_empty() {
-                continue;
-            }
-            let Some(done) = session.try_window(phase, candidates)? else {
+            let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
                 return Ok(None);
             };
-            for (chunk, committed) in tried.iter().zip(done) {
-                if committed {
-                    accepted += 1;
-                    gone.extend_from_slice(chunk);
-                }
+            for chunk in committed {
+                accepted += 1;
+                gone.extend_from_slice(chunk);
             }
         }
         gone.sort_unstable();
@@ -238,35 +225,56 @@ pub(crate) fn minimise_each(
     let mut cut = vec![false; len];
     let mut gone: Vec<usize> = Vec::new();
     let tried: Vec<usize> = (0..len).filter(|&i| elements.alone(session, i)).collect();
-    for window in tried.chunks(UNION_WINDOW) {
-        let mut members = Vec::new();
-        let mut candidates = Vec::new();
-        for &i in window {
-            if let Some(candidate) = elements.candidate(session, &[i], &gone) {
-                members.push(i);
-                candidates.push(candidate);
-            }
-        }
-        if candidates.is_empty() {
-            continue;
-        }
-        let Some(done) = session.try_window(phase, candidates)? else {
+    let chunks: Vec<&[usize]> = tried.chunks(1).collect();
+    for window in chunks.chunks(UNION_WINDOW) {
+        let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
             return Ok(None);
         };
-        for (&i, committed) in members.iter().zip(done) {
-            if committed {
-                accepted += 1;
-                cut[i] = true;
-                gone.push(i);
-            }
+        for chunk in committed {
+            accepted += 1;
+            cut[chunk[0]] = true;
+            gone.push(chunk[0]);
         }
-        gone.sort_unstable();
     }
+    gone.sort_unstable();
     for went in cut {
         needed.learn(usize::from(!went), usize::from(went));
     }
     elements.remove(session, &gone);
     Ok(Some(accepted))
+}
+
+/// Tries deleting each chunk of `window` (against the current state, in which the elements
+/// `gone` were already cut) as one window of the session; returns the chunks committed, or
+/// `None` when the session stopped.
+fn try_chunks<'c>(
+    session: &mut Session,
+    phase: &str,
+    elements: &dyn Elements,
+    window: &[&'c [usize]],
+    gone: &[usize],
+) -> Result<Option<Vec<&'c [usize]>>, ReduceError> {
+    let mut tried = Vec::new();
+    let mut candidates = Vec::new();
+    for &chunk in window {
+        if let Some(candidate) = elements.candidate(session, chunk, gone) {
+            tried.push(chunk);
+            candidates.push(candidate);
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    let Some(done) = session.try_window(phase, candidates)? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        tried
+            .into_iter()
+            .zip(done)
+            .filter_map(|(chunk, committed)| committed.then_some(chunk))
+            .collect(),
+    ))
 }
 
 #[cfg(test)]

@@ -332,15 +332,7 @@ pub(crate) struct Removed {
 
 impl Removed {
     pub(crate) fn new(ranges: impl Iterator<Item = Range<usize>>) -> Removed {
-        let mut sorted: Vec<Range<usize>> = ranges.filter(|r| r.start < r.end).collect();
-        sorted.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<usize>> = Vec::with_capacity(sorted.len());
-        for r in sorted {
-            match merged.last_mut() {
-                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-                _ => merged.push(r),
-            }
-        }
+        let merged = crate::reduce::edits::normalise(ranges.collect());
         let mut before = Vec::with_capacity(merged.len() + 1);
         let mut total = 0;
         before.push(0);
