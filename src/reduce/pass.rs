@@ -568,6 +568,36 @@ mod tests {
     }
 
     #[test]
+    fn a_list_whose_last_two_elements_went_together_still_offers_the_rest() {
+        // `f(a, b, c)`: `a, ` and `b, `, then the last element `, c`, which starts at the
+        // comma `b, ` also covers. Once `b` and `c` went in one cut, `a` is still offered,
+        // at its place in what is left.
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = crate::reduce::session::tests::session_on(
+            &[("m.py", "f(a, b, c)\n")],
+            "true",
+            1,
+            scratch.path(),
+        );
+        let path: RelPath = Arc::from("m.py");
+        let list = Ranges::new(&session, &path, vec![2..5, 5..8, 6..9], "node", true).unwrap();
+        let both = list.candidate(&session, &[1, 2], &[]).unwrap();
+        let done = session.try_window("syntax", vec![both]).unwrap().unwrap();
+        assert_eq!(done, [true]);
+        let (now, _) = file_state(&session, "m.py").unwrap();
+        assert_eq!(&*now, b"f(a, )\n");
+        let Some(Candidate {
+            mutation: Mutation::Keep { keep, .. },
+            ..
+        }) = list.candidate(&session, &[0], &[1, 2])
+        else {
+            panic!("the list was taken for stale");
+        };
+        let left: Vec<u8> = keep.iter().flat_map(|r| now[r.clone()].to_vec()).collect();
+        assert_eq!(left, b"f()\n");
+    }
+
+    #[test]
     fn a_shared_separator_is_cut_once() {
         // "f(a, b)": `a, ` is 2..5 and the last element `, b` is 3..6 (it starts at the
         // comma its predecessor covers).

@@ -440,3 +440,61 @@ fn run_with_a_sandbox_user_reduces_in_the_sandbox() {
         "{runs:?}"
     );
 }
+
+#[test]
+fn the_reduce_side_keeps_its_oracle_when_its_binary_is_removed_while_it_runs() {
+    // A rebuild replaces the binary while a reduce side runs: its oracle (repromin
+    // check-test, started for every probe) must still be the image that is running.
+    let (repo, base, head) = repo_with_fix();
+    let repo_path = repo.path().display().to_string();
+    let out = tempfile::tempdir().unwrap();
+    let out_path = out.path().display().to_string();
+    let o = run(
+        &[
+            "exec", "--side", "base", "--out", &out_path, "--base", &base, "--head", &head,
+            "--repo", &repo_path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy_dir = tempfile::tempdir().unwrap();
+    let copy = copy_dir.path().join("repromin");
+    std::fs::copy(crate::util::bin(), &copy).unwrap();
+    let base_report = out.path().join("base.report").display().to_string();
+    let mut command = std::process::Command::new(&copy);
+    command
+        .args([
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            &out_path,
+            "--base-report",
+            &base_report,
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+            "--holdout-runs",
+            "3",
+        ])
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    crate::util::clean_env(&mut command);
+    let child = command.spawn().unwrap();
+    // The exec has happened once spawn returns: the file can go.
+    std::fs::remove_file(&copy).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let report = decode(&text).unwrap();
+    let ReduceOutcome::Reduced(reduced) = &report.outcome else {
+        panic!("{report:?}");
+    };
+    assert_eq!(reduced.holdout.as_ref().map(|h| h.passes), Some(3));
+    assert!(reduced.after.files < reduced.before.files, "{reduced:?}");
+}

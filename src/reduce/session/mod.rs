@@ -908,13 +908,13 @@ fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::reduce::edits::tests::tree;
     use crate::runner::CommandSpec;
 
     /// A session on `files` whose command is `sh -c script` and whose oracle wants exit 0.
-    fn session_on(
+    pub(crate) fn session_on(
         files: &[(&str, &str)],
         script: &str,
         jobs: usize,
