@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use crate::util::{Area, files, report, require_tool, run_env, stderr};
@@ -134,6 +134,18 @@ pub(crate) fn have_engine() -> bool {
     require_tool("podman", engine())
 }
 
+/// Held shared by every test that starts a repromin with the container runner, and alone
+/// by the one that leaves a container behind on purpose: such a repromin first removes the
+/// containers of owners that have died, so a test running beside it would remove the
+/// container before it is looked for.
+static SWEEPS: RwLock<()> = RwLock::new(());
+
+fn beside_others() -> RwLockReadGuard<'static, ()> {
+    SWEEPS
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The arguments that run a reduction's commands in the test image.
 const IN_CONTAINER: [&str; 6] = [
     "--runner",
@@ -185,6 +197,7 @@ fn a_reduction_in_a_container_reaches_the_same_tree_as_on_the_host() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let host = Area::new();
     host.write("src", TREE);
     let out = reduce(&host, &[], FAILS);
@@ -236,6 +249,7 @@ fn a_run_over_the_memory_limit_is_a_resource_failure_not_the_failure() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let area = Area::new();
     area.write("src", TREE);
     area.write("src", &[("needed.txt", "keeps the memory low\n")]);
@@ -261,6 +275,7 @@ fn a_tree_grown_over_the_workspace_limit_is_a_resource_failure() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let area = Area::new();
     area.write("src", TREE);
     area.write("src", &[("needed.txt", "keeps the tree small\n")]);
@@ -281,6 +296,7 @@ fn a_hung_command_is_timed_out_and_its_container_removed() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let area = Area::new();
     area.write("src", TREE);
     area.write("src", &[("needed.txt", "keeps it from hanging\n")]);
@@ -314,6 +330,9 @@ fn containers_of_a_killed_repromin_are_removed_by_the_next_one() {
     if !have_engine() {
         return;
     }
+    let _alone = SWEEPS
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let area = Area::new();
     area.write("src", TREE);
     let mut command = Command::new(crate::util::bin());
@@ -374,6 +393,7 @@ fn a_resume_refuses_an_image_reference_that_now_names_another_image() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let tag = format!("localhost/repromin-test:drift-{}", std::process::id());
     build_image(&tag, Some(("etc/version", "1\n"))).unwrap();
     let area = Area::new();
@@ -412,6 +432,7 @@ fn a_missing_image_or_engine_is_named_and_nothing_runs() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let area = Area::new();
     area.write("src", TREE);
     let out = reduce(
@@ -494,6 +515,7 @@ fn the_gate_runs_its_sides_in_the_container_the_configuration_names() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let repo = crate::util::GitRepo::new();
     let config = format!(
         r#"{{"version": 1, "tests": ["tests/*.sh"], "install": ["test \"$(ls /sys/class/net)\" = lo"], "command": "sh run-tests.sh {{report}} {{tests}}", "report": "junit", "container": {{"image": "{IMAGE}"}}}}"#
@@ -565,6 +587,7 @@ fn a_config_file_runs_the_reduction_in_a_container() {
     if !have_engine() {
         return;
     }
+    let _sweeps = beside_others();
     let area = Area::new();
     area.write("src", TREE);
     let config = serde_json::json!({
