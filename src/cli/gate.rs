@@ -35,6 +35,21 @@ pub struct Commits {
     pub config: Option<PathBuf>,
 }
 
+/// The check run and comment payloads (`judge` and `run`).
+#[derive(Debug, Args, Clone)]
+pub struct Feedback {
+    /// Also write the check run (`check-run.json`) and the sticky pull-request comment
+    /// (`comment.json`) into DIR, created if missing, as request bodies of GitHub's REST
+    /// API for a workflow to post (docs/ci.md). The line is printed either way.
+    #[arg(long, value_name = "DIR")]
+    pub feedback_dir: Option<PathBuf>,
+
+    /// The page the check run and the comment link to for details (the workflow run's);
+    /// `https://` only.
+    #[arg(long, value_name = "URL", requires = "feedback_dir")]
+    pub details_url: Option<String>,
+}
+
 /// A side.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum SideArg {
@@ -150,6 +165,10 @@ pub struct JudgeArgs {
     /// Exit 1 unless the verdict is this one (for workflows that gate on the exit status).
     #[arg(long, value_name = "VERDICT")]
     pub require: Option<VerdictArg>,
+
+    #[command(flatten)]
+    /// The check run and comment payloads.
+    pub feedback: Feedback,
 }
 
 /// `repromin run`.
@@ -176,6 +195,10 @@ pub struct RunArgs {
     /// Exit 1 unless the verdict is this one.
     #[arg(long, value_name = "VERDICT")]
     pub require: Option<VerdictArg>,
+
+    #[command(flatten)]
+    /// The check run and comment payloads.
+    pub feedback: Feedback,
 
     /// Do not run the reduce side (no certificate).
     #[arg(long)]
@@ -366,7 +389,7 @@ fn report_to_github(console: &Console, judgement: &gate::Judgement, printed: &st
         && let Err(err) = github::append(
             &path,
             &github::summary(
-                &judgement.line,
+                &github::with_every_test(judgement),
                 judgement.configuration.as_deref(),
                 &judgement.failures,
             ),
@@ -387,8 +410,36 @@ fn report_to_github(console: &Console, judgement: &gate::Judgement, printed: &st
     }
 }
 
-fn finish(console: &Console, judgement: &gate::Judgement, require: Option<VerdictArg>) -> Exit {
+/// Writes the check run and comment payloads when asked; a failure is a warning and leaves
+/// no payload behind, and never changes the line.
+fn write_feedback(
+    console: &Console,
+    judgement: &gate::Judgement,
+    commits: &Commits,
+    feedback: &Feedback,
+) {
+    let Some(dir) = &feedback.feedback_dir else {
+        return;
+    };
+    let repo = gate::git::Repo::new(&commits.repo);
+    if let Err(err) = gate::feedback::write(dir, judgement, &repo, feedback.details_url.as_deref())
+    {
+        console.err(&format!(
+            "warning: cannot write the check run and comment: {}",
+            with_causes(&err)
+        ));
+    }
+}
+
+fn finish(
+    console: &Console,
+    judgement: &gate::Judgement,
+    require: Option<VerdictArg>,
+    commits: &Commits,
+    feedback: &Feedback,
+) -> Exit {
     let printed = gate::format(judgement);
+    write_feedback(console, judgement, commits, feedback);
     report_to_github(console, judgement, &printed);
     console.out(&printed);
     match require {
@@ -405,7 +456,13 @@ pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
         Err(err) => {
             let judgement =
                 gate::judge_error(&args.commits.head, &args.commits.base, &err.to_string());
-            return finish(&console, &judgement, args.require);
+            return finish(
+                &console,
+                &judgement,
+                args.require,
+                &args.commits,
+                &args.feedback,
+            );
         }
     };
     let judgement = gate::judge(&gate::JudgeInput {
@@ -419,7 +476,13 @@ pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
         mutants_report: args.mutants_report.clone(),
         local_config: local,
     });
-    finish(&console, &judgement, args.require)
+    finish(
+        &console,
+        &judgement,
+        args.require,
+        &args.commits,
+        &args.feedback,
+    )
 }
 
 /// `run`: both sides and the judge; the line on stdout, a table on stderr.
@@ -430,7 +493,13 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
         Err(err) => {
             let judgement =
                 gate::judge_error(&args.commits.head, &args.commits.base, &err.to_string());
-            return finish(&console, &judgement, args.require);
+            return finish(
+                &console,
+                &judgement,
+                args.require,
+                &args.commits,
+                &args.feedback,
+            );
         }
     };
     if let Some(dir) = &args.reports
@@ -457,7 +526,13 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
         interrupt,
     );
     console.err(&gate::table(&judgement));
-    finish(&console, &judgement, args.require)
+    finish(
+        &console,
+        &judgement,
+        args.require,
+        &args.commits,
+        &args.feedback,
+    )
 }
 
 /// `line`: validates `repromin/v1` lines from stdin.

@@ -34,6 +34,9 @@ pub(crate) const ACTIONS_ENV: &str = "GITHUB_ACTIONS";
 pub(crate) const SUMMARY_MAX_TESTS: usize = 200;
 /// Most `fails-on-head` annotations printed; GitHub shows ten error annotations per step.
 pub(crate) const MAX_TEST_ANNOTATIONS: usize = 10;
+/// Most bytes of the step summary: GitHub refuses a step's summary over 1 MiB, and then
+/// shows none of it.
+pub(crate) const SUMMARY_MAX_BYTES: usize = 1_000_000;
 /// Most characters of one table cell or annotation message.
 const MAX_TEXT_CHARS: usize = 300;
 
@@ -207,7 +210,7 @@ pub(crate) fn judgement_outputs(printed_line: &str) -> Vec<(String, String)> {
 
 /// Replaces control characters (and the Unicode line and paragraph separators) by spaces,
 /// defangs `repromin/v1` and clips to [`MAX_TEXT_CHARS`].
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     let flat: String = text
         .chars()
         .map(|c| {
@@ -314,7 +317,7 @@ pub(crate) fn annotations(result: &ResultLine) -> Vec<String> {
 
 /// Escapes prose for Markdown: one line, HTML special characters as entities, inline
 /// Markdown punctuation behind a backslash.
-fn md(text: &str) -> String {
+pub(super) fn md(text: &str) -> String {
     let mut out = String::new();
     for c in one_line(text).chars() {
         match c {
@@ -333,7 +336,7 @@ fn md(text: &str) -> String {
 
 /// A name or path as a Markdown code span (shown literally), safe inside a table cell: one
 /// line, `|` escaped for the table, and a fence longer than any run of backticks inside.
-fn code(text: &str) -> String {
+pub(super) fn code(text: &str) -> String {
     let flat = one_line(text).replace('|', "\\|");
     if flat.trim().is_empty() {
         return String::new();
@@ -349,11 +352,11 @@ fn code(text: &str) -> String {
 }
 
 /// Only the hex digits of a commit id or digest, safe inside a code span.
-fn hex(text: &str) -> String {
+pub(super) fn hex(text: &str) -> String {
     text.chars().filter(char::is_ascii_hexdigit).collect()
 }
 
-fn explain(verdict: Verdict) -> &'static str {
+pub(super) fn explain(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Reproduced => {
             "A test fails on the merge base, on both runs, and passes on head: it reproduces \
@@ -372,7 +375,7 @@ fn explain(verdict: Verdict) -> &'static str {
     }
 }
 
-fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
+pub(super) fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
     match verdict {
         CertificateVerdict::Certified => {
             "the reduced tree still fails the test often enough in its holdout runs"
@@ -383,6 +386,26 @@ fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
         CertificateVerdict::BudgetExhausted => "the reduce side ran out of time",
         CertificateVerdict::Error => "the certificate could not be checked",
     }
+}
+
+/// The judgement's line with every classified test in `tests`, not only those that fit the
+/// line's 4 KB: the summary's table then lists the first [`SUMMARY_MAX_TESTS`] of all.
+pub(crate) fn with_every_test(judgement: &crate::gate::judge::Judgement) -> ResultLine {
+    let mut full = judgement.line.clone();
+    full.tests = judgement
+        .classified
+        .rows
+        .iter()
+        .map(|row| line::TestLine {
+            file: row.file.clone(),
+            name: row.name.clone(),
+            class: row.class,
+            base: row.base,
+            rerun: row.rerun,
+            head: row.head,
+        })
+        .collect();
+    full
 }
 
 /// The Markdown summary of a judgement, for `$GITHUB_STEP_SUMMARY`: the verdict, the
@@ -485,10 +508,32 @@ pub(crate) fn summary(
     if let Some(mutants) = &result.mutants {
         mutation_check(&mut out, mutants, result.truncated);
     }
-    out
+    fit_bytes(out, SUMMARY_MAX_BYTES)
 }
 
-fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
+/// Cuts Markdown to at most `max` bytes at a line boundary, saying how much was dropped.
+pub(super) fn fit_bytes(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let total = text.len();
+    // The note is under 200 bytes; the cut leaves room for it.
+    let mut cut = max.saturating_sub(200);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cut = text[..cut].rfind('\n').map_or(cut, |at| at + 1);
+    text.truncate(cut);
+    let _ = writeln!(
+        text,
+        "\n({} of {total} bytes were dropped here to keep under GitHub's limit; the line \
+         and the counts cover every test.)",
+        total - cut
+    );
+    text
+}
+
+pub(super) fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
     let _ = writeln!(
         out,
         "### Mutation check: {}
@@ -506,7 +551,7 @@ fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
     }
     if !mutants.results.is_empty() {
         out.push_str("| spec | mutation | outcome | failed |\n| --- | --- | --- | --- |\n");
-        for r in &mutants.results {
+        for r in mutants.results.iter().take(SUMMARY_MAX_TESTS) {
             let failed = match &r.failed {
                 Some(f) if f.is_empty() => "none".to_string(),
                 Some(f) => f.iter().map(|t| code(t)).collect::<Vec<_>>().join(", "),
@@ -521,6 +566,13 @@ fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
                 failed
             );
         }
+        if mutants.results.len() > SUMMARY_MAX_TESTS {
+            let _ = writeln!(
+                out,
+                "\n{} more mutants are not listed here.",
+                mutants.results.len() - SUMMARY_MAX_TESTS
+            );
+        }
         out.push('\n');
     }
     if truncated {
@@ -528,7 +580,7 @@ fn mutation_check(out: &mut String, mutants: &line::Mutants, truncated: bool) {
     }
 }
 
-fn certificate(out: &mut String, cert: &line::Certificate) {
+pub(super) fn certificate(out: &mut String, cert: &line::Certificate) {
     let _ = writeln!(out, "### Certificate: {}\n", cert.verdict.as_str());
     let _ = writeln!(out, "{}.\n", capitalise(explain_certificate(cert.verdict)));
     if let Some(error) = &cert.error {
@@ -558,7 +610,7 @@ fn certificate(out: &mut String, cert: &line::Certificate) {
     out.push('\n');
 }
 
-fn capitalise(text: &str) -> String {
+pub(super) fn capitalise(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
@@ -990,5 +1042,48 @@ mod tests {
         );
         assert!(text.contains("5 more tests are not listed"), "{text}");
         assert!(text.contains(&format!("{} passes-on-base", SUMMARY_MAX_TESTS + 5)));
+    }
+
+    #[test]
+    fn a_summary_of_thousands_of_long_tests_stays_under_the_limit_and_says_what_it_left_out() {
+        use SideStatus::{Failed, Passed};
+        // Every character of these names grows when escaped: `|` to `\|`, `€` is 3 bytes.
+        let long = "€|".repeat(200);
+        let tests: Vec<TestLine> = (0..5000)
+            .map(|i| {
+                test(
+                    &format!("tests/{long}{i}.py"),
+                    &format!("{long}{i}"),
+                    TestClass::Reproduces,
+                    [Failed, Failed, Passed],
+                )
+            })
+            .collect();
+        let mut line = result(Verdict::Reproduced, tests);
+        line.deleted_tests = (0..5000).map(|i| format!("{long}{i}")).collect();
+        line.not_collected = line.deleted_tests.clone();
+        let text = summary(&line, Some(&long), &[]);
+        assert!(text.len() <= SUMMARY_MAX_BYTES, "{}", text.len());
+        assert!(
+            text.contains("4800 more tests are not listed"),
+            "{}",
+            &text[..500]
+        );
+    }
+
+    #[test]
+    fn a_summary_over_the_limit_is_cut_at_a_line_and_says_how_much_was_dropped() {
+        let text = "x".repeat(99).to_string() + "\n";
+        let text = text.repeat(100);
+        let fitted = fit_bytes(text.clone(), 1000);
+        assert!(fitted.len() <= 1000, "{}", fitted.len());
+        assert!(fitted.starts_with(&text[..700]));
+        assert!(
+            fitted.contains(&format!("of {} bytes were dropped", text.len())),
+            "{fitted}"
+        );
+        let kept = fitted.split("\n(").next().unwrap_or_default();
+        assert!(kept.lines().all(|l| l.len() == 99), "{fitted}");
+        assert_eq!(fit_bytes(text[..900].to_string(), 1000), text[..900]);
     }
 }

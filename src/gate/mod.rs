@@ -17,7 +17,8 @@
 //! - [`mutants`]: mutation specs of pull requests that change tests alone;
 //! - [`local`]: `run`, every side then the judge in one process; [`table`]: what it shows;
 //! - [`line`]: the `repromin/v1` line, formatter and strict parser;
-//! - [`github`]: job outputs, the step summary and annotations; [`check`]: `check-test`.
+//! - [`github`]: job outputs, the step summary and annotations; [`feedback`]: the check
+//!   run and the sticky comment; [`check`]: `check-test`.
 
 pub mod certificate;
 pub(crate) mod check;
@@ -25,6 +26,7 @@ pub(crate) mod classify;
 pub(crate) mod config;
 pub(crate) mod detect;
 pub mod encode;
+pub(crate) mod feedback;
 pub(crate) mod git;
 pub(crate) mod github;
 pub(crate) mod judge;

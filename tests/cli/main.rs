@@ -8,6 +8,7 @@ mod containers;
 mod crash;
 mod doctor;
 mod errors;
+mod feedback;
 mod fixtures;
 mod gate;
 mod harness;
