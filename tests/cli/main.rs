@@ -3,6 +3,7 @@
 mod args;
 mod certificate;
 mod ci;
+mod completions;
 mod config;
 mod containers;
 mod crash;
@@ -13,6 +14,7 @@ mod gate;
 mod harness;
 mod help;
 mod kills;
+mod man;
 mod mutants;
 mod publish;
 mod reduce;
