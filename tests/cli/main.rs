@@ -16,6 +16,7 @@ mod help;
 mod kills;
 mod man;
 mod mutants;
+mod package;
 mod publish;
 mod reduce;
 mod runs;
