@@ -33,6 +33,14 @@ impl Console {
         let _ = writeln!(std::io::stdout().lock(), "{text}");
     }
 
+    /// Prints bytes on stdout as they are, with no newline added (a generated script or
+    /// page ends in its own); a closed pipe is not an error.
+    pub fn out_raw(&self, bytes: &[u8]) {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
+    }
+
     /// Prints a message on stderr.
     pub fn err(&self, text: &str) {
         eprintln!("{text}");

@@ -15,12 +15,14 @@ use std::process::ExitCode;
 pub enum Exit {
     /// Success: a result was published (for `doctor`: a reduction could start); `judge` and
     /// `run` printed their line (with `--require`, the verdict is the one required); `exec`
-    /// always; every line read by `line` is valid; `check-test`: the test passed.
+    /// always; every line read by `line` is valid; `check-test`: the test passed;
+    /// `completions` and `man` printed or wrote what they generate.
     Ok = 0,
     /// For `reduce`, `doctor` and `demo`: an internal error, an unsupported entry in SOURCE,
     /// a rule file that cannot be parsed, a command that cannot be started or a commit that
     /// could not be reproduced. For `judge` and `run` with `--require`: another verdict. For
-    /// `line`: some line was refused. For `check-test`: the test failed.
+    /// `line`: some line was refused. For `check-test`: the test failed. For `man`: a page
+    /// could not be rendered.
     Error = 1,
     /// Invalid options or input (clap's own usage errors also exit 2).
     Usage = 2,
@@ -39,8 +41,8 @@ pub enum Exit {
     FinalNotReproducing = 8,
     /// The holdout on the final tree cannot be planned or evaluated.
     HoldoutFailed = 9,
-    /// A file or directory could not be read or written (or, for `demo`, git could not be
-    /// started).
+    /// A file or directory could not be read or written (for `man --dir`: DIR or a page in
+    /// it; for `demo`, also: git could not be started).
     Io = 10,
     /// `check-test`: the test did not run or its report cannot be read ("cannot tell", the
     /// `git bisect run` convention).

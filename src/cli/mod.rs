@@ -4,6 +4,7 @@
 mod args;
 mod config;
 mod gate;
+mod generate;
 mod render;
 
 use std::ffi::OsString;
@@ -20,7 +21,8 @@ use crate::reduce;
 pub use crate::exit_code::Exit;
 pub use args::{DoctorArgs, ReduceArgs};
 pub use config::ConfigError;
-pub use render::{config_exit, demo_exit, exit_for, render_error, with_causes};
+pub use generate::ManError;
+pub use render::{config_exit, demo_exit, exit_for, man_exit, render_error, with_causes};
 
 use render::render_demo_error;
 
@@ -70,6 +72,16 @@ pub enum Command {
     CheckTest(gate::CheckArgs),
     /// Build a small project with a real bug in a temporary directory and reduce it.
     Demo,
+    /// Print a shell completion script on stdout.
+    ///
+    /// For bash: `repromin completions bash > ~/.local/share/bash-completion/completions/repromin`.
+    /// docs/install.md says where zsh, fish, elvish and PowerShell look for theirs.
+    Completions(generate::CompletionsArgs),
+    /// Print the man page (roff) on stdout, or write one page per command with --dir.
+    ///
+    /// Read it with `repromin man | man -l -`; install every page with
+    /// `repromin man --dir ~/.local/share/man/man1`.
+    Man(generate::ManArgs),
 }
 
 /// Parses `args` and runs the command.
@@ -129,6 +141,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Line => gate::line_command().into(),
         Command::CheckTest(args) => gate::check_command(&args).into(),
         Command::Demo => demo_command(&interrupt).into(),
+        Command::Completions(args) => completions_command(&args).into(),
+        Command::Man(args) => man_command(&args).into(),
     }
 }
 
@@ -243,6 +257,34 @@ fn demo_command(interrupt: &Arc<AtomicBool>) -> Exit {
         Err(err) => {
             render_demo_error(&console, &err);
             demo_exit(&err)
+        }
+    }
+}
+
+fn completions_command(args: &generate::CompletionsArgs) -> Exit {
+    Console::new(true).out_raw(&generate::completions(
+        args.shell,
+        &Cli::command(),
+        "repromin",
+    ));
+    Exit::Ok
+}
+
+fn man_command(args: &generate::ManArgs) -> Exit {
+    let console = Console::new(true);
+    let result = match &args.dir {
+        None => generate::man_page(Cli::command()).map(|page| console.out_raw(&page)),
+        Some(dir) => generate::write_pages(Cli::command(), dir).map(|paths| {
+            for path in paths {
+                console.out(&path.display().to_string());
+            }
+        }),
+    };
+    match result {
+        Ok(()) => Exit::Ok,
+        Err(err) => {
+            console.err(&format!("error: {}", with_causes(&err)));
+            man_exit(&err)
         }
     }
 }

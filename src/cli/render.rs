@@ -3,6 +3,7 @@
 //! printed for it, with its causes and a hint where one helps.
 
 use super::config::ConfigError;
+use super::generate::ManError;
 use crate::console::Console;
 use crate::demo::DemoError;
 use crate::exit_code::Exit;
@@ -74,6 +75,14 @@ pub fn demo_exit(err: &DemoError) -> Exit {
         DemoError::Tree(err) => tree_exit(err),
         DemoError::GitMissing(_) => Exit::Io,
         DemoError::Git { .. } => Exit::Usage,
+    }
+}
+
+/// The exit code for a man page of `man` that could not be rendered or written.
+pub fn man_exit(err: &ManError) -> Exit {
+    match err {
+        ManError::Render { .. } => Exit::Error,
+        ManError::CreateDir { .. } | ManError::Write { .. } => Exit::Io,
     }
 }
 

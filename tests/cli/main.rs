@@ -3,6 +3,7 @@
 mod args;
 mod certificate;
 mod ci;
+mod completions;
 mod config;
 mod containers;
 mod crash;
@@ -14,7 +15,9 @@ mod gate;
 mod harness;
 mod help;
 mod kills;
+mod man;
 mod mutants;
+mod package;
 mod publish;
 mod reduce;
 mod runs;
