@@ -43,7 +43,6 @@ use std::path::{Path, PathBuf};
 
 pub use crate::output_layout::{parent_dir, sidecar_path};
 
-use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
 
 use crate::output_layout::{
     OutputLayout, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR, STAGING_JOURNAL,
@@ -73,14 +72,39 @@ const MAX_JOURNAL_LEN: u64 = 4096;
 /// The longest sidecar file compared during recovery.
 const MAX_SIDECAR_FILE: u64 = 256 << 20;
 
+/// `renameat2(from, to, RENAME_NOREPLACE)`. Called through libc, which declares it for
+/// glibc and musl alike (nix wraps it for glibc only, and the release binaries are static
+/// musl builds).
+#[allow(unsafe_code)]
 fn rename_noreplace(from: &Path, to: &Path) -> Result<(), TreeError> {
-    renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE).map_err(|errno| {
-        TreeError::Io {
-            action: "publish",
-            path: to.to_path_buf(),
-            source: std::io::Error::from(errno),
-        }
-    })
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt as _;
+    let failed = |source: std::io::Error| TreeError::Io {
+        action: "publish",
+        path: to.to_path_buf(),
+        source,
+    };
+    let c = |path: &Path| {
+        CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| failed(std::io::Error::from(std::io::ErrorKind::InvalidInput)))
+    };
+    let (from_c, to_c) = (c(from)?, c(to)?);
+    // SAFETY: both paths are NUL-terminated strings that live across the call; the call
+    // reads them and nothing else.
+    let rc = unsafe {
+        nix::libc::renameat2(
+            nix::libc::AT_FDCWD,
+            from_c.as_ptr(),
+            nix::libc::AT_FDCWD,
+            to_c.as_ptr(),
+            nix::libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(failed(std::io::Error::last_os_error()))
+    }
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> TreeError {
