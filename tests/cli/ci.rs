@@ -1,18 +1,21 @@
-//! The shipped GitHub Actions files: actionlint on the workflows, `action.yml` against
-//! docs/ci.md, and both workflow layouts run step by step, from the workflow files
-//! themselves, on a real pytest repository.
+//! The shipped GitHub Actions files: actionlint and zizmor on the workflows and the action,
+//! their permissions and pins, `action.yml` against docs/ci.md, and both workflow layouts
+//! run step by step, from the workflow files themselves, on a real pytest repository. The
+//! release workflow and the action's installer are run the same way in `release`.
 //!
 //! The step runner below does what the Actions runner does for the steps these files use:
 //! a workspace and a temp directory per job, each `run:` script in
 //! `bash --noprofile --norc -e -o pipefail` with its `env:`, a fresh `$GITHUB_OUTPUT` and
 //! `$GITHUB_STEP_SUMMARY` per step read back by the runner's rules, `${{ }}` expressions
-//! resolved from step, job and event values, and the composite action's steps with its
-//! inputs. What needs GitHub itself is replaced by the nearest local thing:
-//! `actions/checkout` is a `git clone` of the test repository, artifacts are copied through
-//! a directory, the binary built by `cargo test` stands in for the action's cached build
-//! (the test checks that the build step runs `cargo build --release --locked`), and the one
-//! call to GitHub's API (`gh api`, the commit status) is recorded instead of sent. Unknown
-//! expressions or steps fail the test, so the files and this test cannot drift apart.
+//! resolved from step, job, matrix and event values, and the composite action's steps with
+//! its inputs, each under its `if:`. What needs GitHub itself is replaced by the nearest
+//! local thing: `actions/checkout` is a `git clone` of the test repository, artifacts are
+//! copied through a directory, the binary built by `cargo test` stands in for the action's
+//! source build and the release's builds (the test checks that each runs
+//! `cargo build --release --locked`), an attestation checks its subjects against their
+//! checksums file, and the calls to GitHub's API (`gh api` for the commit status,
+//! `gh release` for the release) are recorded instead of sent. Unknown expressions, steps
+//! or conditions fail the test, so the files and this test cannot drift apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
