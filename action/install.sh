@@ -13,7 +13,7 @@
 # for source, `reason`. Everything it says goes to stderr, one line that names what it did
 # and, for source, why. It takes seconds: one download of a few megabytes.
 #
-# Runs on Linux and macOS runners alike: bash 3.2, sha256sum or shasum, curl, tar.
+# Needs bash, sha256sum (or shasum), curl and tar.
 set -euo pipefail
 
 say() { printf 'repromin: %s\n' "$*" >&2; }
@@ -45,6 +45,12 @@ newer() {
   done
   return 1
 }
+
+# Neither a binary nor the source build exists elsewhere: say so now rather than after
+# minutes of compiling.
+if [ "$RUNNER_OS" != Linux ]; then
+  fail "repromin runs on Linux runners only (it uses Linux process control: a child subreaper, the parent-death signal, namespaces), not on $RUNNER_OS; use runs-on: ubuntu-latest"
+fi
 
 case "$INPUT_INSTALL" in
   binary) ;;
@@ -84,8 +90,6 @@ fi
 case "$RUNNER_OS/$RUNNER_ARCH" in
   Linux/X64) target=x86_64-unknown-linux-musl ;;
   Linux/ARM64) target=aarch64-unknown-linux-musl ;;
-  macOS/X64) target=x86_64-apple-darwin ;;
-  macOS/ARM64) target=aarch64-apple-darwin ;;
   *) source_build "no release binary is built for $RUNNER_OS/$RUNNER_ARCH" ;;
 esac
 

@@ -43,7 +43,6 @@ use std::path::{Path, PathBuf};
 
 pub use crate::output_layout::{parent_dir, sidecar_path};
 
-
 use crate::output_layout::{
     OutputLayout, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR, STAGING_JOURNAL,
     STAGING_OWNER, STAGING_PREFIX,

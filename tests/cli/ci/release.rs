@@ -19,12 +19,7 @@ use crate::util::{GitRepo, require_tool, tool_runs};
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The targets the release builds, and so the ones the action installs a binary for.
-const TARGETS: [&str; 4] = [
-    "x86_64-unknown-linux-musl",
-    "aarch64-unknown-linux-musl",
-    "x86_64-apple-darwin",
-    "aarch64-apple-darwin",
-];
+const TARGETS: [&str; 2] = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"];
 
 /// The target the action picks on the test runner's Linux/X64.
 const LINUX_X64: &str = "x86_64-unknown-linux-musl";
@@ -177,7 +172,7 @@ fn the_packaging_script_makes_the_release_archive_and_its_checksums() {
     );
 
     // SHA256SUMS over every asset, in sha256sum's own format.
-    let second = package(&root(), "aarch64-apple-darwin", &binary, &out);
+    let second = package(&root(), "aarch64-unknown-linux-musl", &binary, &out);
     let o = sh(
         &root().join("dist/checksums.sh"),
         &[&out.display().to_string()],
@@ -753,7 +748,7 @@ fn the_action_builds_from_source_where_no_binary_is_pinned_or_asked_for() {
     )
     .unwrap();
 
-    let cases: [SourceCase; 6] = [
+    let cases: [SourceCase; 5] = [
         (
             "install: source",
             None,
@@ -777,13 +772,6 @@ fn the_action_builds_from_source_where_no_binary_is_pinned_or_asked_for() {
             &[],
             &[("RUNNER_ARCH", "ARM")],
             "no release binary is built for Linux/ARM".to_string(),
-        ),
-        (
-            "a Windows runner",
-            None,
-            &[],
-            &[("RUNNER_OS", "Windows")],
-            "no release binary is built for Windows/X64".to_string(),
         ),
         (
             "no checksums pinned at all",
@@ -866,4 +854,72 @@ fn the_action_builds_from_source_where_no_binary_is_pinned_or_asked_for() {
         let said = text(&run.steps["install"].output.stderr);
         assert!(said.contains(message), "{said}");
     }
+
+    // A runner that is not Linux gets neither a binary nor a source build that cannot
+    // compile there, but an error that says why, at once, even when source is asked for.
+    for (os, install) in [
+        ("macOS", "binary"),
+        ("macOS", "source"),
+        ("Windows", "binary"),
+    ] {
+        let mut job = release.job();
+        job.may_fail = true;
+        job.env.insert("RUNNER_OS".to_string(), os.to_string());
+        let mut inputs = judge.clone();
+        inputs.insert("install".to_string(), install.to_string());
+        let run = job.action(&inputs);
+        assert_eq!(run.failed.as_deref(), Some("install"), "{os} {install}");
+        assert_eq!(run.ran, ["Install repromin"], "{os} {install}");
+        let said = text(&run.steps["install"].output.stderr);
+        assert!(
+            said.contains("repromin runs on Linux runners only") && said.contains(os),
+            "{said}"
+        );
+        assert_eq!(installed_files(&job.temp), Vec::<PathBuf>::new());
+    }
+}
+
+/// cargo-binstall's metadata names the archives the release publishes: for each released
+/// target, and for the glibc hosts it points at them, the URL and the binary's path inside
+/// are those `dist/package.sh` writes.
+#[test]
+fn the_binstall_metadata_names_the_released_archives() {
+    let manifest: toml_edit::DocumentMut = std::fs::read_to_string(root().join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let binstall = &manifest["package"]["metadata"]["binstall"];
+    let render = |template: &str, target: &str| {
+        template
+            .replace("{ repo }", "https://github.com/repromin/repromin")
+            .replace("{ version }", VERSION)
+            .replace("{ target }", target)
+            .replace("{ bin }", "repromin")
+            .replace("{ binary-ext }", "")
+    };
+    let hosts = [
+        ("x86_64-unknown-linux-musl", "x86_64-unknown-linux-musl"),
+        ("aarch64-unknown-linux-musl", "aarch64-unknown-linux-musl"),
+        ("x86_64-unknown-linux-gnu", "x86_64-unknown-linux-musl"),
+        ("aarch64-unknown-linux-gnu", "aarch64-unknown-linux-musl"),
+    ];
+    for (host, released) in hosts {
+        assert!(TARGETS.contains(&released));
+        let spec = binstall["overrides"]
+            .get(host)
+            .filter(|o| o.get("pkg-url").is_some())
+            .unwrap_or(binstall);
+        let url = render(spec["pkg-url"].as_str().unwrap(), host);
+        let bin_dir = render(spec["bin-dir"].as_str().unwrap(), host);
+        let name = format!("repromin-v{VERSION}-{released}");
+        assert_eq!(
+            url,
+            format!(
+                "https://github.com/repromin/repromin/releases/download/v{VERSION}/{name}.tar.gz"
+            ),
+            "{host}"
+        );
+        assert_eq!(bin_dir, format!("{name}/repromin"), "{host}");
+    }
+    assert_eq!(binstall["pkg-fmt"].as_str(), Some("tgz"));
 }
