@@ -166,7 +166,13 @@ fn scripts(value: &Value, out: &mut Vec<String>) {
 fn allowed_grants(file: &str, job: &str) -> serde_json::Value {
     match (file, job) {
         ("repromin-judge.yml", "repromin") => {
-            serde_json::json!({"contents": "read", "actions": "read", "statuses": "write"})
+            serde_json::json!({
+                "contents": "read",
+                "actions": "read",
+                "statuses": "write",
+                "checks": "write",
+                "pull-requests": "write"
+            })
         }
         ("release.yml", "release") => {
             serde_json::json!({"contents": "write", "id-token": "write", "attestations": "write"})
@@ -587,6 +593,25 @@ struct ActionRun {
     failed: Option<String>,
 }
 
+/// The `gh` a workflow script gets: records each call, and answers a search for pull
+/// requests, a read of a pull request's head and a listing of its comments from
+/// `gh-answer-search`, `gh-answer-head` and `gh-answer-comments` when a test wrote them.
+const GH_STAND_IN: &str = r#"gh() {
+  n=$(find "$RUNNER_TEMP" -maxdepth 1 -name 'gh-call.*' | wc -l)
+  printf '%s\n' "$@" > "$RUNNER_TEMP/gh-call.$n"
+  cp "$RUNNER_TEMP/gh-call.$n" "$RUNNER_TEMP/gh-call"
+  case "$*" in
+    *search/issues*) kind=search ;;
+    *"/comments --jq"*) kind=comments ;;
+    *"/pulls/"*) kind=head ;;
+    *) kind="" ;;
+  esac
+  if [ -n "$kind" ] && [ -f "$RUNNER_TEMP/gh-answer-$kind" ]; then
+    cat "$RUNNER_TEMP/gh-answer-$kind"
+  fi
+  return 0
+}"#;
+
 /// Evaluates an `if:` condition of the forms the files use: comparisons `X == 'text'` and
 /// `X != 'text'` joined by `&&`, with `resolve` giving X's value.
 fn condition(expr: &str, resolve: &dyn Fn(&str) -> String) -> bool {
@@ -860,6 +885,16 @@ impl Job {
         adjust: &dyn Fn(&str, &mut BTreeMap<String, String>) -> bool,
     ) -> (Finished, BTreeMap<String, StepRun>) {
         let job = &workflow["jobs"][id];
+        // The runner's default variables that the scripts read, from the event's values.
+        for (name, expr) in [
+            ("GITHUB_SERVER_URL", "github.server_url"),
+            ("GITHUB_REPOSITORY", "github.repository"),
+            ("GITHUB_RUN_ID", "github.run_id"),
+        ] {
+            if let Some(value) = event.values.get(expr) {
+                self.env.insert(name.to_string(), value.clone());
+            }
+        }
         let mut runs = BTreeMap::new();
         for step in job["steps"].as_array().unwrap() {
             let name = step["name"]
@@ -882,6 +917,31 @@ impl Job {
                 .unwrap_or_default();
             if !adjust(&name, &mut with) {
                 continue;
+            }
+            // `${{ !cancelled() && X == 'text' && ... }}`: nothing is cancelled here, and
+            // `env.NAME` is the workflow's.
+            if let Some(test) = step["if"].as_str() {
+                let test = test
+                    .trim()
+                    .strip_prefix("${{")
+                    .and_then(|t| t.strip_suffix("}}"))
+                    .unwrap_or(test);
+                let rest: Vec<&str> = test
+                    .split("&&")
+                    .map(str::trim)
+                    .filter(|part| *part != "!cancelled()")
+                    .collect();
+                let holds = rest.is_empty()
+                    || condition(&rest.join(" && "), &|expr| {
+                        if let Some(name) = expr.strip_prefix("env.") {
+                            as_text(&workflow["env"][name])
+                        } else {
+                            self.lookup(event, needs, expr)
+                        }
+                    });
+                if !holds {
+                    continue;
+                }
             }
             let step_id = step["id"].as_str().map(str::to_string);
             let uses = step["uses"].as_str().unwrap_or_default();
@@ -1011,13 +1071,13 @@ impl Job {
                             .collect()
                     })
                     .unwrap_or_default();
-                // The commit status and the release go to GitHub's API, which a test cannot
-                // reach: the `gh` call is recorded instead, as a shell function in front of
-                // the script.
+                // The commit status, the check run, the comment and the release go to
+                // GitHub's API, which a test cannot reach: each `gh` call is recorded
+                // instead (`gh-call.N`, and the last one as `gh-call`), by a shell function
+                // in front of the script, which answers GitHub's reads from the files
+                // `gh-answer-KIND` that a test left in the temp directory.
                 let script = if script.contains("gh api ") || script.contains("gh release ") {
-                    format!(
-                        "gh() {{ printf '%s\\n' \"$@\" > \"$RUNNER_TEMP/gh-call\"; }}\n{script}"
-                    )
+                    format!("{GH_STAND_IN}\n{script}")
                 } else {
                     script.to_string()
                 };
@@ -1383,12 +1443,31 @@ fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
         artifacts: artifacts.path().to_path_buf(),
     };
     let judge = yaml(&root().join("workflows/repromin-judge.yml"));
-    let status = |job: &Job| -> Vec<String> {
-        std::fs::read_to_string(job.temp.join("gh-call"))
-            .unwrap()
-            .lines()
-            .map(str::to_string)
+    // Every `gh` call of the job, in order, each as its arguments.
+    let calls = |job: &Job| -> Vec<Vec<String>> {
+        (0..)
+            .map(|n| job.temp.join(format!("gh-call.{n}")))
+            .take_while(|path| path.exists())
+            .map(|path| {
+                std::fs::read_to_string(path)
+                    .unwrap()
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            })
             .collect()
+    };
+    let status = |job: &Job| -> Vec<String> { calls(job)[0].clone() };
+    // The check run: posted from the file the judge wrote, read here as GitHub would.
+    let check_run = |job: &Job| -> Value {
+        let call = &calls(job)[1];
+        assert_eq!(
+            call[..4],
+            ["api", "--method", "POST", "repos/owner/project/check-runs"],
+            "{call:?}"
+        );
+        assert_eq!(call[4], "--input");
+        serde_json::from_str(&std::fs::read_to_string(&call[5]).unwrap()).unwrap()
     };
     let expected = |state: &str, verdict: &str| -> Vec<String> {
         [
@@ -1421,6 +1500,84 @@ fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
     assert_eq!(line["mergeBase"], merge_base.as_str());
     assert!(line["certificate"].is_null());
     assert_eq!(status(&job), expected("success", "reproduced"));
+    let check = check_run(&job);
+    assert_eq!(check["conclusion"], "success");
+    assert_eq!(check["head_sha"], head.as_str());
+    assert_eq!(
+        check["details_url"],
+        "https://github.example/owner/project/actions/runs/99"
+    );
+    let table = check["output"]["text"].as_str().unwrap();
+    assert!(
+        table.contains("| `test_add` in `tests/test_calc.py` | ✅ failed | ✅ failed | ✅ passed | **reproduces** |"),
+        "{table}"
+    );
+    // The comment is off by default: two calls, the status and the check run.
+    assert_eq!(calls(&job).len(), 2, "{:?}", calls(&job));
+
+    // With the comment on: the open pull request whose head is this commit gets one
+    // comment, created the first time and edited in place after that.
+    let mut commenting = judge.clone();
+    commenting["env"]["REPROMIN_COMMENT"] = Value::String("true".into());
+    let comment_calls = |answers: &[(&str, &str)]| -> Vec<Vec<String>> {
+        let mut job = Job::new();
+        for (kind, answer) in answers {
+            std::fs::write(job.temp.join(format!("gh-answer-{kind}")), answer).unwrap();
+        }
+        job.run(
+            &workflow_run,
+            &commenting,
+            "repromin",
+            &BTreeMap::new(),
+            &|_, _| true,
+        );
+        let all = calls(&job);
+        let body: Value = serde_json::from_str(
+            &std::fs::read_to_string(job.temp.join("repromin-feedback/comment.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(
+            body["body"]
+                .as_str()
+                .unwrap()
+                .starts_with("<!-- repromin:sticky-comment -->\n"),
+            "{body}"
+        );
+        all[2..].to_vec()
+    };
+    let head_line = format!("{head}\n");
+    let first = comment_calls(&[("search", "7\n"), ("head", &head_line)]);
+    assert_eq!(first.len(), 4, "{first:?}");
+    assert_eq!(
+        first[3][..4],
+        [
+            "api",
+            "--method",
+            "POST",
+            "repos/owner/project/issues/7/comments"
+        ]
+    );
+    let again = comment_calls(&[
+        ("search", "7\n"),
+        ("head", &head_line),
+        ("comments", "123\n"),
+    ]);
+    assert_eq!(
+        again[3][..4],
+        [
+            "api",
+            "--method",
+            "PATCH",
+            "repos/owner/project/issues/comments/123"
+        ]
+    );
+    // A pull request whose head has moved on, or none at all: no comment is written.
+    let stale = comment_calls(&[
+        ("search", "7\n"),
+        ("head", "0000000000000000000000000000000000000000\n"),
+    ]);
+    assert_eq!(stale.len(), 2, "{stale:?}");
+    assert_eq!(comment_calls(&[]).len(), 1);
 
     // Artifacts are untrusted data: a forged head report is an error verdict, and nothing
     // in it reaches the log as a line.
@@ -1444,6 +1601,15 @@ fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
         "{line}"
     );
     assert_eq!(status(&job), expected("error", "error"));
+    let check = check_run(&job);
+    assert_eq!(check["conclusion"], "failure");
+    assert!(
+        check["output"]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("error: "),
+        "{check}"
+    );
     let stderr = text(&runs["Judge"].output.stderr);
     assert!(!stderr.contains("repromin/v1"), "{stderr}");
 }
