@@ -210,3 +210,24 @@ fn a_payload_is_never_written_through_a_symlink() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
     assert!(std::fs::symlink_metadata(out_dir.join("check-run.json")).is_err());
 }
+
+/// docs/ci.md ("What a maintainer sees") shows the comment of the snapshot above, rendered:
+/// the two cannot drift apart.
+#[test]
+fn the_documented_example_is_the_snapshots_comment() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let snapshot =
+        std::fs::read_to_string(root.join("tests/cli/snapshots/cli__feedback__feedback.snap"))
+            .unwrap();
+    // The snapshot's header, then the check run and the comment, one blank line apart.
+    let payloads = snapshot.splitn(3, "---\n").nth(2).unwrap();
+    let (_, comment) = payloads.trim().split_once("\n\n{").unwrap();
+    let comment: Value = serde_json::from_str(&format!("{{{comment}")).unwrap();
+    let docs = std::fs::read_to_string(root.join("docs/ci.md")).unwrap();
+    let shown = docs
+        .split_once("<!-- example-comment:start -->\n")
+        .and_then(|(_, rest)| rest.split_once("\n<!-- example-comment:end -->"))
+        .map(|(shown, _)| shown)
+        .unwrap();
+    assert_eq!(shown, comment["body"].as_str().unwrap().trim_end());
+}
