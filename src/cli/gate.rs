@@ -395,19 +395,21 @@ fn report_to_github(console: &Console, judgement: &gate::Judgement, printed: &st
             ),
         )
     {
-        console.err(&format!(
-            "warning: cannot write the step summary: {}",
-            with_causes(&err)
-        ));
+        warn_unwritten(console, "step summary", &err);
     }
     if let Some(path) = github_file(github::OUTPUT_ENV)
         && let Err(err) = github::write_outputs(&path, &github::judgement_outputs(printed))
     {
-        console.err(&format!(
-            "warning: cannot write the job outputs: {}",
-            with_causes(&err)
-        ));
+        warn_unwritten(console, "job outputs", &err);
     }
+}
+
+/// Says on stderr that `what` could not be written, and why.
+fn warn_unwritten(console: &Console, what: &str, err: &dyn std::error::Error) {
+    console.err(&format!(
+        "warning: cannot write the {what}: {}",
+        with_causes(err)
+    ));
 }
 
 /// Writes the check run and comment payloads when asked; a failure is a warning and leaves
@@ -424,10 +426,7 @@ fn write_feedback(
     let repo = gate::git::Repo::new(&commits.repo);
     if let Err(err) = gate::feedback::write(dir, judgement, &repo, feedback.details_url.as_deref())
     {
-        console.err(&format!(
-            "warning: cannot write the check run and comment: {}",
-            with_causes(&err)
-        ));
+        warn_unwritten(console, "check run and comment", &err);
     }
 }
 

@@ -33,6 +33,20 @@ pub struct Row {
     pub base_message: Option<String>,
 }
 
+impl Row {
+    /// The row as the line carries it.
+    pub fn to_line(&self) -> crate::gate::line::TestLine {
+        crate::gate::line::TestLine {
+            file: self.file.clone(),
+            name: self.name.clone(),
+            class: self.class,
+            base: self.base,
+            rerun: self.rerun,
+            head: self.head,
+        }
+    }
+}
+
 /// The result of classification.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Classified {

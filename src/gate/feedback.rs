@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 
 use crate::gate::classify::Row;
 use crate::gate::git::Repo;
-use crate::gate::github::{certificate, code, explain, hex, md, mutation_check, one_line};
+use crate::gate::github::{
+    certificate, class_cell, code, explain, hex, md, mutation_check, one_line,
+};
 use crate::gate::judge::Judgement;
 use crate::gate::line::{SideStatus, TestClass, Verdict};
 
@@ -166,19 +168,15 @@ fn table(out: &mut String, rows: &[Row]) {
          the fix (expect pass) | class |\n| --- | --- | --- | --- | --- |\n",
     );
     for row in rows.iter().take(MAX_TABLE_ROWS) {
-        let class = if row.class == TestClass::Reproduces {
-            format!("**{}**", row.class.as_str())
-        } else {
-            row.class.as_str().to_string()
-        };
         let _ = writeln!(
             out,
-            "| {} in {} | {} | {} | {} | {class} |",
+            "| {} in {} | {} | {} | {} | {} |",
             code(&row.name),
             code(&row.file),
             cell(row.base, SideStatus::Failed),
             cell(row.rerun, SideStatus::Failed),
             cell(row.head, SideStatus::Passed),
+            class_cell(row.class),
         );
     }
     if rows.len() > MAX_TABLE_ROWS {

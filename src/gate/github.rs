@@ -396,16 +396,18 @@ pub(crate) fn with_every_test(judgement: &crate::gate::judge::Judgement) -> Resu
         .classified
         .rows
         .iter()
-        .map(|row| line::TestLine {
-            file: row.file.clone(),
-            name: row.name.clone(),
-            class: row.class,
-            base: row.base,
-            rerun: row.rerun,
-            head: row.head,
-        })
+        .map(|row| row.to_line())
         .collect();
     full
+}
+
+/// A test's class in a table, in bold when it reproduces.
+pub(super) fn class_cell(class: TestClass) -> String {
+    if class == TestClass::Reproduces {
+        format!("**{}**", class.as_str())
+    } else {
+        class.as_str().to_string()
+    }
 }
 
 /// The Markdown summary of a judgement, for `$GITHUB_STEP_SUMMARY`: the verdict, the
@@ -459,14 +461,10 @@ pub(crate) fn summary(
         out.push_str("| class | test | file | base | rerun | head |\n");
         out.push_str("| --- | --- | --- | --- | --- | --- |\n");
         for test in result.tests.iter().take(SUMMARY_MAX_TESTS) {
-            let class = if test.class == TestClass::Reproduces {
-                format!("**{}**", test.class.as_str())
-            } else {
-                test.class.as_str().to_string()
-            };
             let _ = writeln!(
                 out,
-                "| {class} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
+                class_cell(test.class),
                 code(&test.name),
                 code(&test.file),
                 test.base.as_str(),

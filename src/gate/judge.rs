@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::gate::certificate;
-use crate::gate::classify::{self, Classified, SideInput, SideInputError, Verdict};
+use crate::gate::classify::{self, Classified, Row, SideInput, SideInputError, Verdict};
 use crate::gate::config::RepoConfig;
 use crate::gate::encode::{self, Outcome, TEST_REPORT_CAP};
 use crate::gate::git::{self, Repo};
@@ -314,18 +314,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
         classify::narrow_to_data(&mut classified, &planned.plan.data);
     }
     let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
-    let tests = classified
-        .rows
-        .iter()
-        .map(|row| line::TestLine {
-            file: row.file.clone(),
-            name: row.name.clone(),
-            class: row.class,
-            base: row.base,
-            rerun: row.rerun,
-            head: row.head,
-        })
-        .collect();
+    let tests = classified.rows.iter().map(Row::to_line).collect();
     let certificate = input.reduce_report.as_deref().map(|path| {
         let text = read_bounded(path, certificate_cap(), "reduce");
         certificate::verify(&repo, &input.base, &input.head, &planned, &classified, text)
