@@ -159,6 +159,30 @@ fn the_packaging_script_makes_the_release_archive_and_its_checksums() {
             expected.push(format!("{name}/{file}"));
         }
     }
+    // The completions and the man pages, as the binary itself writes them.
+    expected.push(format!("{name}/complete/"));
+    for file in [
+        "repromin.bash",
+        "_repromin",
+        "repromin.fish",
+        "repromin.elv",
+        "_repromin.ps1",
+    ] {
+        expected.push(format!("{name}/complete/{file}"));
+    }
+    expected.push(format!("{name}/man/"));
+    let pages = dir.path().join("pages");
+    let o = Command::new(&binary)
+        .args(["man", "--dir"])
+        .arg(&pages)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for page in std::fs::read_dir(&pages).unwrap() {
+        let page = page.unwrap().file_name().to_string_lossy().to_string();
+        expected.push(format!("{name}/man/{page}"));
+    }
+    assert!(expected.contains(&format!("{name}/man/repromin-reduce.1")));
     expected.sort();
     assert_eq!(entries(&archive), expected);
     let unpacked = dir.path().join("unpacked");
@@ -169,6 +193,18 @@ fn the_packaging_script_makes_the_release_archive_and_its_checksums() {
     assert_eq!(
         std::fs::read(unpacked.join(&name).join("README.md")).unwrap(),
         std::fs::read(root().join("README.md")).unwrap()
+    );
+    let bash = Command::new(&binary)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::fs::read(unpacked.join(&name).join("complete/repromin.bash")).unwrap(),
+        bash.stdout
+    );
+    assert_eq!(
+        std::fs::read(unpacked.join(&name).join("man/repromin-reduce.1")).unwrap(),
+        std::fs::read(pages.join("repromin-reduce.1")).unwrap()
     );
 
     // SHA256SUMS over every asset, in sha256sum's own format.
@@ -224,8 +260,12 @@ fn the_packaging_script_makes_the_release_archive_and_its_checksums() {
         archive.file_name().unwrap().to_string_lossy(),
         format!("{name}.tar.gz")
     );
+    let top: Vec<String> = entries(&archive)
+        .into_iter()
+        .filter(|e| !e.contains("/complete/") && !e.contains("/man/"))
+        .collect();
     assert_eq!(
-        entries(&archive),
+        top,
         [
             "/",
             "/CHANGELOG.md",
@@ -645,7 +685,15 @@ fn the_action_refuses_a_replaced_release_asset() {
     let fake_dir = release.dir.path().join("fake");
     std::fs::create_dir_all(&fake_dir).unwrap();
     let fake = fake_dir.join("repromin");
-    std::fs::write(&fake, format!("#!/bin/sh\necho repromin {VERSION}\n")).unwrap();
+    // A binary of another build: it says the same version and writes its own pages.
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncase $1 in\n  man) echo page > \"$3/repromin.1\" ;;\n  \
+             completions) echo complete ;;\n  *) echo repromin {VERSION} ;;\nesac\n"
+        ),
+    )
+    .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let replacement = package(&release.action, LINUX_X64, &fake, &fake_dir.join("out"));
     std::fs::copy(&replacement, &release.asset).unwrap();
