@@ -334,6 +334,18 @@ pub(crate) fn write_new(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
     })
 }
 
+/// Writes `data` to `path`: a regular file already there is rewritten in place, a missing
+/// one created; never through a symlink, and a directory, FIFO or device is refused.
+///
+/// # Errors
+/// See [`rewrite`] and [`write_new`].
+pub(crate) fn write_file(path: &Path, data: &[u8]) -> Result<(), SafeFsError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => rewrite(path, data),
+        Err(_) => write_new(path, data),
+    }
+}
+
 /// Why [`overwrite_inside`] refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum InsideError {

@@ -21,7 +21,8 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ManArgs {
     /// Instead of printing the main page, write one page per command into DIR (created if
-    /// missing; pages already there are replaced): repromin.1, repromin-reduce.1, ...
+    /// missing; pages already there are replaced, never through a symlink): repromin.1,
+    /// repromin-reduce.1, ...
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }
@@ -100,9 +101,9 @@ pub(super) fn write_pages(command: clap::Command, dir: &Path) -> Result<Vec<Path
     let mut written = Vec::with_capacity(pages.len());
     for (name, page) in pages {
         let path = dir.join(name);
-        std::fs::write(&path, page).map_err(|source| ManError::Write {
+        crate::safe_fs::write_file(&path, &page).map_err(|err| ManError::Write {
             path: path.clone(),
-            source,
+            source: err.into(),
         })?;
         written.push(path);
     }

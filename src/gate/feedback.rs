@@ -455,11 +455,7 @@ pub(crate) fn write(
         let path = dir.join(name);
         let mut text = serde_json::to_string_pretty(&payload).unwrap_or_default();
         text.push('\n');
-        let written = match std::fs::symlink_metadata(&path) {
-            Ok(_) => crate::safe_fs::rewrite(&path, text.as_bytes()),
-            Err(_) => crate::safe_fs::write_new(&path, text.as_bytes()),
-        };
-        if let Err(source) = written {
+        if let Err(source) = crate::safe_fs::write_file(&path, text.as_bytes()) {
             let _ = std::fs::remove_file(&path);
             return Err(FeedbackError::Write { path, source });
         }

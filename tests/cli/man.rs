@@ -110,6 +110,18 @@ fn man_dir_that_cannot_be_created_is_an_io_error() {
     insta::assert_snapshot!(stderr(&o), @"error: cannot create taken/man1: Not a directory (os error 20)");
 }
 
+#[test]
+fn man_dir_never_writes_through_a_symlink() {
+    let area = Area::new();
+    area.write(".", &[("victim", "keep me\n")]);
+    std::fs::create_dir(area.path("man1")).unwrap();
+    std::os::unix::fs::symlink(area.path("victim"), area.path("man1/repromin.1")).unwrap();
+    let o = run(&["man", "--dir", "man1"], area.dir.path());
+    assert_eq!(o.status.code(), Some(Exit::Io as i32));
+    assert!(stderr(&o).contains("cannot write man1/repromin.1"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(area.path("victim")).unwrap(), "keep me\n");
+}
+
 /// groff's warnings (all of them, `-ww`) about `page`, formatted as man(1) does.
 fn groff_warnings(page: &Path) -> String {
     let o = Command::new("groff")
