@@ -229,5 +229,16 @@ fn the_documented_example_is_the_snapshots_comment() {
         .and_then(|(_, rest)| rest.split_once("\n<!-- example-comment:end -->"))
         .map(|(shown, _)| shown)
         .unwrap();
-    assert_eq!(shown, comment["body"].as_str().unwrap().trim_end());
+    // Quoted in the docs, line by line.
+    let unquoted: Vec<&str> = shown
+        .lines()
+        .map(|line| {
+            line.strip_prefix("> ")
+                .unwrap_or(line.trim_start_matches('>'))
+        })
+        .collect();
+    assert_eq!(
+        unquoted.join("\n"),
+        comment["body"].as_str().unwrap().trim_end()
+    );
 }

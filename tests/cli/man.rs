@@ -118,8 +118,15 @@ fn man_dir_never_writes_through_a_symlink() {
     std::os::unix::fs::symlink(area.path("victim"), area.path("man1/repromin.1")).unwrap();
     let o = run(&["man", "--dir", "man1"], area.dir.path());
     assert_eq!(o.status.code(), Some(Exit::Io as i32));
-    assert!(stderr(&o).contains("cannot write man1/repromin.1"), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(area.path("victim")).unwrap(), "keep me\n");
+    assert!(
+        stderr(&o).contains("cannot write man1/repromin.1"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(area.path("victim")).unwrap(),
+        "keep me\n"
+    );
 }
 
 /// groff's warnings (all of them, `-ww`) about `page`, formatted as man(1) does.
