@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::gate::classify::Row;
 use crate::gate::git::Repo;
 use crate::gate::github::{
-    certificate, class_cell, code, explain, hex, md, mutation_check, one_line,
+    certificate, class_cell, code, explain, failed_command, hex, md, mutation_check, one_line,
 };
 use crate::gate::judge::Judgement;
 use crate::gate::line::{SideStatus, TestClass, Verdict};
@@ -342,19 +342,7 @@ pub(crate) fn check_run(
     table(&mut text, rows);
     sections(&mut text, judgement);
     for (side, failure) in &judgement.failures {
-        let _ = writeln!(
-            text,
-            "**{} side, {}:** the command {} ended with {} after {} ms. The end of its \
-             output:\n",
-            md(side),
-            md(&failure.step),
-            md(&failure.command),
-            md(&failure.how),
-            failure.duration_ms
-        );
-        for line in failure.shown_tail() {
-            let _ = writeln!(text, "    {line}");
-        }
+        failed_command(&mut text, side, failure);
         text.push('\n');
     }
     let mut output = json!({

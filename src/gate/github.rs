@@ -401,6 +401,23 @@ pub(crate) fn with_every_test(judgement: &crate::gate::judge::Judgement) -> Resu
     full
 }
 
+/// What a side's failed command was and the end of its output, in an indented code block
+/// (no fence that the output could close).
+pub(super) fn failed_command(out: &mut String, side: &str, failure: &RunDetail) {
+    let _ = writeln!(
+        out,
+        "**{} side, {}:** the command {} ended with {} after {} ms. The end of its output:\n",
+        md(side),
+        md(&failure.step),
+        md(&failure.command),
+        md(&failure.how),
+        failure.duration_ms
+    );
+    for line in failure.shown_tail() {
+        let _ = writeln!(out, "    {line}");
+    }
+}
+
 /// A test's class in a table, in bold when it reproduces.
 pub(super) fn class_cell(class: TestClass) -> String {
     if class == TestClass::Reproduces {
@@ -434,20 +451,8 @@ pub(crate) fn summary(
         let _ = writeln!(out, "- configuration: {}", md(configuration));
     }
     for (side, failure) in failures {
-        let _ = writeln!(
-            out,
-            "\n**{} side, {}:** the command {} ended with {} after {} ms. The end of its \
-             output:\n",
-            md(side),
-            md(&failure.step),
-            md(&failure.command),
-            md(&failure.how),
-            failure.duration_ms
-        );
-        // An indented code block: no fence that the output could close.
-        for line in failure.shown_tail() {
-            let _ = writeln!(out, "    {line}");
-        }
+        out.push('\n');
+        failed_command(&mut out, side, failure);
     }
     if result.config_edited {
         let _ = writeln!(

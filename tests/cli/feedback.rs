@@ -9,36 +9,48 @@ use crate::util::{GitRepo, PYTEST_CONFIG, run, stderr};
 const CONFTEST: &str =
     "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n";
 
-/// Runs the gate (no reduce side) with `--feedback-dir`; returns the two payloads.
-fn feedback(repo: &GitRepo, base: &str, head: &str) -> (Value, Value, String) {
+/// Runs `repromin ARGS --base B --head H --repo R --feedback-dir DIR [EXTRA]` in the
+/// repository; returns the command's output and DIR (kept with the temp directory).
+fn with_feedback(
+    repo: &GitRepo,
+    args: &[&str],
+    base: &str,
+    head: &str,
+    extra: &[&str],
+) -> (std::process::Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("feedback");
+    std::fs::create_dir(&out_dir).unwrap();
     let path = repo.path().display().to_string();
     let out_arg = out_dir.display().to_string();
-    let o = run(
+    let mut argv: Vec<&str> = args.to_vec();
+    argv.extend(["--base", base, "--head", head, "--repo", &path]);
+    argv.extend(["--feedback-dir", &out_arg]);
+    argv.extend(extra);
+    (run(&argv, repo.path()), dir)
+}
+
+/// A payload written into [`with_feedback`]'s directory, parsed and as text.
+fn payload(dir: &tempfile::TempDir, name: &str) -> (Value, String) {
+    let text = std::fs::read_to_string(dir.path().join("feedback").join(name)).unwrap();
+    (serde_json::from_str(&text).unwrap(), text)
+}
+
+/// Runs the gate (no reduce side) with `--feedback-dir`; returns the two payloads.
+fn feedback(repo: &GitRepo, base: &str, head: &str) -> (Value, Value, String) {
+    let (o, dir) = with_feedback(
+        repo,
+        &["run", "--no-reduce"],
+        base,
+        head,
         &[
-            "run",
-            "--no-reduce",
-            "--base",
-            base,
-            "--head",
-            head,
-            "--repo",
-            &path,
-            "--feedback-dir",
-            &out_arg,
             "--details-url",
             "https://github.com/octo/calc/actions/runs/42",
         ],
-        repo.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let read = |name: &str| -> (Value, String) {
-        let text = std::fs::read_to_string(out_dir.join(name)).unwrap();
-        (serde_json::from_str(&text).unwrap(), text)
-    };
-    let (check, check_text) = read("check-run.json");
-    let (comment, comment_text) = read("comment.json");
+    let (check, check_text) = payload(&dir, "check-run.json");
+    let (comment, comment_text) = payload(&dir, "comment.json");
     insta::with_settings!({filters => vec![(r"[0-9a-f]{40}", "[sha]")]}, {
         insta::assert_snapshot!(format!("{check_text}\n{comment_text}"));
     });
@@ -117,29 +129,9 @@ fn annotations_are_capped_per_level_and_the_rest_counted_in_the_summary() {
         })
         .collect();
     let head = repo.commit(&[("tests/test_many.py", tests.as_str())], "tests only");
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("feedback");
-    let path = repo.path().display().to_string();
-    let out_arg = out_dir.display().to_string();
-    let o = run(
-        &[
-            "run",
-            "--no-reduce",
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &path,
-            "--feedback-dir",
-            &out_arg,
-        ],
-        repo.path(),
-    );
+    let (o, dir) = with_feedback(&repo, &["run", "--no-reduce"], &base, &head, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("check-run.json")).unwrap())
-            .unwrap();
+    let (check, _) = payload(&dir, "check-run.json");
     assert_eq!(check["conclusion"], "failure");
     assert!(check.get("details_url").is_none());
     let annotations = check["output"]["annotations"].as_array().unwrap();
@@ -171,11 +163,27 @@ fn a_payload_is_never_written_through_a_symlink() {
         "base",
     );
     let head = repo.commit(&[("calc.py", "x = 2\n")], "source only");
+    // A payload's name is a link to a file outside: it must be left alone.
     let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("feedback");
-    std::fs::create_dir(&out_dir).unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "keep me\n").unwrap();
+    let (o, feedback) = with_feedback(
+        &repo,
+        &[
+            "judge",
+            "--base-report",
+            "missing",
+            "--head-report",
+            "missing",
+        ],
+        &base,
+        &head,
+        &[],
+    );
+    let out_dir = feedback.path().join("feedback");
+    // The first run wrote real payloads; the link replaces one before the second run.
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(out_dir.join("check-run.json")).unwrap();
     std::os::unix::fs::symlink(&victim, out_dir.join("check-run.json")).unwrap();
     let path = repo.path().display().to_string();
     let out_arg = out_dir.display().to_string();
