@@ -81,7 +81,8 @@ impl TestLines {
 }
 
 /// The last part of a test's full name, without parameters: `Cls::test_y[1-2]` is
-/// `test_y`, `suite > adds numbers` is `adds numbers`, `pkg.FooTest.testBar()` is `testBar`.
+/// `test_y`, `suite > adds numbers` is `adds numbers`, `pkg.FooTest.testBar()` is
+/// `testBar`, and a Go subtest `TestParse/empty_input` is its function, `TestParse`.
 fn last_part(name: &str) -> &str {
     let name = name.trim();
     let name = name.split_once('[').map_or(name, |(n, _)| n);
@@ -91,8 +92,11 @@ fn last_part(name: &str) -> &str {
     let name = name.rsplit(" › ").next().unwrap_or(name);
     if name.contains(' ') {
         name.trim()
+    } else if let Some((function, _)) = name.split_once('/') {
+        // A Go subtest, `TestParse/empty_input`: its function holds it.
+        function.trim()
     } else {
-        name.rsplit(['.', '/', '#']).next().unwrap_or(name).trim()
+        name.rsplit(['.', '#']).next().unwrap_or(name).trim()
     }
 }
 
@@ -473,6 +477,9 @@ mod tests {
             line_of("class A {\n void testBar() {}\n}", "p.A.testBar()"),
             Some(2)
         );
+        let go = "package p\n\nimport \"testing\"\n\nfunc TestParse(t *testing.T) {\n\tt.Run(\"empty_input\", nil)\n}\n";
+        assert_eq!(line_of(go, "TestParse/empty_input"), Some(5));
+        assert_eq!(line_of(go, "TestParse"), Some(5));
         assert_eq!(line_of(py, "test_absent"), None);
         assert_eq!(line_of(py, ""), None);
     }
