@@ -46,8 +46,20 @@ pub struct Feedback {
 
     /// The page the check run and the comment link to for details (the workflow run's);
     /// `https://` only.
-    #[arg(long, value_name = "URL", requires = "feedback_dir")]
+    #[arg(long, value_name = "URL", requires = "feedback_dir", value_parser = https_url)]
     pub details_url: Option<String>,
+}
+
+/// A `https://` URL with no whitespace or control character, for a Markdown link and the
+/// check run's `details_url`.
+fn https_url(text: &str) -> Result<String, String> {
+    if !text.starts_with("https://") || text.len() <= "https://".len() {
+        return Err(format!("`{text}` is not an https:// URL"));
+    }
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("a URL cannot hold whitespace or control characters".to_string());
+    }
+    Ok(text.to_string())
 }
 
 /// A side.

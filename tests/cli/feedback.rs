@@ -250,3 +250,38 @@ fn the_documented_example_is_the_snapshots_comment() {
         comment["body"].as_str().unwrap().trim_end()
     );
 }
+
+/// The link a check run and a comment carry is an https:// URL; anything else is refused
+/// before anything runs, not dropped silently.
+#[test]
+fn a_details_url_that_is_not_https_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &[
+            "judge",
+            "--base-report",
+            "b",
+            "--head-report",
+            "h",
+            "--base",
+            "x",
+            "--head",
+            "y",
+            "--feedback-dir",
+            "fb",
+            "--details-url",
+            "http://ci.example/run/1",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(repromin::exit_code::Exit::Usage as i32)
+    );
+    insta::assert_snapshot!(stderr(&o), @r"
+    error: invalid value 'http://ci.example/run/1' for '--details-url <URL>': `http://ci.example/run/1` is not an https:// URL
+
+    For more information, try '--help'.
+    ");
+    assert!(!dir.path().join("fb").exists());
+}
