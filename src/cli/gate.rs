@@ -459,22 +459,26 @@ fn finish(
     }
 }
 
+/// `--config`'s configuration, or, when it cannot be read, the error line printed (and the
+/// feedback written) and the exit status to return.
+fn local_or_finish(
+    console: &Console,
+    commits: &Commits,
+    require: Option<VerdictArg>,
+    feedback: &Feedback,
+) -> Result<Option<(RepoConfig, String)>, Exit> {
+    local_config(commits).map_err(|err| {
+        let judgement = gate::judge_error(&commits.head, &commits.base, &err.to_string());
+        finish(console, &judgement, require, commits, feedback)
+    })
+}
+
 /// `judge`: prints exactly one line.
 pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
     let console = Console::new(true);
-    let local = match local_config(&args.commits) {
+    let local = match local_or_finish(&console, &args.commits, args.require, &args.feedback) {
         Ok(local) => local,
-        Err(err) => {
-            let judgement =
-                gate::judge_error(&args.commits.head, &args.commits.base, &err.to_string());
-            return finish(
-                &console,
-                &judgement,
-                args.require,
-                &args.commits,
-                &args.feedback,
-            );
-        }
+        Err(exit) => return exit,
     };
     let judgement = gate::judge(&gate::JudgeInput {
         repo: args.commits.repo.clone(),
@@ -499,19 +503,9 @@ pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
 /// `run`: both sides and the judge; the line on stdout, a table on stderr.
 pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
-    let local = match local_config(&args.commits) {
+    let local = match local_or_finish(&console, &args.commits, args.require, &args.feedback) {
         Ok(local) => local,
-        Err(err) => {
-            let judgement =
-                gate::judge_error(&args.commits.head, &args.commits.base, &err.to_string());
-            return finish(
-                &console,
-                &judgement,
-                args.require,
-                &args.commits,
-                &args.feedback,
-            );
-        }
+        Err(exit) => return exit,
     };
     if let Some(dir) = &args.reports
         && std::fs::symlink_metadata(dir).is_ok()

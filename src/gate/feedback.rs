@@ -296,15 +296,16 @@ fn annotation_of(index: usize, row: &Row) -> Annotation {
 /// The annotations, at most [`MAX_ANNOTATIONS_PER_LEVEL`] per level, and how many of each
 /// level were left out.
 fn annotations(rows: &[Row], lines: &TestLines) -> (Vec<Value>, Vec<(&'static str, usize)>) {
+    let mut all: Vec<Annotation> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| annotation_of(i, row))
+        .collect();
     let mut kept = Vec::new();
     let mut dropped: Vec<(&'static str, usize)> = Vec::new();
     for level in ["failure", "warning", "notice"] {
-        let of_level: Vec<Annotation> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, row)| annotation_of(i, row))
-            .filter(|a| a.level == level)
-            .collect();
+        let of_level: Vec<Annotation>;
+        (of_level, all) = all.into_iter().partition(|a| a.level == level);
         if of_level.len() > MAX_ANNOTATIONS_PER_LEVEL {
             dropped.push((level, of_level.len() - MAX_ANNOTATIONS_PER_LEVEL));
         }
