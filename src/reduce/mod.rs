@@ -848,6 +848,7 @@ pub fn run_reduction(
             dirty[i] = false;
             let name = passes[i].name();
             let timer = session.begin_pass(name);
+            session.set_recalling(ctx.settle && !ctx.confirming);
             let result = passes[i].run(&mut session, &ctx)?;
             session.end_pass(name, timer, result.unparsable);
             if session.stop_reason().is_some() {

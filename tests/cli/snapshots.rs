@@ -38,6 +38,7 @@ fn report_json_and_repromin_md() {
         ".phase_statistics[].attempts" => "[count]",
         ".phase_statistics[].no_op" => "[count]",
         ".phase_statistics[].unparsable" => "[count]",
+        ".phase_statistics[].recalled" => "[count]",
         ".phase_statistics[].rejected" => "[count]",
         ".phase_statistics[].accepted" => "[count]",
         ".phase_statistics[].superseded" => "[count]",

@@ -41,6 +41,7 @@ use crate::tree::{Fingerprint, RelPath, Tree, scan_exact};
 use crate::workspace::Workspace;
 
 mod journaled;
+mod recall;
 mod records;
 mod worker;
 
@@ -93,8 +94,13 @@ pub struct Session {
     pass: String,
     /// What each pass's search of a file settled (see [`Session::settled`]).
     settled: HashMap<(String, RelPath), Settled>,
-    /// Searches skipped because their file was settled (see [`Session::settled`]).
+    /// Searches skipped because their file was settled (see [`Session::settled`]), and
+    /// cuts answered from the memory of failed cuts (see [`Session::set_recalling`]).
     settled_skips: u64,
+    /// Failed cuts (see [`recall`]).
+    recall: recall::Recall,
+    /// Whether a remembered failed cut is answered without a run.
+    recalling: bool,
     /// What the file-access tracer did (see [`Session::trace_access`]).
     access_record: Option<crate::reduce::access::TraceRecord>,
     /// The per-candidate timeout in force (see [`Session::timeout`]).
@@ -179,6 +185,8 @@ impl Session {
             pass: String::new(),
             settled: HashMap::new(),
             settled_skips: 0,
+            recall: recall::Recall::default(),
+            recalling: false,
             access_record: None,
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
@@ -424,7 +432,16 @@ impl Session {
         self.settled_skips += 1;
     }
 
-    /// Searches skipped so far because their file was settled in an earlier run of the pass.
+    /// Whether a cut that failed before is answered "rejected" without a run while no
+    /// commit since removed an occurrence of an identifier it holds (see [`recall`]). Off in
+    /// the confirming round, with `--no-settle`, and while candidates are sampled
+    /// repeatedly (old results must not stand in for new trials).
+    pub(crate) fn set_recalling(&mut self, on: bool) {
+        self.recalling = on && !self.setup.sampling.repeated();
+    }
+
+    /// Searches skipped so far because their file was settled in an earlier run of the
+    /// pass, and cuts answered from the memory of failed cuts.
     pub fn settled_skips(&self) -> u64 {
         self.settled_skips
     }
@@ -542,6 +559,61 @@ impl Session {
     pub fn try_window(
         &mut self,
         phase: &str,
+        candidates: Vec<Candidate>,
+    ) -> Result<Option<Vec<bool>>, ReduceError> {
+        // Cuts that failed before, while nothing they name lost an occurrence, are not
+        // candidates: like the syntax guard's cuts, they are counted apart.
+        let recalled: Vec<bool> = candidates.iter().map(|c| self.recalled(c)).collect();
+        if !recalled.contains(&true) {
+            return self.run_window(phase, candidates);
+        }
+        let n = recalled.iter().filter(|r| **r).count() as u64;
+        self.phase(phase).recalled += n;
+        self.settled_skips += n;
+        if let Some(file) = self.trace.as_mut() {
+            use std::io::Write;
+            for (candidate, _) in candidates.iter().zip(&recalled).filter(|(_, r)| **r) {
+                let _ = writeln!(file, "{phase}\trecalled-fail\t{}", candidate.label);
+            }
+        }
+        let rest: Vec<Candidate> = candidates
+            .into_iter()
+            .zip(&recalled)
+            .filter(|(_, r)| !**r)
+            .map(|(c, _)| c)
+            .collect();
+        let done = if rest.is_empty() {
+            Vec::new()
+        } else {
+            let Some(done) = self.run_window(phase, rest)? else {
+                return Ok(None);
+            };
+            done
+        };
+        let mut done = done.into_iter();
+        Ok(Some(
+            recalled
+                .iter()
+                .map(|r| !r && done.next().unwrap_or(false))
+                .collect(),
+        ))
+    }
+
+    /// Whether `candidate` is a cut that failed before and is answered from the memory.
+    fn recalled(&self, candidate: &Candidate) -> bool {
+        if !self.recalling {
+            return false;
+        }
+        recall::cut_of(&self.current, &candidate.mutation).is_some_and(|cut| {
+            self.recall
+                .recalls(&cut, |name| self.name_drops.get(name).copied())
+        })
+    }
+
+    /// [`Session::try_window`] for the candidates that are not recalled.
+    fn run_window(
+        &mut self,
+        phase: &str,
         mut candidates: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
         if !self.check_budget() {
@@ -651,10 +723,16 @@ impl Session {
         let passing: Vec<usize> = (0..count)
             .filter(|&i| prepared[i].is_some() && answers[i] == Some(true))
             .collect();
-        let rejected = (0..count)
+        let rejected: Vec<usize> = (0..count)
             .filter(|&i| prepared[i].is_some() && answers[i] == Some(false))
-            .count() as u64;
-        self.phase(phase).rejected += rejected;
+            .collect();
+        self.phase(phase).rejected += rejected.len() as u64;
+        let at = self.commits();
+        for &i in &rejected {
+            if let Some(cut) = recall::cut_of(&self.current, &candidates[i].mutation) {
+                self.recall.failed(cut.key, at);
+            }
+        }
         let mut committed = vec![false; count];
         let Some(&lowest) = passing.first() else {
             self.notify(phase);
@@ -1098,5 +1176,89 @@ pub(crate) mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    /// A cut of `m.txt` keeping the lines that do not equal `line`.
+    fn cut_line(session: &Session, line: &str) -> Candidate {
+        let (data, expect) = crate::reduce::pass::file_state(session, "m.txt").unwrap();
+        let keep = crate::reduce::pass::line_ranges(&data)
+            .into_iter()
+            .filter(|r| data[r.clone()] != *format!("{line}\n").as_bytes())
+            .collect();
+        Candidate {
+            mutation: Mutation::Keep {
+                path: Arc::from("m.txt"),
+                expect,
+                keep,
+            },
+            label: format!("line {line}"),
+        }
+    }
+
+    #[test]
+    fn a_failed_cut_is_recalled_until_a_name_it_holds_loses_an_occurrence() {
+        // The failure needs `keep` in m.txt while `lock` is in n.txt.
+        let files = [("m.txt", "keep\nx\ny\n"), ("n.txt", "lock\n")];
+        let script = "! grep -q lock n.txt || grep -q keep m.txt";
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, script, 1, scratch.path());
+        session.set_recalling(true);
+        let samples = |s: &Session| s.phases().iter().map(|p| p.oracle_samples).sum::<u64>();
+        let recalled = |s: &Session| s.phases().iter().map(|p| p.recalled).sum::<u64>();
+        let window =
+            |s: &mut Session, c: Candidate| s.try_window("test", vec![c]).unwrap().unwrap();
+        let keep = cut_line(&session, "keep");
+        assert_eq!(window(&mut session, keep), [false]);
+        assert_eq!(samples(&session), 1);
+        // The file changes elsewhere: the whole-tree cache cannot answer the same cut, the
+        // memory does, without a run.
+        let x = cut_line(&session, "x");
+        assert_eq!(window(&mut session, x), [true]);
+        assert_eq!(samples(&session), 2);
+        let keep = cut_line(&session, "keep");
+        assert_eq!(window(&mut session, keep.clone()), [false]);
+        assert_eq!((samples(&session), recalled(&session)), (2, 1));
+        assert_eq!(session.attempts(), 2, "a recalled cut is no attempt");
+        // Off (the confirming round): it runs.
+        session.set_recalling(false);
+        assert_eq!(window(&mut session, keep.clone()), [false]);
+        assert_eq!((samples(&session), recalled(&session)), (3, 1));
+        session.set_recalling(true);
+        // A commit that removes an occurrence of a name the cut holds... `lock` is not one.
+        let lock = Candidate {
+            mutation: Mutation::Remove(vec![Arc::from("n.txt")]),
+            label: "delete n.txt".into(),
+        };
+        assert_eq!(window(&mut session, lock), [true]);
+        // The memory still answers the same cut (the name test cannot see this link) and
+        // only the confirming round finds that it goes now.
+        let keep = cut_line(&session, "keep");
+        assert_eq!(window(&mut session, keep.clone()), [false]);
+        assert_eq!((samples(&session), recalled(&session)), (4, 2));
+        session.set_recalling(false);
+        assert_eq!(window(&mut session, keep), [true]);
+        assert_eq!(samples(&session), 5);
+    }
+
+    #[test]
+    fn a_cut_runs_again_once_a_name_it_holds_lost_an_occurrence() {
+        // `def y` is needed while `call y` is there.
+        let files = [("m.txt", "def y\ncall y\n")];
+        let script = "! grep -q 'call y' m.txt || grep -q 'def y' m.txt";
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, script, 1, scratch.path());
+        session.set_recalling(true);
+        let samples = |s: &Session| s.phases().iter().map(|p| p.oracle_samples).sum::<u64>();
+        let window =
+            |s: &mut Session, c: Candidate| s.try_window("test", vec![c]).unwrap().unwrap();
+        let def = cut_line(&session, "def y");
+        assert_eq!(window(&mut session, def), [false]);
+        let call = cut_line(&session, "call y");
+        assert_eq!(window(&mut session, call), [true]);
+        // The commit took an occurrence of `y`, which the cut holds: it runs, and goes.
+        let def = cut_line(&session, "def y");
+        assert_eq!(window(&mut session, def), [true]);
+        assert_eq!(samples(&session), 3);
+        assert_eq!(session.phases()[0].recalled, 0);
     }
 }

@@ -1,0 +1,138 @@
+//! The session's memory of failed cuts: part of the settle state.
+//!
+//! A cut of one file (a [`Mutation::Keep`]) that the oracle rejected is remembered by what
+//! it cuts: the file's path and, for each cut range, its bytes and how often those bytes
+//! occur before it in the file. The same cut proposed again later, on a file that changed
+//! elsewhere, is answered "rejected" without a run while no commit since removed an
+//! occurrence of an identifier the cut holds: a deletion elsewhere can let this one through
+//! by taking away a use of something it declares, and that is what the identifier test
+//! sees. What it cannot see is caught by the confirming round of the fixed point, in which
+//! nothing is recalled (see [`crate::reduce`]).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::reduce::edits::Mutation;
+use crate::reduce::identifiers::identifiers;
+use crate::tree::{Node, Tree};
+
+/// The most failed cuts remembered; past it the memory starts again (a simple bound).
+const CAPACITY: usize = 1 << 20;
+
+/// Failed cuts, each with the commit count when it last failed.
+#[derive(Debug, Default)]
+pub(super) struct Recall {
+    failed: HashMap<[u8; 32], u64>,
+}
+
+/// A cut of one file, as the memory knows it.
+pub(super) struct Cut {
+    /// What identifies it across states of its file.
+    pub(super) key: [u8; 32],
+    /// The file's content it cuts.
+    pub(super) data: Arc<[u8]>,
+    /// The ranges it cuts.
+    pub(super) ranges: Vec<Range<usize>>,
+}
+
+/// The cut `mutation` makes in `tree`; `None` for anything but a cut of a file whose
+/// content is the one it was made for.
+pub(super) fn cut_of(tree: &Tree, mutation: &Mutation) -> Option<Cut> {
+    let Mutation::Keep { path, expect, keep } = mutation else {
+        return None;
+    };
+    let Node::File { data, digest } = &tree.entries.get(path)?.node else {
+        return None;
+    };
+    if digest != expect {
+        return None;
+    }
+    let cut = crate::reduce::pass::complement(data.len(), keep);
+    let mut hasher = Sha256::new();
+    hasher.update(path.len().to_le_bytes());
+    hasher.update(path.as_bytes());
+    for r in &cut {
+        let bytes = &data[r.clone()];
+        hasher.update(bytes.len().to_le_bytes());
+        hasher.update(bytes);
+        hasher.update(occurrences_before(data, bytes, r.start).to_le_bytes());
+    }
+    Some(Cut {
+        key: hasher.finalize().into(),
+        data: data.clone(),
+        ranges: cut,
+    })
+}
+
+/// How many times `needle` occurs in `data` ending at or before `end`.
+fn occurrences_before(data: &[u8], needle: &[u8], end: usize) -> usize {
+    let Some(&first) = needle.first() else {
+        return 0;
+    };
+    let end = end.min(data.len());
+    if needle.len() > end {
+        return 0;
+    }
+    (0..=end - needle.len())
+        .filter(|&p| data[p] == first && data[p..p + needle.len()] == *needle)
+        .count()
+}
+
+impl Recall {
+    /// Remembers that the cut `key` failed with `at` commits made.
+    pub(super) fn failed(&mut self, key: [u8; 32], at: u64) {
+        if self.failed.len() >= CAPACITY {
+            self.failed.clear();
+        }
+        self.failed.insert(key, at);
+    }
+
+    /// Whether `cut` failed before and no commit since removed an occurrence of an
+    /// identifier it holds (`dropped_at` gives the number of the last commit that did, per
+    /// name).
+    pub(super) fn recalls(&self, cut: &Cut, dropped_at: impl Fn(&str) -> Option<u64>) -> bool {
+        let Some(&at) = self.failed.get(&cut.key) else {
+            return false;
+        };
+        !cut.ranges.iter().any(|r| {
+            identifiers(&cut.data[r.clone()])
+                .into_keys()
+                .any(|name| dropped_at(name).is_some_and(|d| d > at))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_bytes_at_another_place_are_another_cut() {
+        assert_eq!(occurrences_before(b"x; x; x;", b"x;", 0), 0);
+        assert_eq!(occurrences_before(b"x; x; x;", b"x;", 3), 1);
+        assert_eq!(occurrences_before(b"x; x; x;", b"x;", 6), 2);
+        assert_eq!(occurrences_before(b"x;", b"", 2), 0);
+        assert_eq!(occurrences_before(b"x;", b"long needle", 2), 0);
+    }
+
+    #[test]
+    fn a_failure_is_recalled_until_a_name_it_holds_loses_an_occurrence() {
+        let mut recall = Recall::default();
+        let cut = Cut {
+            key: [7; 32],
+            data: Arc::from(&b"use a;\nfn f() { b(); }\n"[..]),
+            ranges: vec![0..7],
+        };
+        assert!(!recall.recalls(&cut, |_| None));
+        recall.failed(cut.key, 3);
+        assert!(recall.recalls(&cut, |_| None));
+        // A drop of `b`, which the cut does not hold, changes nothing; one of `a` does.
+        assert!(recall.recalls(&cut, |n| (n == "b").then_some(9)));
+        assert!(!recall.recalls(&cut, |n| (n == "a").then_some(4)));
+        // A drop at or before the failure was already there when it failed.
+        assert!(recall.recalls(&cut, |n| (n == "a").then_some(3)));
+    }
+}
