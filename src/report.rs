@@ -96,6 +96,9 @@ pub struct Execution {
     pub semantic: Option<crate::reduce::semantic::SemanticRecord>,
     /// Whether the settle state of the per-file passes was on (`--no-settle` turns it off).
     pub settle: bool,
+    /// Whether the syntax pass replaced function bodies by stubs (`--no-stubs` turns it
+    /// off).
+    pub stubs: bool,
     /// The file-access tracer: the tool, its outcome, and how many entries the traced run
     /// touched and left untouched; `null` when the files pass did not run.
     pub trace: Option<crate::reduce::access::TraceRecord>,
@@ -363,6 +366,7 @@ pub fn build(
             container: reduction.container.clone(),
             semantic: reduction.semantic.clone(),
             settle: options.settle,
+            stubs: options.stubs,
             trace: reduction.trace.clone(),
         },
         phase_statistics: reduction.phases.clone(),

@@ -119,6 +119,13 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Passes")]
     pub no_settle: bool,
 
+    /// Do not replace function bodies by stubs. By default the syntax pass, after the
+    /// top-level nodes of a file, tries replacing each function's body by the smallest one
+    /// that compiles for any signature (`{ todo!() }`, `...`, `{}`), so a function the
+    /// failure never calls loses its body in one edit.
+    #[arg(long, help_heading = "Passes")]
+    pub no_stubs: bool,
+
     /// Do not run the failure under strace first. By default the files pass runs it once
     /// under `strace -f` and first tries deleting every entry the run never opened, listed
     /// or looked up (the oracle still decides).
@@ -782,6 +789,7 @@ fn build_options(
     };
     options.syntax_guard = !run.no_syntax_guard;
     options.settle = !run.no_settle;
+    options.stubs = !run.no_stubs;
     options.trace = !run.no_trace;
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();

@@ -360,6 +360,7 @@ const FIELDS: &[Field] = &[
         Kind::InverseSwitch,
     ),
     field("reduction", "settle", "--no-settle", Kind::InverseSwitch),
+    field("reduction", "stubs", "--no-stubs", Kind::InverseSwitch),
     field("reduction", "trace", "--no-trace", Kind::InverseSwitch),
     field("semantic", "endpoint", "--semantic-endpoint", Kind::Text),
     field("semantic", "model", "--semantic-model", Kind::Text),

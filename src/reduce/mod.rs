@@ -458,6 +458,7 @@ fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
         syntax_guard: false,
         within_lines: false,
         settle: false,
+        stubs: false,
         confirming: false,
         strace: None,
     };
@@ -801,6 +802,7 @@ pub fn run_reduction(
             .iter()
             .any(|p| matches!(p, PassName::Tokens | PassName::Chars)),
         settle: options.settle,
+        stubs: options.stubs,
         confirming: false,
         strace: None,
     };

@@ -193,6 +193,9 @@ pub struct ReduceOptions {
     /// occurrence of its identifiers removed since); a confirming round still searches
     /// everything before the run ends.
     pub settle: bool,
+    /// Whether the syntax pass replaces function bodies by stubs between its first level
+    /// and the deeper ones (`--no-stubs` turns it off).
+    pub stubs: bool,
     /// Whether the files pass first runs the failure under `strace` and tries deleting
     /// what it never touched (see [`crate::reduce::access`]).
     pub trace: bool,
@@ -247,6 +250,7 @@ impl ReduceOptions {
             minimiser: Minimiser::default(),
             syntax_guard: true,
             settle: true,
+            stubs: true,
             trace: true,
             cache_capacity: 200_000,
             min_baseline_passes: None,

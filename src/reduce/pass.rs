@@ -72,6 +72,9 @@ pub(crate) struct PassContext {
     /// no identifier of which a commit removed an occurrence since, is skipped (see
     /// [`per_file`]).
     pub settle: bool,
+    /// Whether the syntax pass replaces function bodies by stubs (see
+    /// [`crate::reduce::passes::stubs`]).
+    pub stubs: bool,
     /// Whether this is the round that confirms the fixed point: every file is searched
     /// again unless it was searched on this very tree.
     pub confirming: bool,

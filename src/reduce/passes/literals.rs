@@ -22,12 +22,15 @@ pub(crate) struct Literals {
     state: PassState,
 }
 
-/// One file's literal replacements as a list to minimise.
-struct Replacements {
-    path: RelPath,
-    /// Ranges of the content of length `len`, sorted and disjoint, each with its literal.
-    items: Vec<(Range<usize>, &'static str)>,
-    len: usize,
+/// One file's replacements by fixed text (literals, stub bodies) as a list to minimise.
+pub(crate) struct Replacements {
+    pub(crate) path: RelPath,
+    /// Ranges of the content of length `len`, sorted and disjoint, each with its
+    /// replacement.
+    pub(crate) items: Vec<(Range<usize>, &'static str)>,
+    pub(crate) len: usize,
+    /// What one element and several are called in labels.
+    pub(crate) nouns: (&'static str, &'static str),
 }
 
 impl Replacements {
@@ -81,10 +84,11 @@ impl Elements for Replacements {
         };
         let (first, last) = (replace.first()?.0.start, replace.last()?.0.start);
         let path = &self.path;
+        let (one, many) = self.nouns;
         let label = match chunk.len() {
-            1 => format!("literal at line {} of {path}", line(first)),
+            1 => format!("{one} at line {} of {path}", line(first)),
             n => format!(
-                "{n} literals at lines {}-{} of {path}",
+                "{n} {many} at lines {}-{} of {path}",
                 line(first),
                 line(last)
             ),
@@ -139,6 +143,7 @@ impl Pass for Literals {
                     path: path.clone(),
                     items,
                     len: data.len(),
+                    nouns: ("literal", "literals"),
                 };
                 match minimise(session, name, ctx.minimiser, &mut state.needed, &mut list)? {
                     None => return Ok(None),

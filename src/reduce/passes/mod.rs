@@ -28,6 +28,7 @@ pub(crate) mod manifests;
 pub(crate) mod prelude;
 pub(crate) mod references;
 pub(crate) mod rename;
+pub(crate) mod stubs;
 pub(crate) mod syntax_nodes;
 pub(crate) mod tokens;
 pub(crate) mod unwrap;

@@ -1,43 +1,79 @@
 //! The syntax pass: deletes syntax nodes level by level, from the tree-sitter grammars of
-//! [`crate::reduce::syntax`].
+//! [`crate::reduce::syntax`], and, after a file's first level, replaces the bodies of the
+//! functions left by stubs (see [`crate::reduce::passes::stubs`]).
 
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
-use crate::reduce::pass::{Pass, PassContext, PassResult, PassState, by_levels, per_file};
+use crate::reduce::pass::{
+    NeededShare, Pass, PassContext, PassResult, PassState, by_levels, per_file,
+};
+use crate::reduce::passes::stubs::stub_bodies;
 use crate::reduce::session::Session;
+use crate::reduce::syntax::Lang;
 use crate::tree::RelPath;
 
 /// Syntax nodes, level by level, from tree-sitter grammars.
 #[derive(Debug, Default)]
 pub(crate) struct Syntax {
     state: PassState,
+    /// What the stub searches kept and lost (a list of bodies is not a list of nodes).
+    stubs: NeededShare,
 }
 
 impl Syntax {
-    /// One file, every level; `None` when the session stopped.
+    /// One file, every level; `None` when the session stopped. The first level (a file's
+    /// top-level nodes) goes first, so that whole items are deleted before any body is
+    /// stubbed; then, with `stubs`, the bodies of the functions left; then the deeper
+    /// levels, on what is left of the bodies.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a file's search needs the pass's name, both learned shares and settings"
+    )]
     fn file(
         session: &mut Session,
         name: &str,
         state: &mut PassState,
+        stub_share: &mut NeededShare,
         minimiser: Minimiser,
+        stubs: bool,
         path: &RelPath,
-        lang: crate::reduce::syntax::Lang,
+        lang: Lang,
     ) -> Result<Option<u64>, ReduceError> {
         // A file the grammar cannot take (too large, too slow) is left to other passes.
-        by_levels(
-            session,
-            name,
-            state,
-            minimiser,
-            false,
-            path,
-            "node",
-            true,
-            |data, depth| {
-                let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
-                levels.get(depth).cloned()
-            },
-        )
+        // `from` is the first level searched, `to` the level past the last.
+        let search = |session: &mut Session, state: &mut PassState, from: usize, to: usize| {
+            by_levels(
+                session,
+                name,
+                state,
+                minimiser,
+                false,
+                path,
+                "node",
+                true,
+                |data, depth| {
+                    let depth = depth + from;
+                    if depth >= to {
+                        return None;
+                    }
+                    let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
+                    levels.get(depth).cloned()
+                },
+            )
+        };
+        let Some(mut accepted) = search(session, state, 0, 1)? else {
+            return Ok(None);
+        };
+        if stubs {
+            let Some(n) = stub_bodies(session, name, minimiser, stub_share, path, lang)? else {
+                return Ok(None);
+            };
+            accepted += n;
+        }
+        let Some(n) = search(session, state, 1, usize::MAX)? else {
+            return Ok(None);
+        };
+        Ok(Some(accepted + n))
     }
 }
 
@@ -49,13 +85,23 @@ impl Pass for Syntax {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         let state = &mut self.state;
+        let stub_share = &mut self.stubs;
         let result =
             per_file(
                 session,
                 ctx,
                 false,
                 |session, path| match crate::reduce::syntax::lang_for_path(path) {
-                    Some(lang) => Syntax::file(session, name, state, ctx.minimiser, path, lang),
+                    Some(lang) => Syntax::file(
+                        session,
+                        name,
+                        state,
+                        stub_share,
+                        ctx.minimiser,
+                        ctx.stubs,
+                        path,
+                        lang,
+                    ),
                     None => Ok(Some(0)),
                 },
             )?;

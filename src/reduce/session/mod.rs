@@ -605,8 +605,11 @@ impl Session {
             return false;
         }
         recall::cut_of(&self.current, &candidate.mutation).is_some_and(|cut| {
-            self.recall
-                .recalls(&cut, |name| self.name_drops.get(name).copied())
+            self.recall.recalls(
+                &cut,
+                |name| self.name_drops.get(name).copied(),
+                |name| self.name_counts.get(name).copied().unwrap_or(0),
+            )
         })
     }
 

@@ -3,10 +3,10 @@
 //! A cut of one file (a [`Mutation::Keep`]) that the oracle rejected is remembered by what
 //! it cuts: the file's path and, for each cut range, its bytes and how often those bytes
 //! occur before it in the file. The same cut proposed again later, on a file that changed
-//! elsewhere, is answered "rejected" without a run while no commit since removed an
-//! occurrence of an identifier the cut holds: a deletion elsewhere can let this one through
-//! by taking away a use of something it declares, and that is what the identifier test
-//! sees. What it cannot see is caught by the confirming round of the fixed point, in which
+//! elsewhere, is answered "rejected" without a run unless a commit since removed an
+//! occurrence of an identifier the cut holds and that identifier is now rare outside the
+//! cut: a deletion elsewhere can let this one through by taking away the last uses of
+//! something it declares, and that is what the identifier test sees. What it cannot see is caught by the confirming round of the fixed point, in which
 //! nothing is recalled (see [`crate::reduce`]).
 
 use std::collections::HashMap;
@@ -47,7 +47,12 @@ pub(super) fn cut_of(tree: &Tree, mutation: &Mutation) -> Option<Cut> {
     let Node::File { data, digest } = &tree.entries.get(path)?.node else {
         return None;
     };
-    if digest != expect {
+    // A cut that does not apply (stale, or ranges past the end) is no cut: applying it
+    // is refused before anything runs.
+    if digest != expect
+        || keep.iter().any(|r| r.start > r.end || r.end > data.len())
+        || keep.windows(2).any(|w| w[1].start < w[0].end)
+    {
         return None;
     }
     let cut = crate::reduce::pass::complement(data.len(), keep);
@@ -55,7 +60,7 @@ pub(super) fn cut_of(tree: &Tree, mutation: &Mutation) -> Option<Cut> {
     hasher.update(path.len().to_le_bytes());
     hasher.update(path.as_bytes());
     for r in &cut {
-        let bytes = &data[r.clone()];
+        let bytes = data.get(r.clone())?;
         hasher.update(bytes.len().to_le_bytes());
         hasher.update(bytes);
         hasher.update(occurrences_before(data, bytes, r.start).to_le_bytes());
@@ -90,24 +95,61 @@ impl Recall {
         self.failed.insert(key, at);
     }
 
-    /// Whether `cut` failed before and no commit since removed an occurrence of an
-    /// identifier it holds (`dropped_at` gives the number of the last commit that did, per
-    /// name).
-    pub(super) fn recalls(&self, cut: &Cut, dropped_at: impl Fn(&str) -> Option<u64>) -> bool {
+    /// Whether `cut` failed before and nothing since may have let it through: no commit
+    /// since removed an occurrence of an identifier the cut holds that is now left, outside
+    /// the cut, at most [`FEW_OUTSIDE`] times in the tree. `dropped_at` gives the number of
+    /// the last commit that removed an occurrence of a name, `in_tree` how often the name
+    /// occurs in the tree now.
+    pub(super) fn recalls(
+        &self,
+        cut: &Cut,
+        dropped_at: impl Fn(&str) -> Option<u64>,
+        in_tree: impl Fn(&str) -> u64,
+    ) -> bool {
         let Some(&at) = self.failed.get(&cut.key) else {
             return false;
         };
-        !cut.ranges.iter().any(|r| {
-            identifiers(&cut.data[r.clone()])
-                .into_keys()
-                .any(|name| dropped_at(name).is_some_and(|d| d > at))
+        let mut held: HashMap<&str, u64> = HashMap::new();
+        for r in &cut.ranges {
+            for (name, n) in identifiers(cut.data.get(r.clone()).unwrap_or_default()) {
+                *held.entry(name).or_insert(0) += n as u64;
+            }
+        }
+        !held.into_iter().any(|(name, n)| {
+            dropped_at(name).is_some_and(|d| d > at)
+                && in_tree(name).saturating_sub(n) <= FEW_OUTSIDE
         })
     }
 }
 
+/// How many occurrences of a name may be left outside a cut for a drop of it to count: the
+/// last uses of what the cut declares (a use and its import).
+const FEW_OUTSIDE: u64 = 2;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_that_does_not_apply_is_no_cut() {
+        let tree = crate::reduce::edits::tests::tree(&[("m.txt", "abc\n")]);
+        let Node::File { digest, .. } = &tree.entries["m.txt"].node else {
+            panic!("no file");
+        };
+        let keep = |keep: Vec<Range<usize>>, expect: [u8; 32]| Mutation::Keep {
+            path: Arc::from("m.txt"),
+            expect,
+            keep,
+        };
+        assert!(cut_of(&tree, &keep(vec![0..1], *digest)).is_some());
+        // Past the end, backwards, overlapping, another content: refused, never a panic.
+        assert!(cut_of(&tree, &keep(vec![0..1, 9..12], *digest)).is_none());
+        #[expect(clippy::reversed_empty_ranges, reason = "the bad input under test")]
+        let backwards = vec![3..1];
+        assert!(cut_of(&tree, &keep(backwards, *digest)).is_none());
+        assert!(cut_of(&tree, &keep(vec![0..3, 1..2], *digest)).is_none());
+        assert!(cut_of(&tree, &keep(vec![0..1], [0; 32])).is_none());
+    }
 
     #[test]
     fn the_same_bytes_at_another_place_are_another_cut() {
@@ -126,13 +168,19 @@ mod tests {
             data: Arc::from(&b"use a;\nfn f() { b(); }\n"[..]),
             ranges: vec![0..7],
         };
-        assert!(!recall.recalls(&cut, |_| None));
+        let few = |_: &str| 2;
+        assert!(!recall.recalls(&cut, |_| None, few));
         recall.failed(cut.key, 3);
-        assert!(recall.recalls(&cut, |_| None));
+        assert!(recall.recalls(&cut, |_| None, few));
         // A drop of `b`, which the cut does not hold, changes nothing; one of `a` does.
-        assert!(recall.recalls(&cut, |n| (n == "b").then_some(9)));
-        assert!(!recall.recalls(&cut, |n| (n == "a").then_some(4)));
+        assert!(recall.recalls(&cut, |n| (n == "b").then_some(9), few));
+        assert!(!recall.recalls(&cut, |n| (n == "a").then_some(4), few));
         // A drop at or before the failure was already there when it failed.
-        assert!(recall.recalls(&cut, |n| (n == "a").then_some(3)));
+        assert!(recall.recalls(&cut, |n| (n == "a").then_some(3), few));
+        // A name still used often outside the cut: its drop cannot have freed the cut.
+        let many = |_: &str| 1 + FEW_OUTSIDE + 1;
+        assert!(recall.recalls(&cut, |n| (n == "a").then_some(4), many));
+        let enough = |_: &str| 1 + FEW_OUTSIDE;
+        assert!(!recall.recalls(&cut, |n| (n == "a").then_some(4), enough));
     }
 }

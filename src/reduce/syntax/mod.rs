@@ -11,6 +11,8 @@
 //!   its body, a block by one of its statements).
 //! * [`literals`] lists numbers and strings with the smallest literal of their kind (`0`,
 //!   `""`), for the literal replacements.
+//! * [`stubs`] lists function bodies with the smallest body that compiles for any
+//!   signature (`{ todo!() }`, `...`, `{}`), for the stubs pass.
 //! * [`parses_cleanly`] tells whether a candidate still parses without errors.
 //!
 //! # Separators and whitespace
@@ -48,6 +50,7 @@ mod literals;
 mod names;
 mod replace;
 mod select;
+mod stubs;
 
 #[cfg(test)]
 mod tests;
@@ -55,6 +58,7 @@ mod tests;
 pub use literals::literals;
 pub use names::{declarations, identifier_names};
 pub use replace::replacements;
+pub use stubs::stubs;
 
 pub use lang::{
     Lang, Levels, MAX_INPUT_BYTES, PARSE_TIMEOUT, Replacement, SyntaxError, apply_deletion,

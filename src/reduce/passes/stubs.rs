@@ -1,0 +1,53 @@
+//! Function bodies replaced by the smallest body that compiles for any signature, from
+//! [`crate::reduce::syntax::stubs`], as replacement edits under the oracle: a step of the
+//! syntax pass (see [`crate::reduce::passes::syntax_nodes`]).
+//!
+//! A function the failure never calls then loses its whole body in one edit, where the
+//! syntax pass would try (and, in a compiled language, mostly fail) one deletion per
+//! statement. Each body of a file is one element of the list minimiser, as for the
+//! literals pass; the certificate lists each replacement with the SHA-256 of what it
+//! replaced.
+
+use crate::reduce::error::ReduceError;
+use crate::reduce::options::Minimiser;
+use crate::reduce::pass::{NeededShare, file_state, minimise};
+use crate::reduce::passes::literals::Replacements;
+use crate::reduce::session::Session;
+use crate::reduce::syntax::Lang;
+use crate::tree::RelPath;
+
+/// Replaces what it can of `path`'s function bodies by stubs, until a search commits
+/// nothing. Returns the commits made, or `None` when the session stopped.
+///
+/// # Errors
+/// Whatever the session reports.
+pub(crate) fn stub_bodies(
+    session: &mut Session,
+    phase: &str,
+    minimiser: Minimiser,
+    needed: &mut NeededShare,
+    path: &RelPath,
+    lang: Lang,
+) -> Result<Option<u64>, ReduceError> {
+    let mut accepted = 0;
+    loop {
+        let Some((data, _)) = file_state(session, path) else {
+            return Ok(Some(accepted));
+        };
+        let items = crate::reduce::syntax::stubs(lang, &data).unwrap_or_default();
+        if items.is_empty() {
+            return Ok(Some(accepted));
+        }
+        let mut list = Replacements {
+            path: path.clone(),
+            items,
+            len: data.len(),
+            nouns: ("body", "bodies"),
+        };
+        match minimise(session, phase, minimiser, needed, &mut list)? {
+            None => return Ok(None),
+            Some(0) => return Ok(Some(accepted)),
+            Some(n) => accepted += n,
+        }
+    }
+}
