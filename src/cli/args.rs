@@ -119,8 +119,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Passes")]
     pub no_settle: bool,
 
-    /// Do not replace function bodies by stubs. By default the syntax pass, after the
-    /// top-level nodes of a file, tries replacing each function's body by the smallest one
+    /// Do not replace function bodies by stubs. By default the syntax pass, before it
+    /// searches a file's nodes, tries replacing each function's body by the smallest one
     /// that compiles for any signature (`{ todo!() }`, `...`, `{}`), so a function the
     /// failure never calls loses its body in one edit.
     #[arg(long, help_heading = "Passes")]

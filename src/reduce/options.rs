@@ -193,8 +193,8 @@ pub struct ReduceOptions {
     /// occurrence of its identifiers removed since); a confirming round still searches
     /// everything before the run ends.
     pub settle: bool,
-    /// Whether the syntax pass replaces function bodies by stubs between its first level
-    /// and the deeper ones (`--no-stubs` turns it off).
+    /// Whether the syntax pass replaces function bodies by stubs before it searches a
+    /// file's nodes (`--no-stubs` turns it off).
     pub stubs: bool,
     /// Whether the files pass first runs the failure under `strace` and tries deleting
     /// what it never touched (see [`crate::reduce::access`]).

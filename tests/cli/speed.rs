@@ -1,5 +1,5 @@
-//! The levers of speed on real trees: the file-access tracer and the settle state. Each
-//! may only propose or skip searches; none may make a probe answer for a tree it did not
+//! The levers of speed on real trees: the file-access tracer, the settle state and the
+//! stubs of the syntax pass. Each may only propose candidates or skip searches; none may make a probe answer for a tree it did not
 //! run on, and the result must be what a run without them reaches.
 
 use crate::util::{Area, files, report, require_tool, run, run_env, stderr, tool_runs};
@@ -374,4 +374,56 @@ fn the_single_nodes_of_many_small_groups_share_one_window() {
         !kept.contains("unused") && kept.contains("int(6)"),
         "{kept}"
     );
+}
+
+/// `helper` is on the failure's path but what it does is not: its body can become a stub.
+/// `boom`'s cannot, since the failure is raised there.
+const STUB_PROJECT: &str = "def helper(x):\n    total = 0\n    for i in range(x):\n        total += i * i\n    return total\n\n\ndef boom():\n    helper(3)\n    raise ValueError(\"boom\")\n\n\nboom()\n";
+
+#[test]
+fn a_function_body_the_failure_does_not_need_becomes_a_stub_in_one_command() {
+    if !require_tool("python3", tool_runs("python3")) {
+        return;
+    }
+    let area = Area::new();
+    area.write("proj", &[("main.py", STUB_PROJECT)]);
+    let mut changes = Vec::new();
+    for (out, extra) in [("stubbed", None), ("unstubbed", Some("--no-stubs"))] {
+        let mut args = vec!["reduce", "proj", out, "--no-trace", "--jobs", "1"];
+        args.extend(extra);
+        args.extend(["--", "python3", "main.py"]);
+        let o = run(&args, area.dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = report(&area.path(out));
+        assert_eq!(r["execution"]["stubs"], extra.is_none());
+        let events: Vec<String> = r["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["change"].as_str().unwrap().to_string())
+            .collect();
+        changes.push(events);
+        // What is published fails the same way when run on its own.
+        let (code, output) = crate::util::sh_in(&area.path(out), "python3 main.py");
+        assert_eq!(code, 1, "{output}");
+        assert!(output.contains("ValueError: boom"), "{output}");
+    }
+    let stubbed: Vec<&String> = changes[0]
+        .iter()
+        .filter(|c| c.starts_with("body at line"))
+        .collect();
+    assert_eq!(
+        stubbed.len(),
+        1,
+        "helper's body, and not boom's: {:#?}",
+        changes[0]
+    );
+    assert!(stubbed[0].ends_with("line 2 of main.py"), "{stubbed:?}");
+    assert!(
+        !changes[1].iter().any(|c| c.starts_with("body")),
+        "{:#?}",
+        changes[1]
+    );
+    // Both end on the same tree: the stub goes with the function once its call went.
+    assert_eq!(files(&area.path("stubbed")), files(&area.path("unstubbed")));
 }

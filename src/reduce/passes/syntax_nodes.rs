@@ -1,6 +1,6 @@
 //! The syntax pass: deletes syntax nodes level by level, from the tree-sitter grammars of
-//! [`crate::reduce::syntax`], and, after a file's first level, replaces the bodies of the
-//! functions left by stubs (see [`crate::reduce::passes::stubs`]).
+//! [`crate::reduce::syntax`], after replacing the bodies of a file's functions by stubs
+//! (see [`crate::reduce::passes::stubs`]).
 
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
@@ -21,10 +21,9 @@ pub(crate) struct Syntax {
 }
 
 impl Syntax {
-    /// One file, every level; `None` when the session stopped. The first level (a file's
-    /// top-level nodes) goes first, so that whole items are deleted before any body is
-    /// stubbed; then, with `stubs`, the bodies of the functions left; then the deeper
-    /// levels, on what is left of the bodies.
+    /// One file: with `stubs`, its function bodies first (a body the failure does not need
+    /// goes in one edit), then every level, on what is left; `None` when the session
+    /// stopped.
     #[expect(
         clippy::too_many_arguments,
         reason = "a file's search needs the pass's name, both learned shares and settings"
@@ -39,41 +38,29 @@ impl Syntax {
         path: &RelPath,
         lang: Lang,
     ) -> Result<Option<u64>, ReduceError> {
-        // A file the grammar cannot take (too large, too slow) is left to other passes.
-        // `from` is the first level searched, `to` the level past the last.
-        let search = |session: &mut Session, state: &mut PassState, from: usize, to: usize| {
-            by_levels(
-                session,
-                name,
-                state,
-                minimiser,
-                false,
-                path,
-                "node",
-                true,
-                |data, depth| {
-                    let depth = depth + from;
-                    if depth >= to {
-                        return None;
-                    }
-                    let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
-                    levels.get(depth).cloned()
-                },
-            )
-        };
-        let Some(mut accepted) = search(session, state, 0, 1)? else {
-            return Ok(None);
-        };
+        let mut accepted = 0;
         if stubs {
             let Some(n) = stub_bodies(session, name, minimiser, stub_share, path, lang)? else {
                 return Ok(None);
             };
             accepted += n;
         }
-        let Some(n) = search(session, state, 1, usize::MAX)? else {
-            return Ok(None);
-        };
-        Ok(Some(accepted + n))
+        // A file the grammar cannot take (too large, too slow) is left to other passes.
+        let searched = by_levels(
+            session,
+            name,
+            state,
+            minimiser,
+            false,
+            path,
+            "node",
+            true,
+            |data, depth| {
+                let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
+                levels.get(depth).cloned()
+            },
+        )?;
+        Ok(searched.map(|n| accepted + n))
     }
 }
 
