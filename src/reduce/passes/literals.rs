@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
+use crate::reduce::options::Minimiser;
 use crate::reduce::pass::{
-    Elements, Pass, PassContext, PassResult, PassState, file_state, minimise, per_file,
+    Elements, NeededShare, Pass, PassContext, PassResult, PassState, file_state, minimise, per_file,
 };
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::RelPath;
@@ -23,14 +24,14 @@ pub(crate) struct Literals {
 }
 
 /// One file's replacements by fixed text (literals, stub bodies) as a list to minimise.
-pub(crate) struct Replacements {
-    pub(crate) path: RelPath,
+struct Replacements {
+    path: RelPath,
     /// Ranges of the content of length `len`, sorted and disjoint, each with its
     /// replacement.
-    pub(crate) items: Vec<(Range<usize>, &'static str)>,
-    pub(crate) len: usize,
+    items: Vec<(Range<usize>, &'static str)>,
+    len: usize,
     /// What one element and several are called in labels.
-    pub(crate) nouns: (&'static str, &'static str),
+    nouns: (&'static str, &'static str),
 }
 
 impl Replacements {
@@ -118,6 +119,44 @@ impl Elements for Replacements {
     }
 }
 
+/// Replaces what it can of `path`'s `items(content)` (each a range and its replacement),
+/// searching again after every search that committed something, until one commits nothing.
+/// Returns the commits made, or `None` when the session stopped.
+///
+/// # Errors
+/// Whatever the session reports.
+pub(crate) fn replace_until_stable(
+    session: &mut Session,
+    phase: &str,
+    minimiser: Minimiser,
+    needed: &mut NeededShare,
+    path: &RelPath,
+    nouns: (&'static str, &'static str),
+    items: impl Fn(&[u8]) -> Vec<(Range<usize>, &'static str)>,
+) -> Result<Option<u64>, ReduceError> {
+    let mut accepted = 0;
+    loop {
+        let Some((data, _)) = file_state(session, path) else {
+            return Ok(Some(accepted));
+        };
+        let items = items(&data);
+        if items.is_empty() {
+            return Ok(Some(accepted));
+        }
+        let mut list = Replacements {
+            path: path.clone(),
+            items,
+            len: data.len(),
+            nouns,
+        };
+        match minimise(session, phase, minimiser, needed, &mut list)? {
+            None => return Ok(None),
+            Some(0) => return Ok(Some(accepted)),
+            Some(n) => accepted += n,
+        }
+    }
+}
+
 impl Pass for Literals {
     fn name(&self) -> &'static str {
         "literals"
@@ -130,27 +169,15 @@ impl Pass for Literals {
             let Some(lang) = crate::reduce::syntax::lang_for_path(path) else {
                 return Ok(Some(0));
             };
-            let mut accepted = 0;
-            loop {
-                let Some((data, _)) = file_state(session, path) else {
-                    return Ok(Some(accepted));
-                };
-                let items = crate::reduce::syntax::literals(lang, &data).unwrap_or_default();
-                if items.is_empty() {
-                    return Ok(Some(accepted));
-                }
-                let mut list = Replacements {
-                    path: path.clone(),
-                    items,
-                    len: data.len(),
-                    nouns: ("literal", "literals"),
-                };
-                match minimise(session, name, ctx.minimiser, &mut state.needed, &mut list)? {
-                    None => return Ok(None),
-                    Some(0) => return Ok(Some(accepted)),
-                    Some(n) => accepted += n,
-                }
-            }
+            replace_until_stable(
+                session,
+                name,
+                ctx.minimiser,
+                &mut state.needed,
+                path,
+                ("literal", "literals"),
+                |data| crate::reduce::syntax::literals(lang, data).unwrap_or_default(),
+            )
         })?;
         Ok(self.state.result(result.accepted))
     }

@@ -10,8 +10,8 @@
 
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
-use crate::reduce::pass::{NeededShare, file_state, minimise};
-use crate::reduce::passes::literals::Replacements;
+use crate::reduce::pass::NeededShare;
+use crate::reduce::passes::literals::replace_until_stable;
 use crate::reduce::session::Session;
 use crate::reduce::syntax::Lang;
 use crate::tree::RelPath;
@@ -29,25 +29,13 @@ pub(crate) fn stub_bodies(
     path: &RelPath,
     lang: Lang,
 ) -> Result<Option<u64>, ReduceError> {
-    let mut accepted = 0;
-    loop {
-        let Some((data, _)) = file_state(session, path) else {
-            return Ok(Some(accepted));
-        };
-        let items = crate::reduce::syntax::stubs(lang, &data).unwrap_or_default();
-        if items.is_empty() {
-            return Ok(Some(accepted));
-        }
-        let mut list = Replacements {
-            path: path.clone(),
-            items,
-            len: data.len(),
-            nouns: ("body", "bodies"),
-        };
-        match minimise(session, phase, minimiser, needed, &mut list)? {
-            None => return Ok(None),
-            Some(0) => return Ok(Some(accepted)),
-            Some(n) => accepted += n,
-        }
-    }
+    replace_until_stable(
+        session,
+        phase,
+        minimiser,
+        needed,
+        path,
+        ("body", "bodies"),
+        |data| crate::reduce::syntax::stubs(lang, data).unwrap_or_default(),
+    )
 }

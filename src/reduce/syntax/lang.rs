@@ -319,3 +319,16 @@ pub(super) fn line_end(src: &[u8], pos: usize) -> Option<usize> {
         None
     }
 }
+/// `src` with each range of `found` (sorted, disjoint) replaced by its text.
+#[cfg(test)]
+pub(crate) fn replaced(src: &str, found: Vec<(Range<usize>, &str)>) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    for (r, with) in found {
+        out.push_str(&src[at..r.start]);
+        out.push_str(with);
+        at = r.end;
+    }
+    out.push_str(&src[at..]);
+    out
+}

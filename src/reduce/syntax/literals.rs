@@ -95,16 +95,7 @@ mod tests {
     use super::*;
 
     fn simplified(lang: Lang, src: &str) -> String {
-        let found = literals(lang, src.as_bytes()).unwrap();
-        let mut out = String::new();
-        let mut at = 0;
-        for (r, with) in found {
-            out.push_str(&src[at..r.start]);
-            out.push_str(with);
-            at = r.end;
-        }
-        out.push_str(&src[at..]);
-        out
+        super::super::lang::replaced(src, literals(lang, src.as_bytes()).unwrap())
     }
 
     #[test]

@@ -77,16 +77,7 @@ mod tests {
     use super::*;
 
     fn stubbed(lang: Lang, src: &str) -> String {
-        let found = stubs(lang, src.as_bytes()).unwrap();
-        let mut out = String::new();
-        let mut at = 0;
-        for (r, with) in found {
-            out.push_str(&src[at..r.start]);
-            out.push_str(with);
-            at = r.end;
-        }
-        out.push_str(&src[at..]);
-        out
+        super::super::lang::replaced(src, stubs(lang, src.as_bytes()).unwrap())
     }
 
     #[test]
