@@ -113,9 +113,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Passes")]
     pub no_syntax_guard: bool,
 
-    /// Search every file in every run of a pass. By default a pass skips a file an earlier
-    /// run of it searched without a cut, while the file is unchanged and no identifier it
-    /// holds lost a use elsewhere; a last round over everything confirms the end.
+    /// Search every file in every run of a pass, and run every cut. By default a pass skips
+    /// a file an earlier run of it searched without a cut, while the file is unchanged and
+    /// no identifier it holds lost a use elsewhere, and a cut that failed before is not run
+    /// again while no name it holds lost a use; a last round over everything confirms the
+    /// end.
     #[arg(long, help_heading = "Passes")]
     pub no_settle: bool,
 
