@@ -843,15 +843,15 @@ fn tokens_and_chars_cut_inside_a_line_and_do_not_depend_on_jobs() {
         .collect();
     insta::assert_debug_snapshot!(changes, @r#"
     [
+        "syntax: body at line 2 of a.c",
         "syntax: node at line 2 of a.c",
         "syntax: 3 nodes at lines 2-2 of a.c",
         "rename: rename Int32 to a",
         "tokens: 1 token at line 1 of a.c",
         "tokens: union of 2 changes",
-        "tokens: union of 2 changes",
         "tokens: 1 token at line 1 of a.c",
         "tokens: 3 tokens at line 2 of a.c",
-        "tokens: 2 tokens at line 2 of a.c",
+        "tokens: union of 2 changes",
         "prelude: strip blank and comment lines of a.c",
         "chars: 1 character at line 1 of a.c",
     ]
