@@ -432,8 +432,8 @@ impl Session {
         self.settled_skips += 1;
     }
 
-    /// Whether a cut that failed before is answered "rejected" without a run while no
-    /// commit since removed an occurrence of an identifier it holds (see [`recall`]). Off in
+    /// Whether a cut that failed before is answered "rejected" without a run while nothing
+    /// since may have let it through (see [`recall::Recall::recalls`]). Off in
     /// the confirming round, with `--no-settle`, and while candidates are sampled
     /// repeatedly (old results must not stand in for new trials).
     pub(crate) fn set_recalling(&mut self, on: bool) {
@@ -561,7 +561,7 @@ impl Session {
         phase: &str,
         candidates: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
-        // Cuts that failed before, while nothing they name lost an occurrence, are not
+        // Cuts that failed before, while nothing since may have let them through, are not
         // candidates: like the syntax guard's cuts, they are counted apart.
         let recalled: Vec<bool> = candidates.iter().map(|c| self.recalled(c)).collect();
         if !recalled.contains(&true) {

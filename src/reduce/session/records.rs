@@ -17,8 +17,8 @@ pub struct PhaseStats {
     /// Cuts not run because they would leave a file that parses cleanly unparsable (the
     /// syntax guard of the blocks and lines passes); not counted in `attempts`.
     pub unparsable: u64,
-    /// Cuts not run because the same cut failed before and nothing it names lost an
-    /// occurrence since (the memory of failed cuts); not counted in `attempts`.
+    /// Cuts not run because the same cut failed before and nothing since may have let it
+    /// through (the memory of failed cuts); not counted in `attempts`.
     pub recalled: u64,
     /// Candidates the oracle rejected.
     pub rejected: u64,
