@@ -54,6 +54,7 @@ pub mod export;
 pub mod fuzzing;
 pub mod gate;
 pub mod oracle;
+pub mod overlay;
 pub(crate) mod output_layout;
 pub(crate) mod owner;
 pub mod reduce;

@@ -102,6 +102,9 @@ pub struct Execution {
     /// The file-access tracer: the tool, its outcome, and how many entries the traced run
     /// touched and left untouched; `null` when the files pass did not run.
     pub trace: Option<crate::reduce::access::TraceRecord>,
+    /// Whether the runs saw their tree through an overlay mount (`used`), or why not
+    /// (`reason`: `--no-overlay`, runs confined, or the mount the machine refused).
+    pub overlay: crate::overlay::OverlayRecord,
 }
 
 /// The sampling configuration.
@@ -368,6 +371,7 @@ pub fn build(
             settle: options.settle,
             stubs: options.stubs,
             trace: reduction.trace.clone(),
+            overlay: reduction.overlay.clone(),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),

@@ -287,6 +287,19 @@ pub fn run(
     timeout: Duration,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, RunnerError> {
+    run_mounted(spec, cwd, tmpdir, timeout, interrupt, None)
+}
+
+/// [`run`], with the tree shown at `cwd` through `mount` (an overlay in a mount namespace
+/// of the command's own, see [`crate::overlay`]) when it is given.
+fn run_mounted(
+    spec: &CommandSpec,
+    cwd: &Path,
+    tmpdir: &Path,
+    timeout: Duration,
+    interrupt: &AtomicBool,
+    mount: Option<&crate::overlay::Mount>,
+) -> Result<RunOutcome, RunnerError> {
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(RunnerError::EmptyCommand);
     };
@@ -329,6 +342,15 @@ pub fn run(
         guardian.map(guardian::Guardian::fd),
         std::os::fd::AsRawFd::as_raw_fd(&ids_write),
     );
+    if let Some(mount) = mount {
+        let mount = mount.clone();
+        // SAFETY: `enter` makes system calls only (unshare, mount, chdir), on strings made
+        // before the fork; it allocates nothing and takes no lock.
+        #[allow(unsafe_code)]
+        unsafe {
+            command.pre_exec(move || mount.enter());
+        }
+    }
     let start = Instant::now();
     let spawned = command.spawn();
     // Drop our copies of the write end so EOF means every writer is gone.
@@ -459,7 +481,8 @@ pub(crate) trait Confinement: Send + Sync {
 }
 
 /// [`run`], confined when `confinement` is given: the directories are handed over before
-/// the run and taken back after it, however it ended.
+/// the run and taken back after it, however it ended. An unconfined run shows its tree
+/// through `mount` when it is given; a confined one never has one.
 ///
 /// # Errors
 /// As [`run`].
@@ -470,9 +493,10 @@ pub(crate) fn run_confined(
     timeout: Duration,
     interrupt: &AtomicBool,
     confinement: Option<&dyn Confinement>,
+    mount: Option<&crate::overlay::Mount>,
 ) -> Result<RunOutcome, RunnerError> {
     let Some(confinement) = confinement else {
-        return run(spec, cwd, tmpdir, timeout, interrupt);
+        return run_mounted(spec, cwd, tmpdir, timeout, interrupt, mount);
     };
     confinement.hand_over(cwd, tmpdir);
     let wrapped = confinement.wrap(spec, cwd, tmpdir);

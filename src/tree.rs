@@ -110,6 +110,15 @@ pub enum TreeError {
         /// Its target.
         target: String,
     },
+    /// A command wrote beneath the overlay mount it ran in (it unmounted its tree, or
+    /// left the mount namespace it was given): what it ran on is not the tree it was given.
+    #[error(
+        "the command wrote `{path}` beneath the overlay mount its tree was shown through (it unmounted the tree or left its mount namespace), so its run cannot answer for that tree; run with --no-overlay to reduce with plain copies"
+    )]
+    Escaped {
+        /// The first entry found there.
+        path: PathBuf,
+    },
     /// A file name that is not valid UTF-8.
     #[error("`{path}` has a name that is not valid UTF-8")]
     NonUtf8Name {
@@ -182,8 +191,10 @@ pub struct Meta {
     pub mtime_ns: i128,
 }
 
-/// What an entry holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What an entry holds. Two files are equal when their lengths and digests are (the bytes
+/// themselves are not compared again: `digest` is always the SHA-256 of `data`, as
+/// [`Node::file`] makes it).
+#[derive(Clone, Debug, Eq)]
 pub enum Node {
     /// A directory; its children are the entries below its path.
     Dir,
@@ -199,6 +210,26 @@ pub enum Node {
         /// The link target as written.
         target: String,
     },
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        match (self, other) {
+            (Node::Dir, Node::Dir) => true,
+            (
+                Node::File {
+                    data: da,
+                    digest: ga,
+                },
+                Node::File {
+                    data: db,
+                    digest: gb,
+                },
+            ) => da.len() == db.len() && ga == gb,
+            (Node::Symlink { target: ta }, Node::Symlink { target: tb }) => ta == tb,
+            _ => false,
+        }
+    }
 }
 
 impl Node {

@@ -95,7 +95,7 @@ fn root_key() -> RelPath {
     Arc::from("")
 }
 
-fn set_times(path: &Path, meta: &Meta) -> Result<(), TreeError> {
+pub(crate) fn set_times(path: &Path, meta: &Meta) -> Result<(), TreeError> {
     let secs = meta.mtime_ns.div_euclid(1_000_000_000);
     let nanos = meta.mtime_ns.rem_euclid(1_000_000_000);
     let (Ok(secs), Ok(nanos)) = (i64::try_from(secs), i64::try_from(nanos)) else {
@@ -160,7 +160,7 @@ pub(crate) fn make_writable(dir: &Path) {
     }
 }
 
-fn write_entry(path: &Path, entry: &Entry) -> Result<(), TreeError> {
+pub(crate) fn write_entry(path: &Path, entry: &Entry) -> Result<(), TreeError> {
     match &entry.node {
         Node::Dir => match fs::create_dir(path) {
             Ok(()) => {}

@@ -96,6 +96,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME=VALUE")]
     pub env: Vec<String>,
 
+    /// Show each run its tree through plain copies only. By default, where repromin may
+    /// mount an overlay (Linux, as root), each run sees the accepted tree through an
+    /// overlay mount in a mount namespace of its own, with only the candidate's changes on
+    /// top, and its writes are undone by dropping that layer: a probe's cost grows with the
+    /// change, not with the tree.
+    #[arg(long)]
+    pub no_overlay: bool,
+
     /// Baseline runs before reduction; all must agree unless --min-baseline-passes or
     /// --min-baseline-rate say otherwise.
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -792,6 +800,7 @@ fn build_options(
     options.syntax_guard = !run.no_syntax_guard;
     options.settle = !run.no_settle;
     options.stubs = !run.no_stubs;
+    options.overlay = !run.no_overlay;
     options.trace = !run.no_trace;
     if !passes.is_empty() {
         let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();

@@ -306,6 +306,7 @@ const FIELDS: &[Field] = &[
         },
     ),
     field("runner", "env", "--env", Kind::Env),
+    field("runner", "overlay", "--no-overlay", Kind::InverseSwitch),
     field("runner", "runner", "--runner", Kind::Choice(runner_names)),
     field("runner", "image", "--image", Kind::Text),
     field(

@@ -97,6 +97,7 @@ fn tree_exit(err: &TreeError) -> Exit {
         | TreeError::Hardlink { .. }
         | TreeError::EscapingSymlink { .. }
         | TreeError::NonUtf8Name { .. }
+        | TreeError::Escaped { .. }
         | TreeError::Gitignore { .. } => Exit::Error,
     }
 }

@@ -100,6 +100,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         spec.timeout,
         &never,
         confinement.as_ref().map(|c| c as &dyn runner::Confinement),
+        None,
     ) {
         Ok(outcome) => outcome,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),

@@ -191,6 +191,8 @@ pub struct Reduction {
     pub semantic: Option<semantic::SemanticRecord>,
     /// What the file-access tracer did, when the files pass ran.
     pub trace: Option<access::TraceRecord>,
+    /// Whether the runs saw their tree through an overlay mount, or why not.
+    pub overlay: crate::overlay::OverlayRecord,
 }
 
 /// Checks options that need no I/O beyond looking at paths.
@@ -416,6 +418,7 @@ fn run_fresh(
         timeout,
         interrupt,
         container.map(|c| c as &dyn runner::Confinement),
+        None,
     )?;
     crate::workspace::remove_any(&dirs.wrapper)?;
     Ok((outcome, normalizer))
@@ -540,7 +543,7 @@ fn run_on(
             run_fresh(tree, options, scratch, name, timeout, interrupt, Some(runs))
         }
         Place::Adopted(workers) => match workers.first_mut() {
-            Some(worker) => worker.run(tree, &options.command, timeout, interrupt),
+            Some(worker) => worker.run(tree, None, &options.command, timeout, interrupt),
             None => Err(ReduceError::Internal("no adopted directory")),
         },
     }
@@ -782,6 +785,7 @@ pub fn run_reduction(
         cache_capacity: options.cache_capacity.max(1),
         sampling: options.sampling,
         container: container_runs,
+        overlay: options.overlay,
     };
     let mut session = Session::new(
         preflight.tree.clone(),
@@ -939,6 +943,7 @@ pub fn run_reduction(
         container,
         semantic: semantic.and_then(|r| r.lock().ok().map(|r| r.clone())),
         trace: session.access_record().cloned(),
+        overlay: session.overlay_record(),
     };
     Ok((reduction, session))
 }

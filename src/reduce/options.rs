@@ -196,6 +196,9 @@ pub struct ReduceOptions {
     /// Whether the syntax pass replaces function bodies by stubs before it searches a
     /// file's nodes (`--no-stubs` turns it off).
     pub stubs: bool,
+    /// Whether unconfined runs see their tree through an overlay mount where the machine
+    /// allows one (see [`crate::overlay`]; `--no-overlay` turns it off).
+    pub overlay: bool,
     /// Whether the files pass first runs the failure under `strace` and tries deleting
     /// what it never touched (see [`crate::reduce::access`]).
     pub trace: bool,
@@ -251,6 +254,7 @@ impl ReduceOptions {
             syntax_guard: true,
             settle: true,
             stubs: true,
+            overlay: true,
             trace: true,
             cache_capacity: 200_000,
             min_baseline_passes: None,

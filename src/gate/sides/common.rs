@@ -282,6 +282,7 @@ fn run_shell(
         timeout,
         interrupt,
         confinement.as_deref(),
+        None,
     )?)
 }
 

@@ -46,7 +46,7 @@ mod records;
 mod worker;
 
 pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
-use worker::{Answer, probe};
+use worker::{Answer, Lower, probe};
 pub use worker::{Setup, Worker};
 
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
@@ -143,9 +143,14 @@ impl Session {
             (0..setup.jobs)
                 .map(|i| {
                     let worker = Worker::fresh(RunDirs::new(scratch, &format!("w{i}"), basename));
-                    match &setup.container {
+                    let worker = match &setup.container {
                         Some(runs) => worker.confined(runs.clone()),
                         None => worker,
+                    };
+                    if setup.overlay {
+                        worker
+                    } else {
+                        worker.without_overlay()
                     }
                 })
                 .collect()
@@ -237,14 +242,21 @@ impl Session {
         &mut self,
         interrupt: &AtomicBool,
     ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
-        let tree = self.current.clone();
-        let command = self.setup.command.clone();
-        let timeout = self.setup.timeout;
+        let lower = Lower {
+            dir: self.clean.root(),
+            tree: &self.current,
+        };
         let worker = self
             .workers
             .first_mut()
             .ok_or(ReduceError::Internal("a session has no worker"))?;
-        worker.run(&tree, &command, timeout, interrupt)
+        worker.run(
+            lower.tree,
+            Some(lower),
+            &self.setup.command,
+            self.setup.timeout,
+            interrupt,
+        )
     }
 
     /// Runs the command `runs` times on the accepted tree, spread over every worker, and
@@ -256,6 +268,10 @@ impl Session {
     /// Workspace I/O or a command that cannot start.
     pub fn sample_current(&mut self, runs: u64) -> Result<u64, ReduceError> {
         let tree = &self.current;
+        let lower = Lower {
+            dir: self.clean.root(),
+            tree,
+        };
         let setup = &self.setup;
         let never = AtomicBool::new(false);
         let next = std::sync::atomic::AtomicU64::new(0);
@@ -266,7 +282,8 @@ impl Session {
                 let (never, next, passes, failure) = (&never, &next, &passes, &failure);
                 scope.spawn(move || {
                     while next.fetch_add(1, Ordering::SeqCst) < runs {
-                        match worker.run(tree, &setup.command, setup.timeout, never) {
+                        match worker.run(tree, Some(lower), &setup.command, setup.timeout, never)
+                        {
                             Ok((outcome, normalizer)) => {
                                 if setup.oracle.judge(&outcome, &normalizer).pass {
                                     passes.fetch_add(1, Ordering::SeqCst);
@@ -316,6 +333,10 @@ impl Session {
         };
         let (outcome, normalizer) = worker.run(
             &self.current,
+            Some(Lower {
+                dir: self.clean.root(),
+                tree: &self.current,
+            }),
             &command,
             self.setup.timeout,
             &self.setup.interrupt,
@@ -344,6 +365,18 @@ impl Session {
             untouched,
         });
         Ok(access)
+    }
+
+    /// Whether the runs saw their tree through an overlay mount, or why not (the first
+    /// worker's state: every worker is made alike).
+    pub fn overlay_record(&self) -> crate::overlay::OverlayRecord {
+        self.workers.first().map_or(
+            crate::overlay::OverlayRecord {
+                used: false,
+                reason: Some("a session has no worker".to_string()),
+            },
+            Worker::overlay,
+        )
     }
 
     /// What the tracer did, once the files pass ran it (see [`Session::trace_access`]).
@@ -517,6 +550,10 @@ impl Session {
             trees.iter().map(|_| Mutex::new(None)).collect();
         let setup = &self.setup;
         let timeout = self.timeout;
+        let lower = Lower {
+            dir: self.clean.root(),
+            tree: &self.current,
+        };
         let active = self.workers.len().min(trees.len());
         std::thread::scope(|scope| {
             for worker in self.workers.iter_mut().take(active) {
@@ -528,7 +565,8 @@ impl Session {
                         if i >= trees.len() {
                             break;
                         }
-                        let result = probe(worker, setup, timeout, trees[i].0, trees[i].1);
+                        let result =
+                            probe(worker, setup, timeout, trees[i].0, lower, trees[i].1);
                         if let Ok(mut slot) = slots[i].lock() {
                             *slot = Some(result);
                         }
@@ -1034,6 +1072,7 @@ pub(crate) mod tests {
             cache_capacity: 1000,
             sampling: Sampling::default(),
             container: None,
+            overlay: true,
         };
         Session::new(
             Arc::new(tree(files)),

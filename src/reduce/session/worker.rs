@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::oracle::Oracle;
+use crate::overlay::{Layers, Mount};
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Sampling;
 use crate::runner::{self, CommandSpec, Confinement, RunDirs, Termination};
@@ -38,6 +39,19 @@ pub struct Setup {
     pub sampling: Sampling,
     /// The containers every fresh worker runs its commands in, if any.
     pub container: Option<Arc<crate::container::ContainerRuns>>,
+    /// Whether unconfined workers show each run its tree through an overlay mount (see
+    /// [`crate::overlay`]) where the machine allows it.
+    pub overlay: bool,
+}
+
+/// The directory that holds the accepted tree (the session's clean copy, in which no
+/// command runs) and that tree: the lower layer of an overlay run.
+#[derive(Clone, Copy)]
+pub(crate) struct Lower<'a> {
+    /// The directory.
+    pub(crate) dir: &'a std::path::Path,
+    /// What it holds.
+    pub(crate) tree: &'a Tree,
 }
 
 /// One place where candidates run: a workspace, its run layout and its normaliser, and
@@ -47,6 +61,7 @@ pub struct Worker {
     workspace: Workspace,
     normalizer: Normalizer,
     confinement: Option<Arc<dyn Confinement>>,
+    layers: Layers,
 }
 
 impl Worker {
@@ -58,6 +73,7 @@ impl Worker {
         ]);
         Worker {
             workspace: Workspace::new(dirs.tree.clone()),
+            layers: Layers::new(dirs.wrapper.join("layers")),
             dirs,
             normalizer,
             confinement: None,
@@ -72,6 +88,10 @@ impl Worker {
             dirs.tmp.display().to_string(),
         ]);
         Worker {
+            layers: Layers::off(
+                dirs.wrapper.join("layers"),
+                "the tree is reduced in place, beside an installed environment",
+            ),
             dirs,
             workspace,
             normalizer,
@@ -84,8 +104,41 @@ impl Worker {
     pub(crate) fn confined(self, confinement: Arc<dyn Confinement>) -> Worker {
         Worker {
             confinement: Some(confinement),
+            layers: Layers::off(self.dirs.wrapper.join("layers"), "runs are confined"),
             ..self
         }
+    }
+
+    /// The same worker, showing its runs plain copies only (`--no-overlay`).
+    #[must_use]
+    pub(crate) fn without_overlay(self) -> Worker {
+        Worker {
+            layers: Layers::off(self.dirs.wrapper.join("layers"), "--no-overlay"),
+            ..self
+        }
+    }
+
+    /// Whether this worker's runs go through an overlay, or why not.
+    pub(crate) fn overlay(&self) -> crate::overlay::OverlayRecord {
+        self.layers.record()
+    }
+
+    /// Makes the tree directory show `tree` to the next run: through an overlay over
+    /// `lower` where the worker can mount one (the mount is returned), or as a plain copy
+    /// by delta application.
+    fn place(&mut self, tree: &Tree, lower: Option<Lower<'_>>) -> Result<Option<Mount>, ReduceError> {
+        if let Some(lower) = lower
+            && self.layers.usable(lower.dir, lower.tree, &self.dirs.tree)
+        {
+            return Ok(Some(self.layers.stage(
+                lower.dir,
+                lower.tree,
+                tree,
+                &self.dirs.tree,
+            )?));
+        }
+        self.workspace.apply(tree)?;
+        Ok(None)
     }
 
     /// Where this worker runs: its tree, its `TMPDIR` and its wrapper directory.
@@ -94,37 +147,46 @@ impl Worker {
     }
 
     /// Empties the temporary directory and runs `command` in the tree, confined when the
-    /// worker is.
+    /// worker is, through `mount` when it is given (then the run's layer is removed after
+    /// it, and the tree directory checked to be still empty).
     fn exec(
-        &self,
+        &mut self,
         command: &CommandSpec,
         timeout: Duration,
         interrupt: &AtomicBool,
+        mount: Option<&Mount>,
     ) -> Result<runner::RunOutcome, ReduceError> {
         self.dirs.fresh_tmp()?;
-        Ok(runner::run_confined(
+        let outcome = runner::run_confined(
             command,
             &self.dirs.tree,
             &self.dirs.tmp,
             timeout,
             interrupt,
             self.confinement.as_deref(),
-        )?)
+            mount,
+        );
+        if mount.is_some() {
+            self.layers.clear(&self.dirs.tree)?;
+        }
+        Ok(outcome?)
     }
 
     /// Runs `command` on `tree` here and returns the outcome and this worker's normaliser.
+    /// `lower` is the accepted tree on disk, which an overlay run shows `tree` over.
     ///
     /// # Errors
     /// Workspace I/O or a command that cannot start.
-    pub fn run(
+    pub(crate) fn run(
         &mut self,
         tree: &Tree,
+        lower: Option<Lower<'_>>,
         command: &CommandSpec,
         timeout: Duration,
         interrupt: &AtomicBool,
     ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
-        self.workspace.apply(tree)?;
-        let outcome = self.exec(command, timeout, interrupt)?;
+        let mount = self.place(tree, lower)?;
+        let outcome = self.exec(command, timeout, interrupt, mount.as_ref())?;
         Ok((outcome, self.normalizer.clone()))
     }
 }
@@ -154,6 +216,7 @@ pub(crate) fn probe(
     setup: &Setup,
     timeout: Duration,
     tree: &Tree,
+    lower: Lower<'_>,
     confidence: f64,
 ) -> Result<Answer, ReduceError> {
     let plan = setup.sampling;
@@ -162,8 +225,8 @@ pub(crate) fn probe(
     for t in 1..=plan.runs {
         // Each sample starts from exactly the candidate tree: whatever the last one did is
         // undone first.
-        worker.workspace.apply(tree)?;
-        let outcome = worker.exec(&setup.command, timeout, &setup.interrupt)?;
+        let mount = worker.place(tree, Some(lower))?;
+        let outcome = worker.exec(&setup.command, timeout, &setup.interrupt, mount.as_ref())?;
         duration += outcome.duration;
         let answer = |pass: bool, early: bool| Answer {
             pass,
