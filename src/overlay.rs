@@ -183,14 +183,14 @@ impl Layers {
         option_path(&self.dir)?;
         remove_any(at).map_err(|e| e.to_string())?;
         fs::create_dir_all(at).map_err(|e| format!("create directory {}: {e}", at.display()))?;
-        let exe = std::env::current_exe().map_err(|e| format!("find repromin's own binary: {e}"))?;
         let mut last = String::new();
         for redirect in [true, false] {
             self.redirect = redirect;
             let mount = self
                 .stage(lower, model, model, at)
                 .map_err(|e| e.to_string())?;
-            let mut child = Command::new(&exe);
+            // The child runs repromin's own image, whatever became of its file since.
+            let mut child = Command::new("/proc/self/exe");
             child
                 .arg("--version")
                 .current_dir(at)
@@ -242,7 +242,11 @@ impl Layers {
             option_path(lower).map_err(|_| bad_path(lower))?,
             option_path(&upper).map_err(|_| bad_path(&upper))?,
             option_path(&work).map_err(|_| bad_path(&work))?,
-            if self.redirect { ",redirect_dir=on" } else { "" }
+            if self.redirect {
+                ",redirect_dir=on"
+            } else {
+                ""
+            }
         );
         Ok(Mount {
             target: c_path(at).map_err(|_| bad_path(at))?,
@@ -284,6 +288,10 @@ fn bad_path(path: &Path) -> TreeError {
     }
 }
 
+/// An entry to write in the upper layer: its path, what the candidate holds there, and
+/// what the lower layer holds there, if anything.
+type Write<'t> = (&'t str, &'t Entry, Option<&'t Entry>);
+
 /// Writes into `upper` every entry of `target` that differs from `model`, a whiteout for
 /// every entry of `model` that `target` lacks, and the mode and time of every directory it
 /// wrote in (the root always: the merged root shows the upper one's).
@@ -306,7 +314,7 @@ fn write_difference(upper: &Path, model: &Tree, target: &Tree) -> Result<(), Tre
     let mut have = model.entries.iter().peekable();
     let mut want = target.entries.iter().peekable();
     loop {
-        let (gone, write): (Option<&str>, Option<(&str, &Entry, Option<&Entry>)>) =
+        let (gone, write): (Option<&str>, Option<Write<'_>>) =
             match (have.peek().copied(), want.peek().copied()) {
                 (None, None) => break,
                 (Some((h, _)), None) => {
@@ -450,7 +458,16 @@ mod tests {
         };
         fs::create_dir_all(tmp).unwrap();
         let never = AtomicBool::new(false);
-        run_confined(&spec, at, tmp, Duration::from_secs(30), &never, None, Some(mount)).unwrap()
+        run_confined(
+            &spec,
+            at,
+            tmp,
+            Duration::from_secs(30),
+            &never,
+            None,
+            Some(mount),
+        )
+        .unwrap()
     }
 
     fn write(root: &Path, rel: &str, text: &str) {
@@ -536,7 +553,12 @@ mod tests {
             "the run changed the accepted tree"
         );
         let mount = layers.stage(&lower, &model, &target, &at).unwrap();
-        run(&at, &tmp, &mount, &format!("cp -a . '{}'", view(2).display()));
+        run(
+            &at,
+            &tmp,
+            &mount,
+            &format!("cp -a . '{}'", view(2).display()),
+        );
         layers.clear(&at).unwrap();
         assert_eq!(
             scan_exact(&view(2)).unwrap().fingerprint(),
@@ -545,7 +567,12 @@ mod tests {
         );
         // The accepted tree itself, shown through an empty layer.
         let mount = layers.stage(&lower, &model, &model, &at).unwrap();
-        run(&at, &tmp, &mount, &format!("cp -a . '{}'", view(3).display()));
+        run(
+            &at,
+            &tmp,
+            &mount,
+            &format!("cp -a . '{}'", view(3).display()),
+        );
         layers.clear(&at).unwrap();
         assert_eq!(
             scan_exact(&view(3)).unwrap().fingerprint(),

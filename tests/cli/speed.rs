@@ -1,5 +1,5 @@
-//! The levers of speed on real trees: the file-access tracer, the settle state and the
-//! stubs of the syntax pass. Each may only propose candidates or skip searches; none may make a probe answer for a tree it did not
+//! The levers of speed on real trees: the file-access tracer, the settle state, the
+//! stubs of the syntax pass and runs through an overlay. Each may only propose candidates or skip searches; none may make a probe answer for a tree it did not
 //! run on, and the result must be what a run without them reaches.
 
 use crate::util::{Area, files, report, require_tool, run, run_env, stderr, tool_runs};
@@ -426,4 +426,65 @@ fn a_function_body_the_failure_does_not_need_becomes_a_stub_in_one_command() {
     );
     // Both end on the same tree: the stub goes with the function once its call went.
     assert_eq!(files(&area.path("stubbed")), files(&area.path("unstubbed")));
+}
+
+/// A tree whose failure is one line of `keep.txt`, with an oracle that pollutes its tree
+/// on every run (build outputs, an appended line, a deleted file, a changed mode) and
+/// fails differently (exit 3) when it finds what an earlier run left.
+fn polluting_tree(area: &Area) {
+    let mut entries: Vec<(String, String)> = vec![
+        ("keep.txt".into(), "hay\nneedle\nhay\n".into()),
+        ("sub/deep/gone.txt".into(), "gone\n".into()),
+    ];
+    for i in 0..8 {
+        entries.push((format!("pkg/m{i}.txt"), format!("module {i}\n")));
+    }
+    let entries: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    area.write("tree", &entries);
+    std::fs::write(
+        area.path("oracle.sh"),
+        "if [ -e build ] || grep -q junk keep.txt 2>/dev/null; then echo stale; exit 3; fi\n\
+         mkdir -p build/obj && echo o > build/obj/o && echo junk >> keep.txt 2>/dev/null\n\
+         rm -rf sub/deep; chmod 700 pkg 2>/dev/null\n\
+         grep -q needle keep.txt && { echo 'Error: needle found' >&2; exit 1; }\nexit 0\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn runs_through_an_overlay_leave_nothing_for_the_next_and_publish_what_plain_copies_do() {
+    let area = Area::new();
+    polluting_tree(&area);
+    let mut trees = Vec::new();
+    let mut samples = Vec::new();
+    for (out, extra) in [("overlay", None), ("copies", Some("--no-overlay"))] {
+        let oracle = area.path("oracle.sh");
+        let mut args = vec!["reduce", "tree", out, "--exit-code", "1", "--jobs", "2"];
+        args.extend(extra);
+        args.extend(["--", "/bin/sh", oracle.to_str().unwrap()]);
+        let o = run(&args, area.dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        trees.push(files(&area.path(out)));
+        let r = report(&area.path(out));
+        samples.push(r["oracle_samples"].as_u64().unwrap());
+        let overlay = &r["execution"]["overlay"];
+        if extra.is_some() {
+            assert_eq!(overlay["used"], false);
+            assert_eq!(overlay["reason"], "--no-overlay");
+        } else if overlay["used"] != true {
+            // Mounting needs root on Linux: .ci/run runs as root.
+            let why = overlay["reason"].as_str().unwrap_or_default().to_string();
+            if !require_tool("an overlay mount", Err(why)) {
+                return;
+            }
+        }
+    }
+    assert_eq!(trees[0], trees[1]);
+    assert_eq!(samples[0], samples[1]);
+    let only: std::collections::BTreeMap<String, String> =
+        [("keep.txt".to_string(), "needle\n".to_string())].into();
+    assert_eq!(trees[0], only);
 }

@@ -155,6 +155,7 @@ impl Session {
                 })
                 .collect()
         };
+        let mut workers = workers;
         let mut clean = Workspace::private(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();
@@ -165,6 +166,14 @@ impl Session {
             return Err(ReduceError::Unfaithful {
                 expected: current_fp.to_string(),
                 found: on_disk.to_string(),
+            });
+        }
+        // Whether the runs go through an overlay is settled before any of them, so that the
+        // report says the same whether they ran or a resumed session replayed them.
+        for worker in &mut workers {
+            worker.try_overlay(Lower {
+                dir: clean.root(),
+                tree: &current,
             });
         }
         Ok(Session {
@@ -282,8 +291,7 @@ impl Session {
                 let (never, next, passes, failure) = (&never, &next, &passes, &failure);
                 scope.spawn(move || {
                     while next.fetch_add(1, Ordering::SeqCst) < runs {
-                        match worker.run(tree, Some(lower), &setup.command, setup.timeout, never)
-                        {
+                        match worker.run(tree, Some(lower), &setup.command, setup.timeout, never) {
                             Ok((outcome, normalizer)) => {
                                 if setup.oracle.judge(&outcome, &normalizer).pass {
                                     passes.fetch_add(1, Ordering::SeqCst);
@@ -565,8 +573,7 @@ impl Session {
                         if i >= trees.len() {
                             break;
                         }
-                        let result =
-                            probe(worker, setup, timeout, trees[i].0, lower, trees[i].1);
+                        let result = probe(worker, setup, timeout, trees[i].0, lower, trees[i].1);
                         if let Ok(mut slot) = slots[i].lock() {
                             *slot = Some(result);
                         }

@@ -118,6 +118,12 @@ impl Worker {
         }
     }
 
+    /// Decides, by mounting one once, whether this worker's runs go through an overlay
+    /// over `lower`.
+    pub(crate) fn try_overlay(&mut self, lower: Lower<'_>) {
+        self.layers.usable(lower.dir, lower.tree, &self.dirs.tree);
+    }
+
     /// Whether this worker's runs go through an overlay, or why not.
     pub(crate) fn overlay(&self) -> crate::overlay::OverlayRecord {
         self.layers.record()
@@ -126,7 +132,11 @@ impl Worker {
     /// Makes the tree directory show `tree` to the next run: through an overlay over
     /// `lower` where the worker can mount one (the mount is returned), or as a plain copy
     /// by delta application.
-    fn place(&mut self, tree: &Tree, lower: Option<Lower<'_>>) -> Result<Option<Mount>, ReduceError> {
+    fn place(
+        &mut self,
+        tree: &Tree,
+        lower: Option<Lower<'_>>,
+    ) -> Result<Option<Mount>, ReduceError> {
         if let Some(lower) = lower
             && self.layers.usable(lower.dir, lower.tree, &self.dirs.tree)
         {
