@@ -62,9 +62,36 @@ fn names_a_module(kind: &str) -> bool {
     )
 }
 
+/// The default value of a parameter, when `node` is a parameter that has one, with the
+/// value that names nothing: Python `None`, JavaScript and TypeScript `null`.
+fn default_value<'t>(
+    lang: Lang,
+    node: tree_sitter::Node<'t>,
+) -> Option<(tree_sitter::Node<'t>, &'static str)> {
+    match (lang, node.kind()) {
+        (Lang::Python, "default_parameter" | "typed_default_parameter") => {
+            node.child_by_field_name("value").map(|v| (v, "None"))
+        }
+        (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "assignment_pattern")
+            if node
+                .parent()
+                .is_some_and(|p| p.kind() == "formal_parameters") =>
+        {
+            node.child_by_field_name("right").map(|v| (v, "null"))
+        }
+        (Lang::TypeScript | Lang::Tsx, "required_parameter" | "optional_parameter") => {
+            node.child_by_field_name("value").map(|v| (v, "null"))
+        }
+        _ => None,
+    }
+}
+
 /// Literal replacements in `src`, in source order: each literal that is longer than the
-/// smallest literal of its kind, with that literal. Literals inside another literal (a
-/// template's substitution) are left to a later run.
+/// smallest literal of its kind, with that literal; and each parameter default that is not
+/// a literal (a name, an attribute, a call), with the value that names nothing (`None`,
+/// `null`), so that a module or a function that only a default names can go. Literals
+/// inside another literal (a template's substitution) or inside a default replaced whole
+/// are left to a later run.
 pub fn literals(lang: Lang, src: &[u8]) -> Result<Vec<(Range<usize>, &'static str)>, SyntaxError> {
     let tree = parse(lang, src, PARSE_TIMEOUT)?;
     let mut out: Vec<(Range<usize>, &'static str)> = Vec::new();
@@ -83,7 +110,18 @@ pub fn literals(lang: Lang, src: &[u8]) -> Result<Vec<(Range<usize>, &'static st
             }
             continue;
         }
-        let kids: Vec<_> = node.children(&mut cursor).collect();
+        let default = default_value(lang, node).filter(|(value, with)| {
+            smallest(lang, value.kind()).is_none()
+                && !value.has_error()
+                && src.get(value.byte_range()) != Some(with.as_bytes())
+        });
+        if let Some((value, with)) = default {
+            out.push((value.byte_range(), with));
+        }
+        let kids: Vec<_> = node
+            .children(&mut cursor)
+            .filter(|kid| default.is_none_or(|(value, _)| *kid != value))
+            .collect();
         stack.extend(kids.into_iter().rev());
     }
     out.sort_by_key(|(r, _)| r.start);
@@ -96,6 +134,46 @@ mod tests {
 
     fn simplified(lang: Lang, src: &str) -> String {
         super::super::lang::replaced(src, literals(lang, src.as_bytes()).unwrap())
+    }
+
+    #[test]
+    fn a_default_that_names_something_becomes_the_value_that_names_nothing() {
+        let cases = [
+            (
+                Lang::Python,
+                "from . import keys
+def f(key=keys.hashkey, n=12, m=None, *, t: int = g()):
+    pass
+",
+                "from . import keys
+def f(key=None, n=0, m=None, *, t: int = None):
+    pass
+",
+            ),
+            (
+                Lang::JavaScript,
+                "function f(a = defaults.a, b = 'xy', c) { return a; }
+",
+                "function f(a = null, b = \"\", c) { return a; }\n",
+            ),
+            (
+                Lang::TypeScript,
+                "function f(a: Opts = make(1), b?: number) { return a; }
+",
+                "function f(a: Opts = null, b?: number) { return a; }
+",
+            ),
+        ];
+        for (lang, src, want) in cases {
+            let got = simplified(lang, src);
+            assert_eq!(got, want, "{lang:?}");
+            assert!(
+                crate::reduce::syntax::parses_cleanly(lang, got.as_bytes()).unwrap(),
+                "{got}"
+            );
+            // Nothing is proposed again once every default names nothing.
+            assert_eq!(simplified(lang, &got), got, "{lang:?}");
+        }
     }
 
     #[test]
