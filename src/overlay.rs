@@ -552,32 +552,25 @@ mod tests {
             model.fingerprint(),
             "the run changed the accepted tree"
         );
-        let mount = layers.stage(&lower, &model, &target, &at).unwrap();
-        run(
-            &at,
-            &tmp,
-            &mount,
-            &format!("cp -a . '{}'", view(2).display()),
-        );
-        layers.clear(&at).unwrap();
+        // What a run shows, copied out with every mode and time.
+        let mut seen = |tree: &Tree, n: u32| {
+            let mount = layers.stage(&lower, &model, tree, &at).unwrap();
+            run(
+                &at,
+                &tmp,
+                &mount,
+                &format!("cp -a . '{}'", view(n).display()),
+            );
+            layers.clear(&at).unwrap();
+            scan_exact(&view(n)).unwrap().fingerprint()
+        };
         assert_eq!(
-            scan_exact(&view(2)).unwrap().fingerprint(),
+            seen(&target, 2),
             target.fingerprint(),
             "the next run saw what the last one wrote"
         );
         // The accepted tree itself, shown through an empty layer.
-        let mount = layers.stage(&lower, &model, &model, &at).unwrap();
-        run(
-            &at,
-            &tmp,
-            &mount,
-            &format!("cp -a . '{}'", view(3).display()),
-        );
-        layers.clear(&at).unwrap();
-        assert_eq!(
-            scan_exact(&view(3)).unwrap().fingerprint(),
-            model.fingerprint()
-        );
+        assert_eq!(seen(&model, 3), model.fingerprint());
         assert_eq!(fs::read_dir(&at).unwrap().count(), 0);
     }
 

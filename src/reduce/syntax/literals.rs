@@ -136,44 +136,43 @@ mod tests {
         super::super::lang::replaced(src, literals(lang, src.as_bytes()).unwrap())
     }
 
-    #[test]
-    fn a_default_that_names_something_becomes_the_value_that_names_nothing() {
-        let cases = [
-            (
-                Lang::Python,
-                "from . import keys
-def f(key=keys.hashkey, n=12, m=None, *, t: int = g()):
-    pass
-",
-                "from . import keys
-def f(key=None, n=0, m=None, *, t: int = None):
-    pass
-",
-            ),
-            (
-                Lang::JavaScript,
-                "function f(a = defaults.a, b = 'xy', c) { return a; }
-",
-                "function f(a = null, b = \"\", c) { return a; }\n",
-            ),
-            (
-                Lang::TypeScript,
-                "function f(a: Opts = make(1), b?: number) { return a; }
-",
-                "function f(a: Opts = null, b?: number) { return a; }
-",
-            ),
-        ];
-        for (lang, src, want) in cases {
+    /// Each source simplifies to what it says, which parses; with `stable`, the result
+    /// simplifies to itself.
+    fn assert_simplified(cases: &[(Lang, &str, &str)], stable: bool) {
+        for &(lang, src, want) in cases {
             let got = simplified(lang, src);
             assert_eq!(got, want, "{lang:?}");
             assert!(
                 crate::reduce::syntax::parses_cleanly(lang, got.as_bytes()).unwrap(),
                 "{got}"
             );
-            // Nothing is proposed again once every default names nothing.
-            assert_eq!(simplified(lang, &got), got, "{lang:?}");
+            if stable {
+                assert_eq!(simplified(lang, &got), got, "{lang:?}");
+            }
         }
+    }
+
+    #[test]
+    fn a_default_that_names_something_becomes_the_value_that_names_nothing() {
+        let cases = [
+            (
+                Lang::Python,
+                "from . import keys\ndef f(key=keys.hashkey, n=12, m=None, *, t: int = g()):\n    pass\n",
+                "from . import keys\ndef f(key=None, n=0, m=None, *, t: int = None):\n    pass\n",
+            ),
+            (
+                Lang::JavaScript,
+                "function f(a = defaults.a, b = 'xy', c) { return a; }\n",
+                "function f(a = null, b = \"\", c) { return a; }\n",
+            ),
+            (
+                Lang::TypeScript,
+                "function f(a: Opts = make(1), b?: number) { return a; }\n",
+                "function f(a: Opts = null, b?: number) { return a; }\n",
+            ),
+        ];
+        // Nothing is proposed again once every default names nothing.
+        assert_simplified(&cases, true);
     }
 
     #[test]
@@ -220,13 +219,6 @@ def f(key=None, n=0, m=None, *, t: int = None):
                 "package p\nimport \"fmt\"\nvar n = 0\nvar s = \"\"\n",
             ),
         ];
-        for (lang, src, want) in cases {
-            let got = simplified(lang, src);
-            assert_eq!(got, want, "{lang:?}");
-            assert!(
-                crate::reduce::syntax::parses_cleanly(lang, got.as_bytes()).unwrap(),
-                "{got}"
-            );
-        }
+        assert_simplified(&cases, false);
     }
 }
