@@ -18,12 +18,12 @@
 //! Each run gets upper and work directories of its own (numbered), so that a process that
 //! outlived its run and still holds the old mount can never write into a later run's tree.
 //!
-//! The layers are used only where they work: the first use mounts an overlay once in a
-//! child (with `redirect_dir=on`, so that a command can rename directories as it could in a
-//! plain one, and without it where the kernel refuses that option); when that fails (no
-//! overlay filesystem, no privilege to mount, a path the mount options cannot spell), the
-//! worker falls back to delta application on a plain copy ([`crate::workspace`]), and says
-//! why through [`Layers::state`].
+//! The layers are used only where they work: when the session starts, each worker mounts
+//! an overlay once in a child (with `redirect_dir=on`, so that a command can rename
+//! directories as it could in a plain one, and without it where the kernel refuses that
+//! option); when that fails (no overlay filesystem, no privilege to mount, a path the mount
+//! options cannot spell), the worker falls back to delta application on a plain copy
+//! ([`crate::workspace`]), and says why through [`Layers::record`].
 
 use std::ffi::CString;
 use std::fs;
