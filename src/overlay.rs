@@ -141,10 +141,10 @@ impl Layers {
     }
 
     /// Layers that are never used: every run goes to the plain copy, for `reason`.
-    pub(crate) fn off(dir: PathBuf, reason: &str) -> Layers {
+    pub(crate) fn off(reason: &str) -> Layers {
         Layers {
             state: LayerState::Off(reason.to_string()),
-            ..Layers::new(dir)
+            ..Layers::new(PathBuf::new())
         }
     }
 
@@ -522,16 +522,52 @@ mod tests {
         (lower, model, target)
     }
 
+    /// A temporary directory with the accepted tree at `lower`, a candidate, the run's tree
+    /// directory and `TMPDIR`, and layers that can mount there.
+    struct Fixture {
+        base: tempfile::TempDir,
+        lower: PathBuf,
+        model: Tree,
+        target: Tree,
+        at: PathBuf,
+        tmp: PathBuf,
+        layers: Layers,
+    }
+
+    /// The fixture, or `None` where this machine cannot mount an overlay (see
+    /// [`layers_or_skip`]).
+    fn fixture() -> Option<Fixture> {
+        let base = tempfile::tempdir().unwrap();
+        let (lower, model, target) = lower_and_target(base.path());
+        let at = base.path().join("run").join("tree");
+        let tmp = base.path().join("tmp");
+        let layers = layers_or_skip(base.path(), &lower, &model, &at)?;
+        Some(Fixture {
+            base,
+            lower,
+            model,
+            target,
+            at,
+            tmp,
+            layers,
+        })
+    }
+
     #[test]
     fn a_run_sees_exactly_its_tree_and_the_next_run_none_of_its_writes() {
-        let base = tempfile::tempdir().unwrap();
-        let base = base.path();
-        let (lower, model, target) = lower_and_target(base);
-        let at = base.join("run").join("tree");
-        let tmp = base.join("tmp");
-        let Some(mut layers) = layers_or_skip(base, &lower, &model, &at) else {
+        let Some(Fixture {
+            base,
+            lower,
+            model,
+            target,
+            at,
+            tmp,
+            mut layers,
+        }) = fixture()
+        else {
             return;
         };
+        let base = base.path();
         let view = |n: u32| base.join(format!("view{n}"));
         let mount = layers.stage(&lower, &model, &target, &at).unwrap();
         let script = format!(
@@ -576,12 +612,16 @@ mod tests {
 
     #[test]
     fn a_command_that_unmounts_its_tree_and_writes_there_is_caught() {
-        let base = tempfile::tempdir().unwrap();
-        let base = base.path();
-        let (lower, model, target) = lower_and_target(base);
-        let at = base.join("run").join("tree");
-        let tmp = base.join("tmp");
-        let Some(mut layers) = layers_or_skip(base, &lower, &model, &at) else {
+        let Some(Fixture {
+            base: _base,
+            lower,
+            model,
+            target,
+            at,
+            tmp,
+            mut layers,
+        }) = fixture()
+        else {
             return;
         };
         let mount = layers.stage(&lower, &model, &target, &at).unwrap();

@@ -137,7 +137,7 @@ impl Session {
         observer: Option<Box<dyn Observer>>,
         adopted: Option<Vec<Worker>>,
     ) -> Result<Session, ReduceError> {
-        let workers = if let Some(workers) = adopted {
+        let mut workers = if let Some(workers) = adopted {
             workers
         } else {
             (0..setup.jobs)
@@ -155,7 +155,6 @@ impl Session {
                 })
                 .collect()
         };
-        let mut workers = workers;
         let mut clean = Workspace::private(scratch.join("accepted").join(basename));
         clean.apply(&original)?;
         let current = (*original).clone();

@@ -88,10 +88,7 @@ impl Worker {
             dirs.tmp.display().to_string(),
         ]);
         Worker {
-            layers: Layers::off(
-                dirs.wrapper.join("layers"),
-                "the tree is reduced in place, beside an installed environment",
-            ),
+            layers: Layers::off("the tree is reduced in place, beside an installed environment"),
             dirs,
             workspace,
             normalizer,
@@ -104,7 +101,7 @@ impl Worker {
     pub(crate) fn confined(self, confinement: Arc<dyn Confinement>) -> Worker {
         Worker {
             confinement: Some(confinement),
-            layers: Layers::off(self.dirs.wrapper.join("layers"), "runs are confined"),
+            layers: Layers::off("runs are confined"),
             ..self
         }
     }
@@ -113,7 +110,7 @@ impl Worker {
     #[must_use]
     pub(crate) fn without_overlay(self) -> Worker {
         Worker {
-            layers: Layers::off(self.dirs.wrapper.join("layers"), "--no-overlay"),
+            layers: Layers::off("--no-overlay"),
             ..self
         }
     }
