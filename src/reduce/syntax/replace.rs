@@ -99,6 +99,20 @@ pub fn replacements(lang: Lang, src: &[u8]) -> Result<Vec<Replacement>, SyntaxEr
                 }
             }
         }
+        if depth == 1 && !found.iter().any(|(_, r)| r.range == range) {
+            // A top-level item the failure needs only for a comment it holds (a comment a
+            // cut across items left inside a struct, a class or a function): the item by
+            // each of its comments, where nothing else can stand in for it.
+            for comment in comments_inside(table, node, &mut cursor) {
+                found.push((
+                    depth,
+                    Replacement {
+                        range: range.clone(),
+                        with: comment,
+                    },
+                ));
+            }
+        }
         for kid in kids.iter().rev() {
             if kid.node.child_count() > 0 {
                 stack.push((kid.node, depth + 1));
@@ -125,6 +139,33 @@ pub fn replacements(lang: Lang, src: &[u8]) -> Result<Vec<Replacement>, SyntaxEr
         .map(|(_, r)| r)
         .filter(|r| seen.insert(r.clone()))
         .collect())
+}
+
+/// The byte ranges of the comments strictly inside `node` (not `node` itself), in source
+/// order.
+fn comments_inside<'t>(
+    table: &Table,
+    node: Node<'t>,
+    cursor: &mut TreeCursor<'t>,
+) -> Vec<Range<usize>> {
+    if table.comment.has(node) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        for kid in children(n, cursor).into_iter().rev() {
+            if table.comment.has(kid.node) {
+                if usable(&kid.node) {
+                    out.push(kid.node.byte_range());
+                }
+            } else if kid.node.child_count() > 0 {
+                stack.push(kid.node);
+            }
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out
 }
 
 /// For a parameter with a default value (Python `key=f`, `key: T = f`; JavaScript and

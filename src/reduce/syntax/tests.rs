@@ -590,3 +590,55 @@ fn the_smallest_enclosing_range_is_the_innermost_deletable_node() {
     let r = smallest_enclosing(&levels, &(at..at + 6)).expect("a range");
     assert_eq!(&src[r], "    a = helper(1)\n");
 }
+
+#[test]
+fn a_top_level_item_can_give_way_to_a_comment_it_holds() {
+    let cases = [
+        (
+            Lang::Rust,
+            "struct A {\n    x: u8,\n    /* keep */\n}\nfn f() {}\n",
+            "struct A {\n    x: u8,\n    /* keep */\n}",
+            "/* keep */",
+        ),
+        (
+            Lang::Python,
+            "class A:\n    x = 1\n    # keep\n    y = 2\n",
+            "class A:\n    x = 1\n    # keep\n    y = 2",
+            "# keep",
+        ),
+        (
+            Lang::JavaScript,
+            "function f() {\n  g(); // keep\n}\n",
+            "function f() {\n  g(); // keep\n}",
+            "// keep",
+        ),
+        (
+            Lang::C,
+            "struct s { int a; /* keep */ };\n",
+            "struct s { int a; /* keep */ }",
+            "/* keep */",
+        ),
+    ];
+    for (lang, src, item, comment) in cases {
+        assert_replacement(lang, src, item, comment);
+    }
+    // Not below the top level, and not where something else can stand in for the item.
+    let src = "impl A {\n    fn f() {\n        // deep\n    }\n}\n";
+    let reps = replacements(Lang::Rust, src.as_bytes()).expect("replacements");
+    assert!(
+        reps.iter()
+            .all(|r| !src[r.with.clone()].starts_with("// deep") || r.range.start == 0),
+        "{reps:?}"
+    );
+    assert!(
+        reps.iter()
+            .any(|r| r.range.start == 0 && &src[r.with.clone()] == "// deep"),
+        "the top-level impl holds the comment: {reps:?}"
+    );
+    let src = "x = f(1)  # note\n";
+    let reps = replacements(Lang::Python, src.as_bytes()).expect("replacements");
+    assert!(
+        reps.iter().all(|r| &src[r.with.clone()] != "# note"),
+        "{reps:?}"
+    );
+}
