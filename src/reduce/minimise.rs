@@ -206,41 +206,102 @@ pub(crate) fn minimise(
     Ok(Some(accepted))
 }
 
-/// Tries deleting each element of `elements` on its own, against one state per window of
-/// [`UNION_WINDOW`] elements: the search of lists of one element each (the single nodes of
-/// many small groups), batched so that every worker has a candidate. An element that is
-/// not tried [`alone`](Elements::alone) is kept. Each element counts as a list of its own
-/// for `needed`. Returns the commits made, or `None` when the session stopped.
+/// One list of [`minimise_groups`]: its elements (indices into the shared list), its
+/// schedule and the chunk size of its next round.
+struct Group {
+    members: Vec<usize>,
+    listed: usize,
+    schedule: Schedule,
+    size: usize,
+    done: bool,
+}
+
+/// [`minimise`] for several lists at once: `sizes` splits `elements` into consecutive
+/// lists (the groups of one syntax level), each searched on its own schedule exactly as
+/// [`minimise`] would (a chunk never spans two lists, and each list ends with a round of
+/// single deletions), but the chunks of every list's current round go through the same
+/// windows, the last list first, so that every worker has a candidate while small lists
+/// are searched (the single nodes of many small groups go through windows together).
+/// Returns the commits made, or `None` when the session stopped.
 ///
 /// # Errors
 /// Whatever the session reports.
-pub(crate) fn minimise_each(
+pub(crate) fn minimise_groups(
     session: &mut Session,
     phase: &str,
+    minimiser: Minimiser,
     needed: &mut NeededShare,
     elements: &mut dyn Elements,
+    sizes: &[usize],
 ) -> Result<Option<u64>, ReduceError> {
-    let len = elements.len();
+    let mut start = 0;
+    let mut groups: Vec<Group> = Vec::with_capacity(sizes.len());
+    for &n in sizes {
+        let end = (start + n).min(elements.len());
+        let schedule = Schedule::starting_at(minimiser, needed.estimate());
+        groups.push(Group {
+            members: (start..end).collect(),
+            listed: end - start,
+            size: schedule.first(end - start),
+            schedule,
+            done: end == start,
+        });
+        start = end;
+    }
     let mut accepted = 0;
-    let mut cut = vec![false; len];
-    let mut gone: Vec<usize> = Vec::new();
-    let tried: Vec<usize> = (0..len).filter(|&i| elements.alone(session, i)).collect();
-    let chunks: Vec<&[usize]> = tried.chunks(1).collect();
-    for window in chunks.chunks(UNION_WINDOW) {
-        let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
-            return Ok(None);
-        };
-        for chunk in committed {
-            accepted += 1;
-            cut[chunk[0]] = true;
-            gone.push(chunk[0]);
+    while groups.iter().any(|g| !g.done) {
+        // This round's chunks: the last list first, each list's heaviest chunks first.
+        let mut chunks: Vec<Vec<usize>> = Vec::new();
+        for group in groups.iter_mut().rev().filter(|g| !g.done) {
+            group.size = group.size.clamp(1, group.members.len());
+            let size = group.size;
+            let mut own: Vec<Vec<usize>> = group
+                .members
+                .chunks(size)
+                .filter(|c| size > 1 || elements.alone(session, c[0]))
+                .map(<[usize]>::to_vec)
+                .collect();
+            let weights: Vec<u64> = own
+                .iter()
+                .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
+                .collect();
+            let mut order: Vec<usize> = (0..own.len()).collect();
+            order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+            let mut sorted: Vec<Vec<usize>> = Vec::with_capacity(own.len());
+            for i in order {
+                sorted.push(std::mem::take(&mut own[i]));
+            }
+            chunks.extend(sorted);
+        }
+        let refs: Vec<&[usize]> = chunks.iter().map(Vec::as_slice).collect();
+        let mut gone: Vec<usize> = Vec::new();
+        for window in refs.chunks(UNION_WINDOW) {
+            let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
+                return Ok(None);
+            };
+            for chunk in committed {
+                accepted += 1;
+                gone.extend_from_slice(chunk);
+            }
+        }
+        gone.sort_unstable();
+        elements.remove(session, &gone);
+        for group in groups.iter_mut().filter(|g| !g.done) {
+            group.members = group
+                .members
+                .iter()
+                .filter(|i| gone.binary_search(i).is_err())
+                .map(|&i| i - gone.partition_point(|&g| g < i))
+                .collect();
+            if group.size == 1 || group.members.is_empty() {
+                group.done = true;
+                let kept = group.members.len();
+                needed.learn(kept, group.listed.saturating_sub(kept));
+            } else {
+                group.size = group.schedule.next(group.size, group.members.len());
+            }
         }
     }
-    gone.sort_unstable();
-    for went in cut {
-        needed.learn(usize::from(!went), usize::from(went));
-    }
-    elements.remove(session, &gone);
     Ok(Some(accepted))
 }
 

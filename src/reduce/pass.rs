@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
 pub(crate) use crate::reduce::minimise::NeededShare;
-pub(crate) use crate::reduce::minimise::{Elements, minimise, minimise_each};
+pub(crate) use crate::reduce::minimise::{Elements, minimise, minimise_groups};
 use crate::reduce::options::Minimiser;
 pub(crate) use crate::reduce::session::UNION_WINDOW;
 use crate::reduce::session::{Candidate, Session};
@@ -479,9 +479,10 @@ impl Elements for Ranges {
 }
 
 /// Minimises `path` level by level: `level(content, depth)` gives the groups of sibling
-/// ranges at `depth` of the current content (`None`: no such level). Each group goes through
-/// the list minimiser, the last group first: groups of one level never nest, so cuts in one
-/// never move the bytes of the groups before it. Returns the commits made, or `None` when
+/// ranges at `depth` of the current content (`None`: no such level). Each group is a list of
+/// its own, and the groups of a level are searched together ([`minimise_groups`]: their
+/// rounds share windows, the last group first); groups of one level never overlap, so they
+/// form one list of cuts of the file. Returns the commits made, or `None` when
 /// the session stopped. With `guard`, cuts that would leave the file unparsable are skipped
 /// (see [`Ranges::guarded`]) and counted in `state`, whose needed share starts and learns
 /// from each list.
@@ -520,41 +521,27 @@ pub(crate) fn by_levels<C: Cut>(
             .filter(|g| !g.is_empty())
             .collect();
         groups.sort_by_key(|g| g[0][0].start);
-        // Last group first. Groups of one element each are batched (up to a window) and
-        // searched together against one state, so that every worker has a candidate.
-        let mut singles: Vec<Vec<Range<usize>>> = Vec::new();
-        let mut groups = groups.into_iter().rev().peekable();
-        while let Some(mut group) = groups.next() {
-            if group.len() == 1 {
-                singles.append(&mut group);
-                let more = groups.peek().is_some_and(|g| g.len() == 1);
-                if more && singles.len() < UNION_WINDOW {
-                    continue;
-                }
-                let batch = std::mem::take(&mut singles);
-                let Some(list) = Ranges::new(session, path, batch, noun, single_lines) else {
-                    return Ok(Some(accepted));
-                };
-                let mut list = list.guarded(session, guard);
-                let outcome = minimise_each(session, name, &mut state.needed, &mut list)?;
-                state.unparsable += list.unparsable();
-                let Some(n) = outcome else {
-                    return Ok(None);
-                };
-                accepted += n;
-                continue;
-            }
-            let Some(list) = Ranges::new(session, path, group, noun, single_lines) else {
-                return Ok(Some(accepted));
-            };
-            let mut list = list.guarded(session, guard);
-            let outcome = minimise(session, name, minimiser, &mut state.needed, &mut list)?;
-            state.unparsable += list.unparsable();
-            let Some(n) = outcome else {
-                return Ok(None);
-            };
-            accepted += n;
-        }
+        // Every group of the level is one list of its own, searched together: the chunks of
+        // each list's current round share windows, so that every worker has a candidate.
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let cuts: Vec<Vec<Range<usize>>> = groups.into_iter().flatten().collect();
+        let Some(list) = Ranges::new(session, path, cuts, noun, single_lines) else {
+            return Ok(Some(accepted));
+        };
+        let mut list = list.guarded(session, guard);
+        let outcome = minimise_groups(
+            session,
+            name,
+            minimiser,
+            &mut state.needed,
+            &mut list,
+            &sizes,
+        )?;
+        state.unparsable += list.unparsable();
+        let Some(n) = outcome else {
+            return Ok(None);
+        };
+        accepted += n;
         depth += 1;
     }
 }
@@ -568,6 +555,104 @@ mod tests {
         assert_eq!(line_ranges(b"a\nbb\nc"), vec![0..2, 2..5, 5..6]);
         assert_eq!(line_ranges(b""), Vec::<Range<usize>>::new());
         assert_eq!(line_ranges(b"\n"), vec![0..1]);
+    }
+
+    /// A list that remembers, for every chunk it is asked to cut, which groups the chunk's
+    /// elements belong to.
+    struct Recording {
+        list: Ranges,
+        group_of: Vec<usize>,
+        chunks: std::cell::RefCell<Vec<Vec<usize>>>,
+    }
+
+    impl Elements for Recording {
+        fn len(&self) -> usize {
+            self.list.len()
+        }
+        fn weight(&self, session: &Session, i: usize) -> u64 {
+            self.list.weight(session, i)
+        }
+        fn candidate(
+            &self,
+            session: &Session,
+            chunk: &[usize],
+            gone: &[usize],
+        ) -> Option<Candidate> {
+            let groups = chunk.iter().map(|&i| self.group_of[i]).collect();
+            self.chunks.borrow_mut().push(groups);
+            self.list.candidate(session, chunk, gone)
+        }
+        fn remove(&mut self, session: &Session, gone: &[usize]) {
+            self.list.remove(session, gone);
+            let mut i = 0;
+            self.group_of.retain(|_| {
+                i += 1;
+                gone.binary_search(&(i - 1)).is_err()
+            });
+        }
+    }
+
+    #[test]
+    fn the_groups_of_a_level_share_windows_but_never_a_chunk() {
+        let text = "a\nb\nK1\nc\nd\nK2\ne\nK3\nf\ng\n";
+        let lines = line_ranges(text.as_bytes());
+        // Four lists: [a b K1] [c] [d K2 e] [K3 f g].
+        let sizes = [3, 1, 3, 3];
+        let group_of: Vec<usize> = sizes
+            .iter()
+            .enumerate()
+            .flat_map(|(g, &n)| std::iter::repeat_n(g, n))
+            .collect();
+        let script = "grep -q K1 m.txt && grep -q K2 m.txt && grep -q K3 m.txt";
+        let mut runs = Vec::new();
+        for jobs in [1, 2] {
+            let scratch = tempfile::tempdir().unwrap();
+            let mut session = crate::reduce::session::tests::session_on(
+                &[("m.txt", text)],
+                script,
+                jobs,
+                scratch.path(),
+            );
+            let path: RelPath = Arc::from("m.txt");
+            let list = Ranges::new(&session, &path, lines.clone(), "line", true).unwrap();
+            let mut list = Recording {
+                list,
+                group_of: group_of.clone(),
+                chunks: std::cell::RefCell::new(Vec::new()),
+            };
+            let mut needed = NeededShare::default();
+            let done = minimise_groups(
+                &mut session,
+                "lines",
+                Minimiser::Cdd,
+                &mut needed,
+                &mut list,
+                &sizes,
+            )
+            .unwrap()
+            .unwrap();
+            assert!(done > 0);
+            let (now, _) = file_state(&session, "m.txt").unwrap();
+            assert_eq!(&*now, b"K1\nK2\nK3\n", "-j{jobs}");
+            let chunks = list.chunks.into_inner();
+            for chunk in &chunks {
+                assert!(
+                    chunk.windows(2).all(|w| w[0] == w[1]),
+                    "{chunk:?} spans lists"
+                );
+            }
+            // The first round of every list goes in one window, the last list first: one
+            // chunk each (the CDD's first size covers every list here).
+            let firsts: Vec<usize> = chunks[..4].iter().map(|c| c[0]).collect();
+            assert_eq!(firsts, [3, 2, 1, 0], "{chunks:?}");
+            // Every list was searched, the one-element list too.
+            for g in 0..sizes.len() {
+                assert!(chunks.iter().any(|c| c[0] == g), "list {g} never tried");
+            }
+            runs.push((chunks, session.attempts()));
+        }
+        // The same chunks in the same order, whatever the jobs.
+        assert_eq!(runs[0], runs[1]);
     }
 
     #[test]
