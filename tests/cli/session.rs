@@ -544,3 +544,68 @@ fn a_resume_from_any_point_of_the_journal_gives_the_same_result() {
         );
     }
 }
+
+/// Commands run ahead of their window (two jobs) are journaled apart from the windows:
+/// resumed from prefixes of the journal with one job or with two, the reduction publishes
+/// the same tree and the same changes.
+#[test]
+fn a_journal_with_commands_run_ahead_resumes_under_any_jobs() {
+    let area = Area::new();
+    source(&area);
+    let with_jobs = |out: &str, session: &str, jobs: &str| {
+        let mut a = args(out, Some(session), &[]);
+        let at = a.iter().position(|x| x == "--jobs").unwrap();
+        a[at + 1] = jobs.into();
+        a
+    };
+    let first = run_args(&area, &with_jobs("out", "sess", "2"));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let want_tree = files(&area.path("out"));
+    let want = comparable(report(&area.path("out")));
+    let journal = std::fs::read_to_string(area.path("sess/journal.jsonl")).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    let ahead: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("\"kind\":\"ahead\""))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!ahead.is_empty(), "nothing ran ahead:\n{journal}");
+    let ran_ahead: u64 = want["phase_statistics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["ahead"].as_u64().unwrap())
+        .sum();
+    assert!(ran_ahead > 0, "{want}");
+    // Cut after an ahead record (before its window), after its window, and at the end.
+    let mut points = vec![ahead[0] + 1, ahead[0] + 2, lines.len()];
+    points.dedup();
+    for (i, k) in points.into_iter().enumerate() {
+        for jobs in ["1", "2"] {
+            let dir = format!("sess-{i}-{jobs}");
+            let copy = Command::new("cp")
+                .args(["-a", "sess", &dir])
+                .current_dir(area.dir.path())
+                .status()
+                .unwrap();
+            assert!(copy.success());
+            let text: String = lines[..k.min(lines.len())]
+                .iter()
+                .map(|l| format!("{l}\n"))
+                .collect();
+            std::fs::write(area.path(&format!("{dir}/journal.jsonl")), text).unwrap();
+            let out = format!("out-{i}-{jobs}");
+            let resumed = run_args(&area, &with_resume(&with_jobs(&out, &dir, jobs)));
+            assert!(
+                resumed.status.success(),
+                "{k}, -j{jobs}: {}",
+                stderr(&resumed)
+            );
+            assert_eq!(files(&area.path(&out)), want_tree, "{k}, -j{jobs}");
+            let got = comparable(report(&area.path(&out)));
+            assert_eq!(got["events"], want["events"], "{k}, -j{jobs}");
+            assert_eq!(got["output"], want["output"], "{k}, -j{jobs}");
+        }
+    }
+}
