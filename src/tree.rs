@@ -282,22 +282,6 @@ pub struct Tree {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Fingerprint(pub [u8; 32]);
 
-impl Fingerprint {
-    /// The fingerprint `hex` prints (64 lowercase or uppercase hex digits), or `None`.
-    pub fn from_hex(hex: &str) -> Option<Fingerprint> {
-        let bytes = hex.as_bytes();
-        if bytes.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (i, pair) in bytes.chunks(2).enumerate() {
-            let digit = |b: u8| char::from(b).to_digit(16);
-            out[i] = u8::try_from(digit(pair[0])? * 16 + digit(pair[1])?).ok()?;
-        }
-        Some(Fingerprint(out))
-    }
-}
-
 impl fmt::Display for Fingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for byte in self.0 {

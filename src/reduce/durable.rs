@@ -164,11 +164,6 @@ pub enum Record {
         /// Families allocated so far, this window's included.
         families: u64,
     },
-    /// Commands run ahead of their window: answers for the cache, whichever window asks.
-    Ahead {
-        /// Their answers.
-        answers: Vec<SavedAnswer>,
-    },
     /// A window of candidates, in candidate order.
     Window {
         /// Their answers.
@@ -207,7 +202,6 @@ impl Record {
             Record::Baseline { .. } => "a baseline run",
             Record::Empty { .. } => "the empty-tree check",
             Record::Allocate { .. } => "a family allocation",
-            Record::Ahead { .. } => "commands run ahead of their window",
             Record::Window { .. } => "a window of candidates",
             Record::Final { .. } => "the final validation",
             Record::HoldoutStart { .. } => "a holdout slot's start",

@@ -145,12 +145,6 @@ pub(crate) trait Elements {
     /// The candidate that deletes the elements `chunk`, against the current state, in which
     /// the elements `gone` were already cut this round; `None` when it no longer applies.
     fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate>;
-    /// The candidate that deletes `chunk` from the current state, to run ahead of its round
-    /// ([`Session::try_window_ahead`]): as [`Elements::candidate`] with nothing gone, but
-    /// counting nothing, since the round that offers it counts it.
-    fn ahead(&self, session: &Session, chunk: &[usize]) -> Option<Candidate> {
-        self.candidate(session, chunk, &[])
-    }
     /// Drops the elements `gone` (cut this round) and renumbers the rest.
     fn remove(&mut self, session: &Session, gone: &[usize]);
 }
@@ -170,8 +164,46 @@ pub(crate) fn minimise(
     needed: &mut NeededShare,
     elements: &mut dyn Elements,
 ) -> Result<Option<u64>, ReduceError> {
-    let whole = [elements.len()];
-    minimise_groups(session, phase, minimiser, needed, elements, &whole)
+    let mut accepted = 0;
+    let mut schedule = Schedule::starting_at(minimiser, needed.estimate());
+    let mut size = schedule.first(elements.len());
+    let listed = elements.len();
+    while elements.len() > 0 {
+        let len = elements.len();
+        size = size.clamp(1, len);
+        let indices: Vec<usize> = (0..len).collect();
+        let mut chunks: Vec<&[usize]> = indices
+            .chunks(size)
+            .filter(|c| size > 1 || elements.alone(session, c[0]))
+            .collect();
+        let weights: Vec<u64> = chunks
+            .iter()
+            .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
+            .collect();
+        let mut order: Vec<usize> = (0..chunks.len()).collect();
+        // Largest removals first; ties keep list order.
+        order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+        chunks = order.iter().map(|&i| chunks[i]).collect();
+        let mut gone: Vec<usize> = Vec::new();
+        for window in chunks.chunks(UNION_WINDOW) {
+            let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
+                return Ok(None);
+            };
+            for chunk in committed {
+                accepted += 1;
+                gone.extend_from_slice(chunk);
+            }
+        }
+        gone.sort_unstable();
+        elements.remove(session, &gone);
+        if size == 1 {
+            break;
+        }
+        size = schedule.next(size, elements.len());
+    }
+    let kept = elements.len();
+    needed.learn(kept, listed.saturating_sub(kept));
+    Ok(Some(accepted))
 }
 
 /// One list of [`minimise_groups`]: its elements (indices into the shared list), its
@@ -182,41 +214,6 @@ struct Group {
     schedule: Schedule,
     size: usize,
     done: bool,
-}
-
-/// The chunks of every unfinished list's current round (`next`: of the round after it,
-/// were nothing to go in this one), the last list first, each list's heaviest chunks first.
-fn round_chunks(
-    session: &Session,
-    elements: &dyn Elements,
-    groups: &[Group],
-    next: bool,
-) -> Vec<Vec<usize>> {
-    let mut chunks: Vec<Vec<usize>> = Vec::new();
-    for group in groups.iter().rev().filter(|g| !g.done) {
-        let size = if next {
-            if group.size <= 1 {
-                continue;
-            }
-            let mut schedule = group.schedule;
-            schedule.next(group.size, group.members.len())
-        } else {
-            group.size
-        };
-        let own: Vec<&[usize]> = group
-            .members
-            .chunks(size.max(1))
-            .filter(|c| size > 1 || elements.alone(session, c[0]))
-            .collect();
-        let weights: Vec<u64> = own
-            .iter()
-            .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
-            .collect();
-        let mut order: Vec<usize> = (0..own.len()).collect();
-        order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
-        chunks.extend(order.into_iter().map(|i| own[i].to_vec()));
-    }
-    chunks
 }
 
 /// [`minimise`] for several lists at once: `sizes` splits `elements` into consecutive
@@ -253,27 +250,33 @@ pub(crate) fn minimise_groups(
     }
     let mut accepted = 0;
     while groups.iter().any(|g| !g.done) {
-        for group in groups.iter_mut().filter(|g| !g.done) {
+        // This round's chunks: the last list first, each list's heaviest chunks first.
+        let mut chunks: Vec<Vec<usize>> = Vec::new();
+        for group in groups.iter_mut().rev().filter(|g| !g.done) {
             group.size = group.size.clamp(1, group.members.len());
+            let size = group.size;
+            let mut own: Vec<Vec<usize>> = group
+                .members
+                .chunks(size)
+                .filter(|c| size > 1 || elements.alone(session, c[0]))
+                .map(<[usize]>::to_vec)
+                .collect();
+            let weights: Vec<u64> = own
+                .iter()
+                .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
+                .collect();
+            let mut order: Vec<usize> = (0..own.len()).collect();
+            order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+            let mut sorted: Vec<Vec<usize>> = Vec::with_capacity(own.len());
+            for i in order {
+                sorted.push(std::mem::take(&mut own[i]));
+            }
+            chunks.extend(sorted);
         }
-        let chunks = round_chunks(session, elements, &groups, false);
         let refs: Vec<&[usize]> = chunks.iter().map(Vec::as_slice).collect();
-        let windows: Vec<&[&[usize]]> = refs.chunks(UNION_WINDOW).collect();
         let mut gone: Vec<usize> = Vec::new();
-        for (w, window) in windows.iter().enumerate() {
-            // The last window of a round that committed nothing so far: the next round's
-            // first chunks may run beside it where it leaves a worker idle.
-            let ahead = if w + 1 == windows.len() && gone.is_empty() {
-                round_chunks(session, elements, &groups, true)
-                    .iter()
-                    .take(session.jobs().saturating_sub(1))
-                    .filter_map(|chunk| elements.ahead(session, chunk))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let Some(committed) = try_chunks(session, phase, elements, window, &gone, ahead)?
-            else {
+        for window in refs.chunks(UNION_WINDOW) {
+            let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
                 return Ok(None);
             };
             for chunk in committed {
@@ -311,7 +314,6 @@ fn try_chunks<'c>(
     elements: &dyn Elements,
     window: &[&'c [usize]],
     gone: &[usize],
-    ahead: Vec<Candidate>,
 ) -> Result<Option<Vec<&'c [usize]>>, ReduceError> {
     let mut tried = Vec::new();
     let mut candidates = Vec::new();
@@ -324,7 +326,7 @@ fn try_chunks<'c>(
     if candidates.is_empty() {
         return Ok(Some(Vec::new()));
     }
-    let Some(done) = session.try_window_ahead(phase, candidates, ahead)? else {
+    let Some(done) = session.try_window(phase, candidates)? else {
         return Ok(None);
     };
     Ok(Some(

@@ -289,66 +289,6 @@ impl Ranges {
         })
     }
 
-    /// The candidate that deletes `chunk` after `gone`; `count`: whether a cut the syntax
-    /// guard skips is counted.
-    fn cut(
-        &self,
-        session: &Session,
-        chunk: &[usize],
-        gone: &[usize],
-        count: bool,
-    ) -> Option<Candidate> {
-        let (now, digest) = file_state(session, &self.path)?;
-        let removed = self.cut_by(gone);
-        if now.len() + removed.len() != self.len {
-            // Something else changed the file: these ranges are stale.
-            return None;
-        }
-        let mut cut: Vec<Range<usize>> = chunk
-            .iter()
-            .flat_map(|&i| &self.sets[i])
-            .map(|r| removed.shift(r))
-            .collect();
-        cut.sort_by_key(|r| r.start);
-        let (first_cut, last_cut) = (cut.first()?, cut.last()?);
-        let line_of = |at: usize| {
-            now[..at.min(now.len())]
-                .iter()
-                .filter(|b| **b == b'\n')
-                .count()
-                + 1
-        };
-        let first = line_of(first_cut.start);
-        let last = line_of(last_cut.end.saturating_sub(1).max(last_cut.start));
-        let keep = complement(now.len(), &cut);
-        if let Some(lang) = self.guard {
-            let mut text = Vec::with_capacity(now.len());
-            for r in &keep {
-                text.extend_from_slice(&now[r.clone()]);
-            }
-            if !crate::reduce::syntax::parses_cleanly(lang, &text).unwrap_or(true) {
-                if count {
-                    self.unparsable.set(self.unparsable.get() + 1);
-                }
-                return None;
-            }
-        }
-        let path = &self.path;
-        let label = match (chunk.len(), self.noun) {
-            (1, noun) if first == last => format!("{noun} at line {first} of {path}"),
-            (1, noun) => format!("{noun} at lines {first}-{last} of {path}"),
-            (n, noun) => format!("{n} {noun}s at lines {first}-{last} of {path}"),
-        };
-        Some(Candidate {
-            mutation: Mutation::Keep {
-                path: path.clone(),
-                expect: digest,
-                keep,
-            },
-            label,
-        })
-    }
-
     /// Turns on the syntax guard when `path` has a grammar and its current content parses
     /// cleanly (a file that already has errors is left unguarded).
     pub(crate) fn guarded(mut self, session: &Session, on: bool) -> Ranges {
@@ -472,11 +412,53 @@ impl Elements for Ranges {
     }
 
     fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
-        self.cut(session, chunk, gone, true)
-    }
-
-    fn ahead(&self, session: &Session, chunk: &[usize]) -> Option<Candidate> {
-        self.cut(session, chunk, &[], false)
+        let (now, digest) = file_state(session, &self.path)?;
+        let removed = self.cut_by(gone);
+        if now.len() + removed.len() != self.len {
+            // Something else changed the file: these ranges are stale.
+            return None;
+        }
+        let mut cut: Vec<Range<usize>> = chunk
+            .iter()
+            .flat_map(|&i| &self.sets[i])
+            .map(|r| removed.shift(r))
+            .collect();
+        cut.sort_by_key(|r| r.start);
+        let (first_cut, last_cut) = (cut.first()?, cut.last()?);
+        let line_of = |at: usize| {
+            now[..at.min(now.len())]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1
+        };
+        let first = line_of(first_cut.start);
+        let last = line_of(last_cut.end.saturating_sub(1).max(last_cut.start));
+        let keep = complement(now.len(), &cut);
+        if let Some(lang) = self.guard {
+            let mut text = Vec::with_capacity(now.len());
+            for r in &keep {
+                text.extend_from_slice(&now[r.clone()]);
+            }
+            if !crate::reduce::syntax::parses_cleanly(lang, &text).unwrap_or(true) {
+                self.unparsable.set(self.unparsable.get() + 1);
+                return None;
+            }
+        }
+        let path = &self.path;
+        let label = match (chunk.len(), self.noun) {
+            (1, noun) if first == last => format!("{noun} at line {first} of {path}"),
+            (1, noun) => format!("{noun} at lines {first}-{last} of {path}"),
+            (n, noun) => format!("{n} {noun}s at lines {first}-{last} of {path}"),
+        };
+        Some(Candidate {
+            mutation: Mutation::Keep {
+                path: path.clone(),
+                expect: digest,
+                keep,
+            },
+            label,
+        })
     }
 
     fn remove(&mut self, _: &Session, gone: &[usize]) {
@@ -599,9 +581,6 @@ mod tests {
             let groups = chunk.iter().map(|&i| self.group_of[i]).collect();
             self.chunks.borrow_mut().push(groups);
             self.list.candidate(session, chunk, gone)
-        }
-        fn ahead(&self, session: &Session, chunk: &[usize]) -> Option<Candidate> {
-            self.list.ahead(session, chunk)
         }
         fn remove(&mut self, session: &Session, gone: &[usize]) {
             self.list.remove(session, gone);

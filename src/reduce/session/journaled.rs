@@ -5,8 +5,8 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::Session;
 use super::worker::Answer;
-use super::{RunAhead, Session};
 use crate::oracle::Verdict;
 use crate::reduce::durable::{Durable, Record, SavedAnswer, SessionError};
 use crate::reduce::error::ReduceError;
@@ -15,33 +15,6 @@ use crate::tree::Fingerprint;
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// A command's answer as the journal keeps it.
-fn saved(fp: &Fingerprint, a: &Answer) -> SavedAnswer {
-    SavedAnswer {
-        fingerprint: fp.to_string(),
-        pass: a.pass,
-        termination: a.termination,
-        duration_ms: millis(a.duration),
-        samples: a.samples,
-        saved: a.saved,
-        early_accept: a.early_accept,
-        early_reject: a.early_reject,
-    }
-}
-
-/// A journaled answer as the session uses it.
-fn answer(a: &SavedAnswer) -> Answer {
-    Answer {
-        pass: a.pass,
-        termination: a.termination,
-        duration: Duration::from_millis(a.duration_ms),
-        samples: a.samples,
-        saved: a.saved,
-        early_accept: a.early_accept,
-        early_reject: a.early_reject,
-    }
 }
 
 impl Session {
@@ -56,35 +29,21 @@ impl Session {
     }
 
     /// The recorded answers of the next window, when the journal holds them; they must be
-    /// for these candidate trees. Also the answers of the commands run ahead beside it,
-    /// with their trees' fingerprints, whether or not this run asks for them.
+    /// for these candidate trees.
     pub(super) fn replay_window(
         &mut self,
         fingerprints: &[Fingerprint],
-    ) -> Result<(Option<Vec<Answer>>, RunAhead), ReduceError> {
+    ) -> Result<Option<Vec<Answer>>, ReduceError> {
         let Some(durable) = self.durable.as_mut() else {
-            return Ok((None, Vec::new()));
+            return Ok(None);
         };
-        let mut ahead: Vec<(Fingerprint, Answer)> = Vec::new();
-        while let Some(Record::Ahead { .. }) = durable.journal.peek() {
-            if let Some(Record::Ahead { answers }) = durable
-                .journal
-                .next("commands run ahead", |r| matches!(r, Record::Ahead { .. }))?
-            {
-                ahead.extend(
-                    answers
-                        .into_iter()
-                        .filter_map(|a| Some((Fingerprint::from_hex(&a.fingerprint)?, answer(&a)))),
-                );
-            }
-        }
         let at = durable.journal.position();
         let Some(Record::Window { answers }) =
             durable.journal.next("a window of candidates", |r| {
                 matches!(r, Record::Window { .. })
             })?
         else {
-            return Ok((None, ahead));
+            return Ok(None);
         };
         let found: Vec<&str> = answers.iter().map(|a| a.fingerprint.as_str()).collect();
         let expected: Vec<String> = fingerprints.iter().map(ToString::to_string).collect();
@@ -96,38 +55,23 @@ impl Session {
             }
             .into());
         }
-        Ok((Some(answers.iter().map(answer).collect()), ahead))
+        Ok(Some(
+            answers
+                .into_iter()
+                .map(|a| Answer {
+                    pass: a.pass,
+                    termination: a.termination,
+                    duration: Duration::from_millis(a.duration_ms),
+                    samples: a.samples,
+                    saved: a.saved,
+                    early_accept: a.early_accept,
+                    early_reject: a.early_reject,
+                })
+                .collect(),
+        ))
     }
 
     /// Records a window's answers, unless the window was cut short (nothing of it is used).
-    /// Whether a journal is being replayed: records remain that this run has not reached.
-    pub(super) fn replaying(&self) -> bool {
-        self.durable
-            .as_ref()
-            .is_some_and(|d| d.journal.peek().is_some())
-    }
-
-    /// Journals the answers of commands run ahead of their window.
-    pub(super) fn record_ahead(
-        &mut self,
-        fingerprints: &[Fingerprint],
-        answers: &[Answer],
-    ) -> Result<(), ReduceError> {
-        let Some(durable) = self.durable.as_mut() else {
-            return Ok(());
-        };
-        let answers: Vec<SavedAnswer> = fingerprints
-            .iter()
-            .zip(answers)
-            .filter(|(_, a)| a.termination != Termination::Interrupted)
-            .map(|(fp, a)| saved(fp, a))
-            .collect();
-        if !answers.is_empty() {
-            durable.journal.append(&Record::Ahead { answers })?;
-        }
-        Ok(())
-    }
-
     pub(super) fn record_window(
         &mut self,
         fingerprints: &[Fingerprint],
@@ -145,7 +89,16 @@ impl Session {
         let answers = fingerprints
             .iter()
             .zip(answers)
-            .map(|(fp, a)| saved(fp, a))
+            .map(|(fp, a)| SavedAnswer {
+                fingerprint: fp.to_string(),
+                pass: a.pass,
+                termination: a.termination,
+                duration_ms: millis(a.duration),
+                samples: a.samples,
+                saved: a.saved,
+                early_accept: a.early_accept,
+                early_reject: a.early_reject,
+            })
             .collect();
         durable.journal.append(&Record::Window { answers })?;
         Ok(())

@@ -49,9 +49,6 @@ pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
 use worker::{Answer, Lower, probe};
 pub use worker::{Setup, Worker};
 
-/// The answers of commands run ahead of their window, with their trees' fingerprints.
-type RunAhead = Vec<(Fingerprint, Answer)>;
-
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
 /// `--jobs`.
 pub const UNION_WINDOW: usize = 8;
@@ -545,45 +542,16 @@ impl Session {
     /// their answers, by index; in a durable session, answers the journal holds are
     /// replayed, and new ones are recorded before they are used.
     fn run_all(&mut self, trees: &[(&Tree, Fingerprint, f64)]) -> Result<Vec<Answer>, ReduceError> {
-        Ok(self.run_batch(trees, &[])?.0)
-    }
-
-    /// Runs `trees` (a window) and `ahead` (trees run ahead of their window, see
-    /// [`Session::try_window_ahead`]) in one parallel batch; returns the answers of each.
-    /// The window's answers are journaled as a window, those run ahead as a record of
-    /// their own before it, which a replay puts in the cache whoever asks for it.
-    fn run_batch(
-        &mut self,
-        trees: &[(&Tree, Fingerprint, f64)],
-        ahead: &[(&Tree, Fingerprint, f64)],
-    ) -> Result<(Vec<Answer>, RunAhead), ReduceError> {
         if trees.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok(Vec::new());
         }
         let fingerprints: Vec<Fingerprint> = trees.iter().map(|(_, fp, _)| *fp).collect();
-        let (replayed, replayed_ahead) = self.replay_window(&fingerprints)?;
-        if let Some(answers) = replayed {
+        if let Some(answers) = self.replay_window(&fingerprints)? {
             self.adapt_timeout(&answers);
-            return Ok((answers, replayed_ahead));
+            return Ok(answers);
         }
-        // The journal ended here: what it had run ahead is still known.
-        let ahead: Vec<(&Tree, Fingerprint, f64)> = if replayed_ahead.is_empty() {
-            ahead.to_vec()
-        } else {
-            let known: Vec<Fingerprint> = replayed_ahead.iter().map(|(fp, _)| *fp).collect();
-            ahead
-                .iter()
-                .filter(|(_, fp, _)| !known.contains(fp))
-                .copied()
-                .collect()
-        };
-        let ahead = ahead.as_slice();
-        let all: Vec<(&Tree, f64)> = trees
-            .iter()
-            .chain(ahead)
-            .map(|(t, _, c)| (*t, *c))
-            .collect();
-        let trees = all.as_slice();
+        let trees: Vec<(&Tree, f64)> = trees.iter().map(|(t, _, c)| (*t, *c)).collect();
+        let trees = trees.as_slice();
         let next = AtomicUsize::new(0);
         let slots: Vec<Mutex<Option<Result<Answer, ReduceError>>>> =
             trees.iter().map(|_| Mutex::new(None)).collect();
@@ -620,17 +588,9 @@ impl Session {
                 None => return Err(ReduceError::Internal("a worker produced no answer")),
             }
         }
-        let ran_ahead = answers.split_off(fingerprints.len());
-        let ahead_fps: Vec<Fingerprint> = ahead.iter().map(|(_, fp, _)| *fp).collect();
-        if !ahead.is_empty() {
-            self.record_ahead(&ahead_fps, &ran_ahead)?;
-        }
         self.record_window(&fingerprints, &answers)?;
         self.adapt_timeout(&answers);
-        self.adapt_timeout(&ran_ahead);
-        let mut all_ahead = replayed_ahead;
-        all_ahead.extend(ahead_fps.into_iter().zip(ran_ahead));
-        Ok((answers, all_ahead))
+        Ok(answers)
     }
 
     /// Tries a window of candidates. Returns, per candidate, whether it was committed (as
@@ -645,32 +605,11 @@ impl Session {
         phase: &str,
         candidates: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
-        self.try_window_ahead(phase, candidates, Vec::new())
-    }
-
-    /// [`Session::try_window`], given `ahead`: the first candidates the caller will offer
-    /// next if this window commits nothing, against the same state. Where the window's runs
-    /// leave a worker idle (their number is not a multiple of `--jobs`), as many of them
-    /// as fill the idle workers run beside it, and their answers go to the cache, where
-    /// the next window finds them when the state is still the one they ran on (a commit
-    /// changes every later candidate's tree, so an answer run ahead can only ever answer
-    /// for the very tree it ran on). What a window commits never depends on them. Nothing
-    /// runs ahead under repeated sampling (the cache is off), with one job, or while a
-    /// journal is replayed.
-    ///
-    /// # Errors
-    /// As [`Session::try_window`].
-    pub fn try_window_ahead(
-        &mut self,
-        phase: &str,
-        candidates: Vec<Candidate>,
-        ahead: Vec<Candidate>,
-    ) -> Result<Option<Vec<bool>>, ReduceError> {
         // Cuts that failed before, while nothing since may have let them through, are not
         // candidates: like the syntax guard's cuts, they are counted apart.
         let recalled: Vec<bool> = candidates.iter().map(|c| self.recalled(c)).collect();
         if !recalled.contains(&true) {
-            return self.run_window(phase, candidates, ahead);
+            return self.run_window(phase, candidates);
         }
         let n = recalled.iter().filter(|r| **r).count() as u64;
         self.phase(phase).recalled += n;
@@ -690,7 +629,7 @@ impl Session {
         let done = if rest.is_empty() {
             Vec::new()
         } else {
-            let Some(done) = self.run_window(phase, rest, ahead)? else {
+            let Some(done) = self.run_window(phase, rest)? else {
                 return Ok(None);
             };
             done
@@ -723,7 +662,6 @@ impl Session {
         &mut self,
         phase: &str,
         mut candidates: Vec<Candidate>,
-        ahead: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
         if !self.check_budget() {
             return Ok(None);
@@ -785,34 +723,7 @@ impl Session {
                     .map(|(_, t, fp)| (t, *fp, families[i].1))
             })
             .collect();
-        let ahead = self.ahead_of(&prepared, trees.len(), ahead);
-        let ahead_trees: Vec<(&Tree, Fingerprint, f64)> = ahead
-            .iter()
-            .map(|(_, t, fp)| (t, *fp, self.setup.sampling.confidence))
-            .collect();
-        let (ran, ran_ahead) = self.run_batch(&trees, &ahead_trees)?;
-        drop(ahead_trees);
-        for (fp, answer) in &ran_ahead {
-            self.record(phase, answer);
-            self.phase(phase).ahead += 1;
-            if answer.termination == Termination::Interrupted {
-                continue;
-            }
-            self.remember(*fp, answer.pass);
-            if let Some(file) = self.trace.as_mut() {
-                use std::io::Write;
-                let how = if answer.pass {
-                    "ahead-pass"
-                } else {
-                    "ahead-fail"
-                };
-                let label = ahead
-                    .iter()
-                    .find(|(_, _, f)| f == fp)
-                    .map_or("(replayed)", |(c, _, _)| c.label.as_str());
-                let _ = writeln!(file, "{phase}\t{how}\t{label}");
-            }
-        }
+        let ran = self.run_all(&trees)?;
         let mut interrupted = false;
         for (&i, answer) in to_run.iter().zip(&ran) {
             self.record(phase, answer);
@@ -924,53 +835,6 @@ impl Session {
         }
         self.notify(phase);
         Ok(Some(committed))
-    }
-
-    /// The candidates of `ahead` to run beside a window that runs `running` commands: as
-    /// many as fill the workers it leaves idle, each applied to the accepted state, and
-    /// none that is a no-op, already answered, recalled or one of the window's own.
-    fn ahead_of(
-        &self,
-        prepared: &[Option<(EditSet, Tree, Fingerprint)>],
-        running: usize,
-        ahead: Vec<Candidate>,
-    ) -> Vec<(Candidate, Tree, Fingerprint)> {
-        let jobs = self.workers.len();
-        let idle = (jobs - running % jobs.max(1)) % jobs.max(1);
-        if ahead.is_empty()
-            || idle == 0
-            || running == 0
-            || jobs < 2
-            || self.setup.sampling.repeated()
-            || self.setup.sampling.run_confidence.is_some()
-            || self.replaying()
-        {
-            return Vec::new();
-        }
-        let mut out: Vec<(Candidate, Tree, Fingerprint)> = Vec::new();
-        for candidate in ahead {
-            if out.len() == idle {
-                break;
-            }
-            if self.recalled(&candidate) {
-                continue;
-            }
-            let Ok((_, tree)) =
-                self.edits
-                    .apply(&self.current, &self.original, &candidate.mutation)
-            else {
-                continue;
-            };
-            let fp = tree.fingerprint();
-            let known = fp == self.current_fp
-                || self.cache.contains_key(&fp)
-                || prepared.iter().flatten().any(|(_, _, f)| *f == fp)
-                || out.iter().any(|(_, _, f)| *f == fp);
-            if !known {
-                out.push((candidate, tree, fp));
-            }
-        }
-        out
     }
 
     /// Runs the union of `members` passing candidates as one more candidate and commits it
@@ -1259,76 +1123,6 @@ pub(crate) mod tests {
             // Eight single runs, the failed union of eight, the union of four.
             assert_eq!(session.attempts(), 10, "-j{jobs}");
         }
-    }
-
-    fn delete(name: &str) -> Candidate {
-        Candidate {
-            mutation: Mutation::Remove(vec![Arc::from(name)]),
-            label: format!("delete {name}"),
-        }
-    }
-
-    #[test]
-    fn a_run_ahead_answers_only_for_the_tree_it_ran_on_and_only_fills_idle_workers() {
-        let files = [("a.txt", "x\n"), ("b.txt", "x\n"), ("keep.txt", "x\n")];
-        // Interesting while keep.txt is there.
-        let script = "[ -f keep.txt ]";
-        for jobs in [1, 2] {
-            let scratch = tempfile::tempdir().unwrap();
-            let mut session = session_on(&files, script, jobs, scratch.path());
-            // keep.txt cannot go; deleting a.txt is run ahead beside it with two jobs.
-            let done = session
-                .try_window_ahead("test", vec![delete("keep.txt")], vec![delete("a.txt")])
-                .unwrap()
-                .unwrap();
-            assert_eq!(done, [false]);
-            let stats = session.phases()[0].clone();
-            assert_eq!(stats.ahead, u64::from(jobs == 2), "-j{jobs}");
-            assert_eq!(stats.oracle_samples, if jobs == 2 { 2 } else { 1 });
-            // The next window finds the answer in the cache: no command runs.
-            let done = session
-                .try_window("test", vec![delete("a.txt")])
-                .unwrap()
-                .unwrap();
-            assert_eq!(done, [true]);
-            let stats = session.phases()[0].clone();
-            assert_eq!(stats.cache_hits, u64::from(jobs == 2), "-j{jobs}");
-            assert_eq!(stats.oracle_samples, 2, "-j{jobs}");
-            assert_eq!(stats.attempts, 2, "-j{jobs}");
-        }
-        // Run ahead of a window that commits: the answer was for the old state, so the
-        // same deletion on the new state runs for real.
-        let scratch = tempfile::tempdir().unwrap();
-        let mut session = session_on(&files, script, 2, scratch.path());
-        let done = session
-            .try_window_ahead("test", vec![delete("a.txt")], vec![delete("b.txt")])
-            .unwrap()
-            .unwrap();
-        assert_eq!(done, [true]);
-        let done = session
-            .try_window("test", vec![delete("b.txt")])
-            .unwrap()
-            .unwrap();
-        assert_eq!(done, [true]);
-        let stats = session.phases()[0].clone();
-        assert_eq!(
-            (stats.ahead, stats.cache_hits, stats.oracle_samples),
-            (1, 0, 3)
-        );
-        let left: Vec<&str> = session.current.entries.keys().map(|k| &**k).collect();
-        assert_eq!(left, ["keep.txt"]);
-        // A window that fills every worker runs nothing ahead.
-        let scratch = tempfile::tempdir().unwrap();
-        let mut session = session_on(&files, script, 2, scratch.path());
-        session
-            .try_window_ahead(
-                "test",
-                vec![delete("keep.txt"), delete("a.txt")],
-                vec![delete("b.txt")],
-            )
-            .unwrap()
-            .unwrap();
-        assert_eq!(session.phases()[0].ahead, 0);
     }
 
     #[test]

@@ -30,10 +30,6 @@ pub struct PhaseStats {
     pub aborted: u64,
     /// Commands actually run.
     pub oracle_samples: u64,
-    /// Commands run ahead of their window, on the first candidates of the next one while
-    /// a worker would have idled (counted in `oracle_samples`; a candidate they answer
-    /// counts as a cache hit when its window comes).
-    pub ahead: u64,
     /// Answers taken from the cache.
     pub cache_hits: u64,
     /// `oracle_samples + cache_hits`.
