@@ -164,46 +164,8 @@ pub(crate) fn minimise(
     needed: &mut NeededShare,
     elements: &mut dyn Elements,
 ) -> Result<Option<u64>, ReduceError> {
-    let mut accepted = 0;
-    let mut schedule = Schedule::starting_at(minimiser, needed.estimate());
-    let mut size = schedule.first(elements.len());
-    let listed = elements.len();
-    while elements.len() > 0 {
-        let len = elements.len();
-        size = size.clamp(1, len);
-        let indices: Vec<usize> = (0..len).collect();
-        let mut chunks: Vec<&[usize]> = indices
-            .chunks(size)
-            .filter(|c| size > 1 || elements.alone(session, c[0]))
-            .collect();
-        let weights: Vec<u64> = chunks
-            .iter()
-            .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
-            .collect();
-        let mut order: Vec<usize> = (0..chunks.len()).collect();
-        // Largest removals first; ties keep list order.
-        order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
-        chunks = order.iter().map(|&i| chunks[i]).collect();
-        let mut gone: Vec<usize> = Vec::new();
-        for window in chunks.chunks(UNION_WINDOW) {
-            let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
-                return Ok(None);
-            };
-            for chunk in committed {
-                accepted += 1;
-                gone.extend_from_slice(chunk);
-            }
-        }
-        gone.sort_unstable();
-        elements.remove(session, &gone);
-        if size == 1 {
-            break;
-        }
-        size = schedule.next(size, elements.len());
-    }
-    let kept = elements.len();
-    needed.learn(kept, listed.saturating_sub(kept));
-    Ok(Some(accepted))
+    let whole = [elements.len()];
+    minimise_groups(session, phase, minimiser, needed, elements, &whole)
 }
 
 /// One list of [`minimise_groups`]: its elements (indices into the shared list), its
@@ -238,6 +200,10 @@ pub(crate) fn minimise_groups(
     let mut groups: Vec<Group> = Vec::with_capacity(sizes.len());
     for &n in sizes {
         let end = (start + n).min(elements.len());
+        if end == start {
+            // An empty list ran to its end at once.
+            needed.learn(0, 0);
+        }
         let schedule = Schedule::starting_at(minimiser, needed.estimate());
         groups.push(Group {
             members: (start..end).collect(),
@@ -266,6 +232,7 @@ pub(crate) fn minimise_groups(
                 .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
                 .collect();
             let mut order: Vec<usize> = (0..own.len()).collect();
+            // Largest removals first; ties keep list order.
             order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
             let mut sorted: Vec<Vec<usize>> = Vec::with_capacity(own.len());
             for i in order {
