@@ -179,9 +179,9 @@ struct Group {
 }
 
 /// [`minimise`] for several lists at once: `sizes` splits `elements` into consecutive
-/// lists (the groups of one syntax level), each searched on its own schedule exactly as
-/// [`minimise`] would (a chunk never spans two lists, and each list ends with a round of
-/// single deletions), but the chunks of every list's current round go through the same
+/// lists (the groups of one syntax level), each searched on its own schedule as if it were
+/// alone (a chunk never spans two lists, and each list ends with a round of single
+/// deletions), but the chunks of every list's current round go through the same
 /// windows, the last list first, so that every worker has a candidate while small lists
 /// are searched (the single nodes of many small groups go through windows together).
 /// Returns the commits made, or `None` when the session stopped.
