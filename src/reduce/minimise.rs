@@ -221,11 +221,10 @@ pub(crate) fn minimise_groups(
         for group in groups.iter_mut().rev().filter(|g| !g.done) {
             group.size = group.size.clamp(1, group.members.len());
             let size = group.size;
-            let mut own: Vec<Vec<usize>> = group
+            let own: Vec<&[usize]> = group
                 .members
                 .chunks(size)
                 .filter(|c| size > 1 || elements.alone(session, c[0]))
-                .map(<[usize]>::to_vec)
                 .collect();
             let weights: Vec<u64> = own
                 .iter()
@@ -234,11 +233,7 @@ pub(crate) fn minimise_groups(
             let mut order: Vec<usize> = (0..own.len()).collect();
             // Largest removals first; ties keep list order.
             order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
-            let mut sorted: Vec<Vec<usize>> = Vec::with_capacity(own.len());
-            for i in order {
-                sorted.push(std::mem::take(&mut own[i]));
-            }
-            chunks.extend(sorted);
+            chunks.extend(order.into_iter().map(|i| own[i].to_vec()));
         }
         let refs: Vec<&[usize]> = chunks.iter().map(Vec::as_slice).collect();
         let mut gone: Vec<usize> = Vec::new();

@@ -28,6 +28,7 @@ pub fn replacements(lang: Lang, src: &[u8]) -> Result<Vec<Replacement>, SyntaxEr
     let mut stack = vec![(tree.root_node(), 0usize)];
     while let Some((node, depth)) = stack.pop() {
         let range = node.byte_range();
+        let offered = found.len();
         if table.expr.has(node) && !table.stop.has(node) && !is_required_parens(node) {
             for sub in nearest_expressions(table, node, &mut cursor) {
                 if expression_fits(table, src, node, sub) {
@@ -99,7 +100,7 @@ pub fn replacements(lang: Lang, src: &[u8]) -> Result<Vec<Replacement>, SyntaxEr
                 }
             }
         }
-        if depth == 1 && !found.iter().any(|(_, r)| r.range == range) {
+        if depth == 1 && found.len() == offered {
             // A top-level item the failure needs only for a comment it holds (a comment a
             // cut across items left inside a struct, a class or a function): the item by
             // each of its comments, where nothing else can stand in for it.
