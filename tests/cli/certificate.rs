@@ -485,7 +485,7 @@ fn the_reduce_side_keeps_its_oracle_when_its_binary_is_removed_while_it_runs() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     crate::util::clean_env(&mut command);
-    let child = command.spawn().unwrap();
+    let child = crate::util::spawn_written(&mut command);
     // The exec has happened once spawn returns: the file can go.
     std::fs::remove_file(&copy).unwrap();
     let o = child.wait_with_output().unwrap();

@@ -12,6 +12,24 @@ pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_repromin"))
 }
 
+/// Starts `command`, whose program this process has just written. Another test's fork
+/// can hold the written file open for the moment before its exec, and while it does the
+/// kernel refuses to run the file (`ETXTBSY`); that passes, so this tries again.
+pub(crate) fn spawn_written(command: &mut Command) -> std::process::Child {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match command.spawn() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            started => return started.unwrap(),
+        }
+    }
+}
+
 /// A scratch area holding a source tree and room for outputs.
 pub(crate) struct Area {
     pub dir: tempfile::TempDir,
