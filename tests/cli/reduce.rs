@@ -941,6 +941,42 @@ fn a_declaration_goes_together_with_the_uses_of_its_name() {
 }
 
 #[test]
+fn an_enum_variant_goes_together_with_the_match_arm_that_names_it() {
+    let area = Area::new();
+    // The variant cannot go while its arm names it, nor the arm while the variant exists
+    // (the match is no longer exhaustive): only both at once.
+    area.write(
+        "proj",
+        &[(
+            "main.rs",
+            "enum Shape {\n    Circle,\n    Square,\n}\nfn describe(s: Shape) -> &'static str {\n    match s {\n        Shape::Circle => \"round\",\n        Shape::Square => \"square\",\n    }\n}\nfn main() {\n    println!(\"{}\", describe(Shape::Circle));\n}\n",
+        )],
+    );
+    let oracle = "rustc --edition 2021 -o \"$TMPDIR/m\" main.rs && \"$TMPDIR/m\" | grep -qx round";
+    let reduce = |out: &str, passes: &str| {
+        reduce_with(
+            &area,
+            out,
+            &["--passes", passes],
+            &["sh", "-c", oracle],
+            "main.rs",
+        )
+    };
+    let alone = reduce("alone", "syntax,lines");
+    assert!(alone.contains("Square"), "{alone}");
+    let coupled = reduce("coupled", "syntax,declarations,lines");
+    assert!(!coupled.contains("Square"), "{coupled}");
+    assert!(coupled.contains("Shape::Circle => \"round\""), "{coupled}");
+    let changes = changes(&report(&area.path("coupled")));
+    assert!(
+        changes
+            .iter()
+            .any(|c| c == "declaration Square of main.rs with 1 use"),
+        "{changes:#?}"
+    );
+}
+
+#[test]
 fn cdd_and_halving_reach_the_same_1_minimal_result_and_cdd_probes_less_on_sparse_input() {
     let area = Area::new();
     let text: String = (0..120).map(|i| format!("line {i}\n")).collect();

@@ -1,7 +1,9 @@
-//! The declarations pass: deletes each top-level declaration together with the references
-//! it would leave dangling.
+//! The declarations pass: deletes each declaration (top-level, then each member: a variant,
+//! field, method or associated constant) together with the references it would leave
+//! dangling.
 //!
-//! Deleting a declaration fails when its name is still used. The [`Declarations`] pass
+//! Deleting a declaration fails when its name is still used: an enum variant goes only with
+//! the match arms that name it. The [`Declarations`] pass
 //! therefore deletes it with, in every file, the smallest syntax element (or, in a file
 //! without a grammar, the line) around each whole-word use of its name.
 
@@ -86,7 +88,7 @@ impl<'t> Uses<'t> {
     }
 }
 
-/// Deletes each top-level declaration together with the uses of its name.
+/// Deletes each declaration (top-level or member) together with the uses of its name.
 #[derive(Debug, Default)]
 pub(crate) struct Declarations;
 
@@ -107,9 +109,12 @@ impl Declarations {
             let Some((data, _)) = file_state(session, path) else {
                 return Ok(Some(accepted));
             };
-            let Ok(declared) = syntax::declarations(lang, &data) else {
+            let Ok(mut declared) = syntax::declarations(lang, &data) else {
                 return Ok(Some(accepted));
             };
+            // Then the members (variants, fields, methods): a member still matched or
+            // constructed somewhere can go only with those uses.
+            declared.extend(syntax::member_declarations(lang, &data).unwrap_or_default());
             let mut candidates = Vec::new();
             let mut uses_of = Uses::new(&session.current);
             for (range, name) in declared {

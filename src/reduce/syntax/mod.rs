@@ -56,7 +56,7 @@ mod stubs;
 mod tests;
 
 pub use literals::literals;
-pub use names::{declarations, identifier_names};
+pub use names::{declarations, identifier_names, member_declarations};
 pub use replace::replacements;
 pub use stubs::stubs;
 

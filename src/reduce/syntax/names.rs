@@ -32,6 +32,80 @@ pub fn declarations(lang: Lang, src: &[u8]) -> Result<Vec<(Range<usize>, String)
     Ok(out)
 }
 
+/// Kinds of nested nodes that declare a member of their parent: an enum's variant, a
+/// struct's or class's field, a method, an associated constant, a nested function.
+const MEMBER_KINDS: &[&str] = &[
+    "enum_variant",
+    "enumerator",
+    "enum_constant",
+    "field_declaration",
+    "field_definition",
+    "public_field_definition",
+    "function_item",
+    "function_signature_item",
+    "const_item",
+    "function_definition",
+    "decorated_definition",
+    "method_definition",
+    "method_declaration",
+    "method_spec",
+];
+
+/// The nested declarations of `src` that name a member (see [`MEMBER_KINDS`]): the
+/// deletion range of each (the smallest deletion element below the top level that holds
+/// the declaration and none of its siblings) with the name it declares. Top-level
+/// declarations are [`declarations`]'.
+pub fn member_declarations(
+    lang: Lang,
+    src: &[u8],
+) -> Result<Vec<(Range<usize>, String)>, SyntaxError> {
+    let tree = parse(lang, src, PARSE_TIMEOUT)?;
+    let levels = deletion_levels(lang, src)?;
+    let nested: Vec<&Range<usize>> = levels.iter().skip(1).flatten().flatten().collect();
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let mut stack: Vec<Node> = root.named_children(&mut cursor).collect();
+    let mut out = Vec::new();
+    while let Some(node) = stack.pop() {
+        stack.extend(node.named_children(&mut cursor));
+        let Some(parent) = node.parent() else {
+            continue;
+        };
+        if parent == root
+            || parent.kind() == "decorated_definition"
+            || !MEMBER_KINDS.contains(&node.kind())
+        {
+            continue;
+        }
+        let Some(name) = declared_name(node, src) else {
+            continue;
+        };
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let Some(range) = nested
+            .iter()
+            .filter(|r| r.start <= start && end <= r.end)
+            .min_by_key(|r| r.len())
+        else {
+            continue;
+        };
+        // The element must be this declaration's own (with its attributes, comments and
+        // separators), not a larger one that holds its siblings too.
+        let mut siblings = parent.walk();
+        let alone = parent.named_children(&mut siblings).all(|s| {
+            s == node
+                || ["attribute", "comment", "decorator"]
+                    .iter()
+                    .any(|k| s.kind().contains(k))
+                || !(range.start <= s.start_byte() && s.end_byte() <= range.end)
+        });
+        if alone {
+            out.push(((*range).clone(), name));
+        }
+    }
+    out.sort_by_key(|(r, _)| r.start);
+    Ok(out)
+}
+
 /// The name `node` declares, following the grammar's `name`, `declarator`, `definition`
 /// and `declaration` fields (and the first declarator or spec of a declaration list).
 fn declared_name(node: Node, src: &[u8]) -> Option<String> {
@@ -147,6 +221,52 @@ mod tests {
         assert_eq!(
             declared(Lang::Java, "import a.B;\nclass Main { void m() {} }\n"),
             ["Main"]
+        );
+    }
+
+    fn members(lang: Lang, src: &str) -> Vec<(String, String)> {
+        member_declarations(lang, src.as_bytes())
+            .expect("member declarations")
+            .into_iter()
+            .map(|(r, name)| (name, src[r].trim().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn member_declarations_name_variants_fields_and_methods_with_their_own_range() {
+        let rust = "enum E {\n    A(u8),\n    #[allow(dead_code)]\n    B,\n}\nstruct S {\n    x: u8,\n}\nimpl S {\n    const K: u8 = 1;\n    fn get(&self) -> u8 { self.x }\n}\nfn top() {}\n";
+        assert_eq!(
+            members(Lang::Rust, rust),
+            [
+                ("A", "A(u8),"),
+                ("B", "#[allow(dead_code)]\n    B,"),
+                ("x", "x: u8,"),
+                ("K", "const K: u8 = 1;"),
+                ("get", "fn get(&self) -> u8 { self.x }"),
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        let python = "class C:\n    n = 1\n    @property\n    def p(self):\n        return 1\n    def q(self):\n        return 2\ndef f():\n    pass\n";
+        assert_eq!(
+            members(Lang::Python, python),
+            [
+                ("p", "@property\n    def p(self):\n        return 1"),
+                ("q", "def q(self):\n        return 2"),
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert_eq!(
+            members(
+                Lang::C,
+                "enum color { RED, GREEN };\nstruct point { int x; int y; };\n"
+            ),
+            [
+                ("RED", "RED,"),
+                ("GREEN", ", GREEN"),
+                ("x", "int x;"),
+                ("y", "int y;")
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
         );
     }
 }
