@@ -137,7 +137,8 @@ pub(crate) trait Pass {
 /// committed since (the same search on the same tree finds nothing new) and, with
 /// [`PassContext::settle`] outside the confirming round, when its bytes are unchanged and
 /// no commit since removed an occurrence of an identifier it holds. The driver confirms
-/// the fixed point with a round that skips only the first kind.
+/// the fixed point with a round that skips only the first kind, and of it only the searches
+/// that answered no cut from the memory of failed cuts (which is off in that round).
 pub(crate) fn per_file(
     session: &mut Session,
     ctx: &PassContext,
@@ -162,12 +163,13 @@ pub(crate) fn per_file(
             }
             // Counted from before the file's own commits, which may let more of it go.
             left_at.insert(path.clone(), session.commits());
+            let recalled = session.recalled_cuts();
             let Some(n) = file(session, &path)? else {
                 result.accepted += round;
                 return Ok(result);
             };
             if settles || n == 0 {
-                session.settle(&path);
+                session.settle(&path, session.recalled_cuts() > recalled);
             }
             round += n;
         }
@@ -182,15 +184,18 @@ pub(crate) fn per_file(
     }
 }
 
-/// Whether the running pass may skip `path`: it settled the file on this very tree, or
+/// Whether the running pass may skip `path`: it settled the file on this very tree (in the
+/// confirming round, without answering a cut from memory), or
 /// (with [`PassContext::settle`], outside the confirming round) the file's bytes are
 /// unchanged since it settled and no commit since removed an occurrence of an identifier
 /// it holds. A skip of the second kind is counted (see [`Session::settled_skips`]).
 pub(crate) fn skip_settled(session: &mut Session, ctx: &PassContext, path: &RelPath) -> bool {
-    let Some(at) = session.settled(path) else {
+    let Some((at, from_memory)) = session.settled(path) else {
         return false;
     };
-    if at == session.commits() {
+    // On this very tree: the same search would find nothing new, unless it answered cuts
+    // from memory and this is the confirming round, in which every cut runs.
+    if at == session.commits() && !(from_memory && ctx.confirming) {
         return true;
     }
     if ctx.settle && !ctx.confirming && !session.touched_since(path, at) {

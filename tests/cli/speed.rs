@@ -191,6 +191,28 @@ fn the_confirming_round_finds_what_the_settle_state_skipped() {
     assert_eq!(passes(&reports[0]), passes(&reports[1]) + 1, "{reports:?}");
 }
 
+/// As [`settle_tree`], with one more line in `a.txt` that goes in the first round: `a.txt`
+/// is then searched again after `KEEP` went, and the cut of `X` is answered from the memory
+/// of failed cuts (no identifier links it to `KEEP`). That search settles `a.txt` on the
+/// final tree; the confirming round must still run the cut.
+#[test]
+fn the_confirming_round_runs_the_cuts_a_settled_search_answered_from_memory() {
+    let area = Area::new();
+    let script = settle_tree(&area);
+    area.write("proj", &[("a.txt", "X\ny\n")]);
+    let o = run(
+        &[
+            "reduce", "proj", "out", "--passes", "lines", "--", "sh", &script,
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&area.path("out"));
+    assert_eq!(r["phase_statistics"][0]["recalled"], 1, "{r:#?}");
+    let out = files(&area.path("out"));
+    assert_eq!(out["a.txt"], "", "{out:#?}");
+}
+
 #[test]
 fn settling_saves_commands_on_a_python_project_and_publishes_the_same_tree() {
     let area = Area::new();

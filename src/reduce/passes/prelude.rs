@@ -92,6 +92,7 @@ impl Pass for Prelude {
                 if candidates.is_empty() {
                     continue;
                 }
+                let recalled = session.recalled_cuts();
                 let Some(done) = session.try_window(self.name(), candidates)? else {
                     result.accepted += round;
                     return Ok(result);
@@ -99,8 +100,9 @@ impl Pass for Prelude {
                 let committed = done.iter().any(|c| *c);
                 if !committed {
                     // Neither cut of any file of the window passed: each is settled.
+                    let from_memory = session.recalled_cuts() > recalled;
                     for path in group {
-                        session.settle(path);
+                        session.settle(path, from_memory);
                     }
                 }
                 round += u64::from(committed);

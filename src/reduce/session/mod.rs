@@ -97,6 +97,8 @@ pub struct Session {
     /// Searches skipped because their file was settled (see [`Session::settled`]), and
     /// cuts answered from the memory of failed cuts (see [`Session::set_recalling`]).
     settled_skips: u64,
+    /// Cuts answered from the memory of failed cuts.
+    recalled: u64,
     /// Failed cuts (see [`recall`]).
     recall: recall::Recall,
     /// Whether a remembered failed cut is answered without a run.
@@ -117,6 +119,8 @@ pub struct Session {
 struct Settled {
     digest: [u8; 32],
     at: u64,
+    /// Whether the search answered a cut from the memory of failed cuts.
+    from_memory: bool,
 }
 
 /// Accepted runs the adaptive timeout looks back on.
@@ -198,6 +202,7 @@ impl Session {
             pass: String::new(),
             settled: HashMap::new(),
             settled_skips: 0,
+            recalled: 0,
             recall: recall::Recall::default(),
             recalling: false,
             access_record: None,
@@ -449,22 +454,35 @@ impl Session {
             .any(|name| self.name_drops.get(name).is_some_and(|&at| at > since))
     }
 
-    /// How the running pass last left `path`: the file's digest and the commit count when
-    /// a search of it ended committing nothing more (or ran it to its own fixed point).
-    /// `None` when the pass never settled it, or the file has changed since.
-    pub(crate) fn settled(&self, path: &RelPath) -> Option<u64> {
+    /// How the running pass last left `path`: the commit count when a search of it ended
+    /// committing nothing more (or ran it to its own fixed point), and whether that search
+    /// answered a cut from memory. `None` when the pass never settled it, or the file has
+    /// changed since.
+    pub(crate) fn settled(&self, path: &RelPath) -> Option<(u64, bool)> {
         let (_, digest) = crate::reduce::pass::file_state(self, path)?;
         let settled = self.settled.get(&(self.pass.clone(), path.clone()))?;
-        (settled.digest == digest).then_some(settled.at)
+        (settled.digest == digest).then_some((settled.at, settled.from_memory))
     }
 
-    /// Records that the running pass's search of `path` settled it on the current tree.
-    pub(crate) fn settle(&mut self, path: &RelPath) {
+    /// Records that the running pass's search of `path` settled it on the current tree;
+    /// `from_memory`: the search answered a cut from the memory of failed cuts.
+    pub(crate) fn settle(&mut self, path: &RelPath, from_memory: bool) {
         if let Some((_, digest)) = crate::reduce::pass::file_state(self, path) {
             let at = self.commits();
-            self.settled
-                .insert((self.pass.clone(), path.clone()), Settled { digest, at });
+            self.settled.insert(
+                (self.pass.clone(), path.clone()),
+                Settled {
+                    digest,
+                    at,
+                    from_memory,
+                },
+            );
         }
+    }
+
+    /// Cuts answered from the memory of failed cuts so far.
+    pub(crate) fn recalled_cuts(&self) -> u64 {
+        self.recalled
     }
 
     /// Counts a search skipped because its file was settled in an earlier run of the pass.
@@ -614,6 +632,7 @@ impl Session {
         let n = recalled.iter().filter(|r| **r).count() as u64;
         self.phase(phase).recalled += n;
         self.settled_skips += n;
+        self.recalled += n;
         if let Some(file) = self.trace.as_mut() {
             use std::io::Write;
             for (candidate, _) in candidates.iter().zip(&recalled).filter(|(_, r)| **r) {
@@ -1286,6 +1305,44 @@ pub(crate) mod tests {
         session.set_recalling(false);
         assert_eq!(window(&mut session, keep), [true]);
         assert_eq!(samples(&session), 5);
+    }
+
+    #[test]
+    fn a_failed_file_deletion_is_recalled_until_a_name_its_file_holds_loses_an_occurrence() {
+        // lib.txt can go only once `call helper` is gone from m.txt.
+        let files = [
+            ("lib.txt", "def helper\n"),
+            ("m.txt", "call helper\nx\n"),
+            ("blank.txt", "\n"),
+        ];
+        let script =
+            "! grep -q 'call helper' m.txt || [ -f lib.txt ]; [ $? = 0 ] && [ -f blank.txt ]";
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, script, 1, scratch.path());
+        session.set_recalling(true);
+        let samples = |s: &Session| s.phases().iter().map(|p| p.oracle_samples).sum::<u64>();
+        let window =
+            |s: &mut Session, c: Candidate| s.try_window("test", vec![c]).unwrap().unwrap();
+        let delete = |path: &str| Candidate {
+            mutation: Mutation::Remove(vec![Arc::from(path)]),
+            label: format!("delete {path}"),
+        };
+        assert_eq!(window(&mut session, delete("lib.txt")), [false]);
+        assert_eq!(window(&mut session, delete("blank.txt")), [false]);
+        assert_eq!(samples(&session), 2);
+        // A commit elsewhere: the deletion of lib.txt is answered from memory; that of a
+        // file without identifiers runs again.
+        let x = cut_line(&session, "x");
+        assert_eq!(window(&mut session, x), [true]);
+        assert_eq!(window(&mut session, delete("lib.txt")), [false]);
+        assert_eq!(window(&mut session, delete("blank.txt")), [false]);
+        assert_eq!(samples(&session), 4);
+        assert_eq!(session.phases()[0].recalled, 1);
+        // The last use of `helper` goes: the deletion runs again, and passes.
+        let call = cut_line(&session, "call helper");
+        assert_eq!(window(&mut session, call), [true]);
+        assert_eq!(window(&mut session, delete("lib.txt")), [true]);
+        assert_eq!(samples(&session), 6);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! A cut of one file (a [`Mutation::Keep`]) that the oracle rejected is remembered by what
 //! it cuts: the file's path and, for each cut range, its bytes and how often those bytes
-//! occur before it in the file. The same cut proposed again later, on a file that changed
+//! occur before it in the file. A deletion of whole entries (a [`Mutation::Remove`], alone
+//! or with the lines that reference them) is remembered by its paths, and holds every
+//! identifier of the files it deletes. The same cut proposed again later, on a file that changed
 //! elsewhere, is answered "rejected" without a run unless a commit since removed an
 //! occurrence of an identifier the cut holds and that identifier is now rare outside the
 //! cut: a deletion elsewhere can let this one through by taking away the last uses of
@@ -28,48 +30,102 @@ pub(super) struct Recall {
     failed: HashMap<[u8; 32], u64>,
 }
 
-/// A cut of one file, as the memory knows it.
+/// A file's content with the ranges a cut takes from it.
+pub(super) type Piece = (Arc<[u8]>, Vec<Range<usize>>);
+
+/// A cut, as the memory knows it: of one file's content, of whole entries, or several of
+/// these at once.
 pub(super) struct Cut {
-    /// What identifies it across states of its file.
+    /// What identifies it across states of the tree.
     pub(super) key: [u8; 32],
-    /// The file's content it cuts.
-    pub(super) data: Arc<[u8]>,
-    /// The ranges it cuts.
-    pub(super) ranges: Vec<Range<usize>>,
+    /// What it cuts: each file's content with the ranges cut from it.
+    pub(super) pieces: Vec<Piece>,
 }
 
-/// The cut `mutation` makes in `tree`; `None` for anything but a cut of a file whose
-/// content is the one it was made for.
+/// The cut `mutation` makes in `tree`: a [`Mutation::Keep`], a [`Mutation::Remove`] of
+/// entries, or a union of these; `None` for anything else, or for a cut that does not apply
+/// to `tree`.
+///
+/// A cut of a file's content is known by the bytes it cuts (and where they recur); a
+/// deletion of entries by their paths alone, so that a file that shrank elsewhere is still
+/// the same deletion.
 pub(super) fn cut_of(tree: &Tree, mutation: &Mutation) -> Option<Cut> {
-    let Mutation::Keep { path, expect, keep } = mutation else {
-        return None;
-    };
-    let Node::File { data, digest } = &tree.entries.get(path)?.node else {
-        return None;
-    };
-    // A cut that does not apply (stale, or ranges past the end) is no cut: applying it
-    // is refused before anything runs.
-    if digest != expect
-        || keep.iter().any(|r| r.start > r.end || r.end > data.len())
-        || keep.windows(2).any(|w| w[1].start < w[0].end)
-    {
-        return None;
-    }
-    let cut = crate::reduce::pass::complement(data.len(), keep);
     let mut hasher = Sha256::new();
-    hasher.update(path.len().to_le_bytes());
-    hasher.update(path.as_bytes());
-    for r in &cut {
-        let bytes = data.get(r.clone())?;
-        hasher.update(bytes.len().to_le_bytes());
-        hasher.update(bytes);
-        hasher.update(occurrences_before(data, bytes, r.start).to_le_bytes());
-    }
+    let mut pieces = Vec::new();
+    add(tree, mutation, &mut hasher, &mut pieces)?;
     Some(Cut {
         key: hasher.finalize().into(),
-        data: data.clone(),
-        ranges: cut,
+        pieces,
     })
+}
+
+fn add(
+    tree: &Tree,
+    mutation: &Mutation,
+    hasher: &mut Sha256,
+    pieces: &mut Vec<Piece>,
+) -> Option<()> {
+    match mutation {
+        Mutation::Keep { path, expect, keep } => {
+            let Node::File { data, digest } = &tree.entries.get(path)?.node else {
+                return None;
+            };
+            // A cut that does not apply (stale, or ranges past the end) is no cut: applying
+            // it is refused before anything runs.
+            if digest != expect
+                || keep.iter().any(|r| r.start > r.end || r.end > data.len())
+                || keep.windows(2).any(|w| w[1].start < w[0].end)
+            {
+                return None;
+            }
+            let cut = crate::reduce::pass::complement(data.len(), keep);
+            hasher.update(b"k");
+            hasher.update(path.len().to_le_bytes());
+            hasher.update(path.as_bytes());
+            hasher.update(cut.len().to_le_bytes());
+            for r in &cut {
+                let bytes = data.get(r.clone())?;
+                hasher.update(bytes.len().to_le_bytes());
+                hasher.update(bytes);
+                hasher.update(occurrences_before(data, bytes, r.start).to_le_bytes());
+            }
+            pieces.push((data.clone(), cut));
+        }
+        Mutation::Remove(paths) => {
+            // The deletion of a file that holds no identifier is never answered from
+            // memory: what makes it possible later (an empty `__init__.py` and the module
+            // path it sets) is nothing the identifier test can see, and a file that goes
+            // early is one that no later pass searches.
+            if let [path] = &paths[..]
+                && let Node::File { data, .. } = &tree.entries.get(path)?.node
+                && identifiers(data).is_empty()
+            {
+                return None;
+            }
+            hasher.update(b"r");
+            hasher.update(paths.len().to_le_bytes());
+            for path in paths {
+                let entry = tree.entries.get(path)?;
+                hasher.update(path.len().to_le_bytes());
+                hasher.update(path.as_bytes());
+                let below = tree.descendants(path).map(|(_, e)| e);
+                for entry in std::iter::once(entry).chain(below) {
+                    if let Node::File { data, .. } = &entry.node {
+                        pieces.push((data.clone(), vec![0..data.len()]));
+                    }
+                }
+            }
+        }
+        Mutation::Union(parts) => {
+            hasher.update(b"u");
+            hasher.update(parts.len().to_le_bytes());
+            for part in parts {
+                add(tree, part, hasher, pieces)?;
+            }
+        }
+        Mutation::Replace { .. } | Mutation::Conflict(_) => return None,
+    }
+    Some(())
 }
 
 /// How many times `needle` occurs in `data` ending at or before `end`.
@@ -110,9 +166,11 @@ impl Recall {
             return false;
         };
         let mut held: HashMap<&str, u64> = HashMap::new();
-        for r in &cut.ranges {
-            for (name, n) in identifiers(cut.data.get(r.clone()).unwrap_or_default()) {
-                *held.entry(name).or_insert(0) += n as u64;
+        for (data, ranges) in &cut.pieces {
+            for r in ranges {
+                for (name, n) in identifiers(data.get(r.clone()).unwrap_or_default()) {
+                    *held.entry(name).or_insert(0) += n as u64;
+                }
             }
         }
         !held.into_iter().any(|(name, n)| {
@@ -152,6 +210,64 @@ mod tests {
     }
 
     #[test]
+    fn a_deletion_of_entries_is_known_by_its_paths_and_holds_every_file_below_them() {
+        let before = crate::reduce::edits::tests::tree(&[
+            ("d", ""),
+            ("d/a.py", "def used(): pass\n"),
+            ("d/b.py", "X = 1\n"),
+            ("m.py", "from d.a import used\n"),
+        ]);
+        let remove =
+            |paths: &[&str]| Mutation::Remove(paths.iter().map(|p| Arc::from(*p)).collect());
+        let cut = cut_of(&before, &remove(&["d"])).expect("a cut");
+        let mut held: Vec<&[u8]> = cut
+            .pieces
+            .iter()
+            .map(|(data, ranges)| {
+                assert_eq!(ranges, &vec![0..data.len()]);
+                &data[..]
+            })
+            .collect();
+        held.sort();
+        assert_eq!(held, [&b"X = 1\n"[..], b"def used(): pass\n"]);
+        // The same paths after their files shrank: the same cut; other paths: another.
+        let after = crate::reduce::edits::tests::tree(&[
+            ("d", ""),
+            ("d/a.py", "def used(): 0\n"),
+            ("m.py", "from d.a import used\n"),
+        ]);
+        assert_eq!(cut_of(&after, &remove(&["d"])).expect("a cut").key, cut.key);
+        assert_ne!(
+            cut_of(&before, &remove(&["d/a.py", "m.py"]))
+                .expect("a cut")
+                .key,
+            cut.key
+        );
+        // The deletion of a single file is remembered, unless it holds no identifier.
+        assert!(cut_of(&before, &remove(&["d/a.py"])).is_some());
+        let blank = crate::reduce::edits::tests::tree(&[("d", ""), ("d/__init__.py", "\n")]);
+        assert!(cut_of(&blank, &remove(&["d/__init__.py"])).is_none());
+        assert!(cut_of(&blank, &remove(&["d"])).is_some());
+        // A missing path is no cut.
+        assert!(cut_of(&before, &remove(&["gone"])).is_none());
+        // With the line that imports it: a union, another cut again.
+        let Node::File { digest, .. } = &before.entries["m.py"].node else {
+            panic!("no file");
+        };
+        let with_import = Mutation::Union(vec![
+            remove(&["d"]),
+            Mutation::Keep {
+                path: Arc::from("m.py"),
+                expect: *digest,
+                keep: vec![],
+            },
+        ]);
+        let union = cut_of(&before, &with_import).expect("a cut");
+        assert_ne!(union.key, cut.key);
+        assert_eq!(union.pieces.len(), 3);
+    }
+
+    #[test]
     fn the_same_bytes_at_another_place_are_another_cut() {
         assert_eq!(occurrences_before(b"x; x; x;", b"x;", 0), 0);
         assert_eq!(occurrences_before(b"x; x; x;", b"x;", 3), 1);
@@ -165,8 +281,7 @@ mod tests {
         let mut recall = Recall::default();
         let cut = Cut {
             key: [7; 32],
-            data: Arc::from(&b"use a;\nfn f() { b(); }\n"[..]),
-            ranges: vec![0..7],
+            pieces: vec![(Arc::from(&b"use a;\nfn f() { b(); }\n"[..]), vec![0..7])],
         };
         let few = |_: &str| 2;
         assert!(!recall.recalls(&cut, |_| None, few));
