@@ -904,6 +904,31 @@ fn unwrap_leaves_a_body_without_what_wraps_it() {
     );
 }
 
+/// Reduces `file` of `proj` in `area` with `oracle` (a shell script) twice: without the
+/// declarations pass, then with it. Returns both ends and whether the second committed
+/// the change labelled `change`.
+fn without_and_with_declarations(
+    area: &Area,
+    file: &str,
+    oracle: &str,
+    change: &str,
+) -> (String, String, bool) {
+    let reduce = |out: &str, passes: &str| {
+        reduce_with(
+            area,
+            out,
+            &["--passes", passes],
+            &["sh", "-c", oracle],
+            file,
+        )
+    };
+    let alone = reduce("alone", "syntax,lines");
+    let coupled = reduce("coupled", "syntax,declarations,lines");
+    let changes = changes(&report(&area.path("coupled")));
+    let committed = changes.iter().any(|c| c == change);
+    (alone, coupled, committed)
+}
+
 #[test]
 fn a_declaration_goes_together_with_the_uses_of_its_name() {
     let area = Area::new();
@@ -918,26 +943,11 @@ fn a_declaration_goes_together_with_the_uses_of_its_name() {
     );
     // No chunk of lines or of sibling nodes holds both without `int MARK;` or `MARK = v;`.
     let oracle = "gcc -Wall -Werror -c a.c -o \"$TMPDIR/a.o\" && grep -q 'MARK = v' a.c";
-    let reduce = |out: &str, passes: &str| {
-        reduce_with(
-            &area,
-            out,
-            &["--passes", passes],
-            &["sh", "-c", oracle],
-            "a.c",
-        )
-    };
-    let alone = reduce("alone", "syntax,lines");
+    let (alone, coupled, committed) =
+        without_and_with_declarations(&area, "a.c", oracle, "declaration helper of a.c with 1 use");
     assert!(alone.contains("helper"), "{alone}");
-    let coupled = reduce("coupled", "syntax,declarations,lines");
     assert_eq!(coupled, "int MARK;\nvoid api(int v) {\n    MARK = v;\n}\n");
-    let changes = changes(&report(&area.path("coupled")));
-    assert!(
-        changes
-            .iter()
-            .any(|c| c == "declaration helper of a.c with 1 use"),
-        "{changes:#?}"
-    );
+    assert!(committed);
 }
 
 #[test]
@@ -953,27 +963,16 @@ fn an_enum_variant_goes_together_with_the_match_arm_that_names_it() {
         )],
     );
     let oracle = "rustc --edition 2021 -o \"$TMPDIR/m\" main.rs && \"$TMPDIR/m\" | grep -qx round";
-    let reduce = |out: &str, passes: &str| {
-        reduce_with(
-            &area,
-            out,
-            &["--passes", passes],
-            &["sh", "-c", oracle],
-            "main.rs",
-        )
-    };
-    let alone = reduce("alone", "syntax,lines");
+    let (alone, coupled, committed) = without_and_with_declarations(
+        &area,
+        "main.rs",
+        oracle,
+        "declaration Square of main.rs with 1 use",
+    );
     assert!(alone.contains("Square"), "{alone}");
-    let coupled = reduce("coupled", "syntax,declarations,lines");
     assert!(!coupled.contains("Square"), "{coupled}");
     assert!(coupled.contains("Shape::Circle => \"round\""), "{coupled}");
-    let changes = changes(&report(&area.path("coupled")));
-    assert!(
-        changes
-            .iter()
-            .any(|c| c == "declaration Square of main.rs with 1 use"),
-        "{changes:#?}"
-    );
+    assert!(committed);
 }
 
 #[test]

@@ -1262,18 +1262,31 @@ pub(crate) mod tests {
         }
     }
 
+    /// A session on `files` with `script` as the oracle, one job, recalling failed cuts.
+    fn recalling(files: &[(&str, &str)], script: &str, scratch: &std::path::Path) -> Session {
+        let mut session = session_on(files, script, 1, scratch);
+        session.set_recalling(true);
+        session
+    }
+
+    /// The oracle's runs so far.
+    fn samples(s: &Session) -> u64 {
+        s.phases().iter().map(|p| p.oracle_samples).sum::<u64>()
+    }
+
+    /// Runs one candidate alone; which it committed.
+    fn window(s: &mut Session, c: Candidate) -> Vec<bool> {
+        s.try_window("test", vec![c]).unwrap().unwrap()
+    }
+
     #[test]
     fn a_failed_cut_is_recalled_until_a_name_it_holds_loses_an_occurrence() {
         // The failure needs `keep` in m.txt while `lock` is in n.txt.
         let files = [("m.txt", "keep\nx\ny\n"), ("n.txt", "lock\n")];
         let script = "! grep -q lock n.txt || grep -q keep m.txt";
         let scratch = tempfile::tempdir().unwrap();
-        let mut session = session_on(&files, script, 1, scratch.path());
-        session.set_recalling(true);
-        let samples = |s: &Session| s.phases().iter().map(|p| p.oracle_samples).sum::<u64>();
+        let mut session = recalling(&files, script, scratch.path());
         let recalled = |s: &Session| s.phases().iter().map(|p| p.recalled).sum::<u64>();
-        let window =
-            |s: &mut Session, c: Candidate| s.try_window("test", vec![c]).unwrap().unwrap();
         let keep = cut_line(&session, "keep");
         assert_eq!(window(&mut session, keep), [false]);
         assert_eq!(samples(&session), 1);
@@ -1318,11 +1331,7 @@ pub(crate) mod tests {
         let script =
             "! grep -q 'call helper' m.txt || [ -f lib.txt ]; [ $? = 0 ] && [ -f blank.txt ]";
         let scratch = tempfile::tempdir().unwrap();
-        let mut session = session_on(&files, script, 1, scratch.path());
-        session.set_recalling(true);
-        let samples = |s: &Session| s.phases().iter().map(|p| p.oracle_samples).sum::<u64>();
-        let window =
-            |s: &mut Session, c: Candidate| s.try_window("test", vec![c]).unwrap().unwrap();
+        let mut session = recalling(&files, script, scratch.path());
         let delete = |path: &str| Candidate {
             mutation: Mutation::Remove(vec![Arc::from(path)]),
             label: format!("delete {path}"),
@@ -1351,11 +1360,7 @@ pub(crate) mod tests {
         let files = [("m.txt", "def y\ncall y\n")];
         let script = "! grep -q 'call y' m.txt || grep -q 'def y' m.txt";
         let scratch = tempfile::tempdir().unwrap();
-        let mut session = session_on(&files, script, 1, scratch.path());
-        session.set_recalling(true);
-        let samples = |s: &Session| s.phases().iter().map(|p| p.oracle_samples).sum::<u64>();
-        let window =
-            |s: &mut Session, c: Candidate| s.try_window("test", vec![c]).unwrap().unwrap();
+        let mut session = recalling(&files, script, scratch.path());
         let def = cut_line(&session, "def y");
         assert_eq!(window(&mut session, def), [false]);
         let call = cut_line(&session, "call y");
