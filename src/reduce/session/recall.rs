@@ -2,14 +2,18 @@
 //!
 //! A cut of one file (a [`Mutation::Keep`]) that the oracle rejected is remembered by what
 //! it cuts: the file's path and, for each cut range, its bytes and how often those bytes
-//! occur before it in the file. A deletion of whole entries (a [`Mutation::Remove`], alone
-//! or with the lines that reference them) is remembered by its paths, and holds every
-//! identifier of the files it deletes. The same cut proposed again later, on a file that changed
-//! elsewhere, is answered "rejected" without a run unless a commit since removed an
-//! occurrence of an identifier the cut holds and that identifier is now rare outside the
-//! cut: a deletion elsewhere can let this one through by taking away the last uses of
-//! something it declares, and that is what the identifier test sees. What it cannot see is caught by the confirming round of the fixed point, in which
-//! nothing is recalled (see [`crate::reduce`]).
+//! occur before it in the file; a union of such cuts (a declaration with its uses) by all of
+//! them. A deletion of whole entries (a [`Mutation::Remove`], alone or with the lines that
+//! reference them) is remembered by its paths, and holds every identifier of the files it
+//! deletes; the deletion of one file that holds no identifier is not remembered.
+//!
+//! The same cut proposed again later, on a tree that changed elsewhere, is answered
+//! "rejected" without a run unless a commit since removed an occurrence of an identifier the
+//! cut holds and that identifier is now rare outside the cut: a deletion elsewhere can let
+//! this one through by taking away the last uses of something it declares, and that is
+//! what the identifier test sees. What it cannot see is caught by the confirming round of
+//! the fixed point, in which nothing is recalled and every search that answered a cut from
+//! memory runs again (see [`crate::reduce`]).
 
 use std::collections::HashMap;
 use std::ops::Range;
