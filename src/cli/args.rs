@@ -416,7 +416,8 @@ pub enum PassArg {
     /// Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, Go,
     /// C, C++).
     Syntax,
-    /// Delete each top-level declaration together with the uses of its name.
+    /// Delete each declaration (top-level, or a member: variant, field, method) together
+    /// with the uses of its name.
     Declarations,
     /// Delete blocks by indentation and brackets, level by level.
     Blocks,

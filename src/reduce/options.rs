@@ -42,7 +42,7 @@ pub enum PassName {
     Manifests,
     /// Delete syntax nodes (tree-sitter grammars).
     Syntax,
-    /// Delete a top-level declaration with the uses of its name.
+    /// Delete a declaration (top-level or member) with the uses of its name.
     Declarations,
     /// Delete blocks by indentation and brackets.
     Blocks,

@@ -6,7 +6,7 @@
 //!   comment lines;
 //! - [`Manifests`]: entries of package manifests;
 //! - [`Syntax`]: syntax nodes, level by level;
-//! - [`Declarations`]: a top-level declaration with the uses of its name;
+//! - [`Declarations`]: a declaration (top-level or member) with the uses of its name;
 //! - [`Blocks`]: blocks by indentation and brackets, level by level;
 //! - [`Lines`]: line deletion to 1-minimality;
 //! - [`Unwrap`]: a block's header and closing lines, its body dedented;
