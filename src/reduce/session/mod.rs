@@ -97,8 +97,6 @@ pub struct Session {
     /// Searches skipped because their file was settled (see [`Session::settled`]), and
     /// cuts answered from the memory of failed cuts (see [`Session::set_recalling`]).
     settled_skips: u64,
-    /// Cuts answered from the memory of failed cuts.
-    recalled: u64,
     /// Failed cuts (see [`recall`]).
     recall: recall::Recall,
     /// Whether a remembered failed cut is answered without a run.
@@ -202,7 +200,6 @@ impl Session {
             pass: String::new(),
             settled: HashMap::new(),
             settled_skips: 0,
-            recalled: 0,
             recall: recall::Recall::default(),
             recalling: false,
             access_record: None,
@@ -482,7 +479,7 @@ impl Session {
 
     /// Cuts answered from the memory of failed cuts so far.
     pub(crate) fn recalled_cuts(&self) -> u64 {
-        self.recalled
+        self.phases.iter().map(|p| p.recalled).sum()
     }
 
     /// Counts a search skipped because its file was settled in an earlier run of the pass.
@@ -632,7 +629,6 @@ impl Session {
         let n = recalled.iter().filter(|r| **r).count() as u64;
         self.phase(phase).recalled += n;
         self.settled_skips += n;
-        self.recalled += n;
         if let Some(file) = self.trace.as_mut() {
             use std::io::Write;
             for (candidate, _) in candidates.iter().zip(&recalled).filter(|(_, r)| **r) {

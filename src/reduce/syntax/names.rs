@@ -88,15 +88,26 @@ pub fn member_declarations(
         else {
             continue;
         };
-        // The element must be this declaration's own (with its attributes, comments and
-        // separators), not a larger one that holds its siblings too.
+        // The element must be this declaration's own: beyond the node, it may hold only
+        // separators, blanks and the attributes, comments or decorators before it, never
+        // a word of a sibling or of an enclosing statement (the element of a method that
+        // is its class's only statement is the class's own).
         let mut siblings = parent.walk();
-        let alone = parent.named_children(&mut siblings).all(|s| {
-            s == node
-                || ["attribute", "comment", "decorator"]
+        let glued: Vec<Range<usize>> = parent
+            .named_children(&mut siblings)
+            .filter(|s| {
+                ["attribute", "comment", "decorator"]
                     .iter()
                     .any(|k| s.kind().contains(k))
-                || !(range.start <= s.start_byte() && s.end_byte() <= range.end)
+            })
+            .map(|s| s.byte_range())
+            .collect();
+        let alone = (range.start..range.end).all(|i| {
+            (start..end).contains(&i)
+                || glued.iter().any(|g| g.contains(&i))
+                || src
+                    .get(i)
+                    .is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_')
         });
         if alone {
             out.push(((*range).clone(), name));
@@ -254,6 +265,14 @@ mod tests {
                 ("q", "def q(self):\n        return 2"),
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        // A method that is its class's only statement has no element of its own.
+        assert_eq!(
+            members(
+                Lang::Python,
+                "def f():\n    class C:\n        def only(self):\n            pass\n    return C\n"
+            ),
+            []
         );
         assert_eq!(
             members(
