@@ -103,7 +103,7 @@ fn references(from: &str, text: &str, gone: &[RelPath], tree: &Tree) -> bool {
             !modules.is_empty()
                 && modules
                     .iter()
-                    .all(|m| gone.iter().any(|g| python_names(g, m)))
+                    .all(|m| gone.iter().any(|g| python_names(g, m, tree)))
         }),
         "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => {
             js_specifier(t).is_some_and(|spec| {
@@ -212,21 +212,41 @@ fn python_import(from: &str, t: &str) -> Option<Vec<String>> {
 
 /// Whether the dotted name `m` is the module at `path` or inside it. A package root such as
 /// `src/` is not part of a module's name, so any dotted suffix of the path counts.
-fn python_names(path: &str, m: &str) -> bool {
+///
+/// A package's `__init__.py` is named only by what it defines: `from . import Helper`
+/// names `pkg.Helper`, which is no module file of the tree, so it comes from
+/// `pkg/__init__.py`. A bare `import pkg` does not name it: without its `__init__.py` a
+/// package still imports, as a namespace package.
+fn python_names(path: &str, m: &str, tree: &Tree) -> bool {
     if stem(path) == "__init__" {
-        // Without its `__init__.py` a package still imports, as a namespace package.
-        return false;
+        let package = parent(path);
+        let Some((owner, name)) = m.rsplit_once('.') else {
+            return false;
+        };
+        let is_module = |dir: &str| {
+            let below = if dir.is_empty() {
+                name.to_string()
+            } else {
+                format!("{dir}/{name}")
+            };
+            ["py", "pyi"]
+                .iter()
+                .any(|e| tree.entries.contains_key(format!("{below}.{e}").as_str()))
+                || tree.entries.contains_key(below.as_str())
+        };
+        return dotted_suffix(package, owner) && !is_module(package);
     }
-    let dotted = path
-        .trim_end_matches(".pyi")
-        .trim_end_matches(".py")
-        .replace('/', ".");
-    let dotted = dotted.trim_end_matches(".__init__");
-    let parts: Vec<&str> = dotted.split('.').collect();
-    (0..parts.len()).any(|i| {
-        let suffix = parts[i..].join(".");
-        m == suffix || m.starts_with(&format!("{suffix}."))
-    })
+    let dotted = path.trim_end_matches(".pyi").trim_end_matches(".py");
+    dotted_suffix(dotted, m)
+        || (0..m.len())
+            .filter(|&i| m.as_bytes()[i] == b'.')
+            .any(|i| dotted_suffix(dotted, &m[..i]))
+}
+
+/// Whether the dotted name `m` equals some dotted suffix of the slash-separated `path`.
+fn dotted_suffix(path: &str, m: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    (0..parts.len()).any(|i| parts[i..].join(".") == m)
 }
 
 /// The module specifier of a one-line `import`, `export ... from` or `require(...)`.
@@ -319,6 +339,73 @@ mod tests {
             Some(vec!["os".to_string(), "pkg.mod".to_string()])
         );
         assert_eq!(python_import("x.py", "from a import (b,"), None);
+    }
+
+    fn tree_of(files: &[(&str, &str)]) -> Tree {
+        use crate::tree::{Entry, Meta};
+        let meta = Meta {
+            mode: 0o644,
+            mtime_ns: 0,
+        };
+        let mut tree = Tree::empty(meta);
+        for (path, data) in files {
+            let node = if data.is_empty() && !path.contains('.') {
+                Node::Dir
+            } else {
+                Node::file(std::sync::Arc::from(data.as_bytes()))
+            };
+            tree.entries
+                .insert(RelPath::from(*path), Entry { node, meta });
+        }
+        tree
+    }
+
+    /// The lines `references_to` cuts, as text, per file.
+    fn cut_lines(tree: &Tree, gone: &[&str]) -> Vec<(String, String)> {
+        let gone: Vec<RelPath> = gone.iter().map(|g| RelPath::from(*g)).collect();
+        let mut out = Vec::new();
+        for (path, _, cuts) in references_to(tree, &gone) {
+            let Some(Node::File { data, .. }) = tree.entries.get(&path).map(|e| &e.node) else {
+                continue;
+            };
+            for r in cuts {
+                let text = String::from_utf8_lossy(&data[r]).trim().to_string();
+                out.push((path.to_string(), text));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_package_init_is_named_by_what_it_defines_not_by_its_submodules() {
+        let tree = tree_of(&[
+            ("tests", ""),
+            ("tests/__init__.py", "class Helper:\n    pass\n"),
+            ("tests/util.py", "X = 1\n"),
+            (
+                "tests/test_a.py",
+                "import unittest\nfrom . import Helper\nfrom . import util\nfrom . import Helper, util\nimport tests\n",
+            ),
+        ]);
+        assert_eq!(
+            cut_lines(&tree, &["tests/__init__.py"]),
+            vec![(
+                "tests/test_a.py".to_string(),
+                "from . import Helper".to_string()
+            )]
+        );
+        // Its submodule's own deletion still takes the lines naming the submodule.
+        assert_eq!(
+            cut_lines(&tree, &["tests/util.py"]),
+            vec![(
+                "tests/test_a.py".to_string(),
+                "from . import util".to_string()
+            )]
+        );
+        assert_eq!(
+            cut_lines(&tree, &["tests/__init__.py", "tests/util.py"]).len(),
+            3
+        );
     }
 
     #[test]
