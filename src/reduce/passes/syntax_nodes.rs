@@ -56,7 +56,7 @@ impl Syntax {
             "node",
             true,
             |data, depth| {
-                let levels = crate::reduce::syntax::deletion_levels(lang, data).ok()?;
+                let levels = crate::reduce::syntax::search_levels(lang, data).ok()?;
                 levels.get(depth).cloned()
             },
         )?;

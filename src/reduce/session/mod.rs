@@ -664,11 +664,9 @@ impl Session {
             return false;
         }
         recall::cut_of(&self.current, &candidate.mutation).is_some_and(|cut| {
-            self.recall.recalls(
-                &cut,
-                |name| self.name_drops.get(name).copied(),
-                |name| self.name_counts.get(name).copied().unwrap_or(0),
-            )
+            self.recall.recalls(&cut, |name| {
+                self.name_counts.get(name).copied().unwrap_or(0)
+            })
         })
     }
 
@@ -789,10 +787,11 @@ impl Session {
             .filter(|&i| prepared[i].is_some() && answers[i] == Some(false))
             .collect();
         self.phase(phase).rejected += rejected.len() as u64;
-        let at = self.commits();
         for &i in &rejected {
             if let Some(cut) = recall::cut_of(&self.current, &candidates[i].mutation) {
-                self.recall.failed(cut.key, at);
+                let counts = &self.name_counts;
+                self.recall
+                    .failed(&cut, |name| counts.get(name).copied().unwrap_or(0));
             }
         }
         let mut committed = vec![false; count];

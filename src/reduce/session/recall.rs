@@ -28,10 +28,11 @@ use crate::tree::{Node, Tree};
 /// The most failed cuts remembered; past it the memory starts again (a simple bound).
 const CAPACITY: usize = 1 << 20;
 
-/// Failed cuts, each with the commit count when it last failed.
+/// Failed cuts, each with how often every name it holds occurred outside it when it last
+/// failed.
 #[derive(Debug, Default)]
 pub(super) struct Recall {
-    failed: HashMap<[u8; 32], u64>,
+    failed: HashMap<[u8; 32], HashMap<Box<str>, u64>>,
 }
 
 /// A file's content with the ranges a cut takes from it.
@@ -88,10 +89,7 @@ fn add(
             hasher.update(path.as_bytes());
             hasher.update(cut.len().to_le_bytes());
             for r in &cut {
-                let bytes = data.get(r.clone())?;
-                hasher.update(bytes.len().to_le_bytes());
-                hasher.update(bytes);
-                hasher.update(occurrences_before(data, bytes, r.start).to_le_bytes());
+                hash_range(hasher, data, r)?;
             }
             pieces.push((data.clone(), cut));
         }
@@ -132,6 +130,37 @@ fn add(
     Some(())
 }
 
+/// Hashes what identifies the cut range `r` of `data` across states of the file.
+///
+/// A range within one line is known by its bytes and how often they occur before it. A
+/// range over several lines is known by its first line and the line that follows it (each
+/// with how often it recurs before), not by what lies between: the tree the cut leaves does
+/// not depend on what it takes, so a node whose inside shrank since its deletion failed is
+/// still the same cut (a change elsewhere is the identifier test's business), while two
+/// nodes cut together end at another line than the first alone.
+fn hash_range(hasher: &mut Sha256, data: &[u8], r: &Range<usize>) -> Option<()> {
+    let bytes = data.get(r.clone())?;
+    let mut part = |tag: &[u8], bytes: &[u8], at: usize| {
+        hasher.update(tag);
+        hasher.update(bytes.len().to_le_bytes());
+        hasher.update(bytes);
+        hasher.update(occurrences_before(data, bytes, at).to_le_bytes());
+    };
+    let inner = &bytes[..bytes.len().saturating_sub(1)];
+    let Some(nl) = inner.iter().position(|b| *b == b'\n') else {
+        part(b"w", bytes, r.start);
+        return Some(());
+    };
+    part(b"f", &bytes[..=nl], r.start);
+    let rest = &data[r.end..];
+    let after = &rest[..rest
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(rest.len(), |i| i + 1)];
+    part(b"a", after, r.end);
+    Some(())
+}
+
 /// How many times `needle` occurs in `data` ending at or before `end`.
 fn occurrences_before(data: &[u8], needle: &[u8], end: usize) -> usize {
     let Some(&first) = needle.first() else {
@@ -146,40 +175,48 @@ fn occurrences_before(data: &[u8], needle: &[u8], end: usize) -> usize {
         .count()
 }
 
-impl Recall {
-    /// Remembers that the cut `key` failed with `at` commits made.
-    pub(super) fn failed(&mut self, key: [u8; 32], at: u64) {
-        if self.failed.len() >= CAPACITY {
-            self.failed.clear();
-        }
-        self.failed.insert(key, at);
-    }
-
-    /// Whether `cut` failed before and nothing since may have let it through: no commit
-    /// since removed an occurrence of an identifier the cut holds that is now left, outside
-    /// the cut, at most [`FEW_OUTSIDE`] times in the tree. `dropped_at` gives the number of
-    /// the last commit that removed an occurrence of a name, `in_tree` how often the name
-    /// occurs in the tree now.
-    pub(super) fn recalls(
-        &self,
-        cut: &Cut,
-        dropped_at: impl Fn(&str) -> Option<u64>,
-        in_tree: impl Fn(&str) -> u64,
-    ) -> bool {
-        let Some(&at) = self.failed.get(&cut.key) else {
-            return false;
-        };
+impl Cut {
+    /// How often each identifier occurs in what the cut takes.
+    fn held(&self) -> HashMap<&str, u64> {
         let mut held: HashMap<&str, u64> = HashMap::new();
-        for (data, ranges) in &cut.pieces {
+        for (data, ranges) in &self.pieces {
             for r in ranges {
                 for (name, n) in identifiers(data.get(r.clone()).unwrap_or_default()) {
                     *held.entry(name).or_insert(0) += n as u64;
                 }
             }
         }
-        !held.into_iter().any(|(name, n)| {
-            dropped_at(name).is_some_and(|d| d > at)
-                && in_tree(name).saturating_sub(n) <= FEW_OUTSIDE
+        held
+    }
+}
+
+impl Recall {
+    /// Remembers that `cut` failed, with how often each name it holds occurs outside it
+    /// (`in_tree` gives how often a name occurs in the tree now).
+    pub(super) fn failed(&mut self, cut: &Cut, in_tree: impl Fn(&str) -> u64) {
+        if self.failed.len() >= CAPACITY {
+            self.failed.clear();
+        }
+        let outside = cut
+            .held()
+            .into_iter()
+            .map(|(name, n)| (Box::from(name), in_tree(name).saturating_sub(n)))
+            .collect();
+        self.failed.insert(cut.key, outside);
+    }
+
+    /// Whether `cut` failed before and nothing since may have let it through: every name it
+    /// holds still occurs outside it as often as when it failed, or more than
+    /// [`FEW_OUTSIDE`] times. A name it holds now that it did not hold then (a rename) also
+    /// counts as a change. `in_tree` gives how often a name occurs in the tree now.
+    pub(super) fn recalls(&self, cut: &Cut, in_tree: impl Fn(&str) -> u64) -> bool {
+        let Some(then) = self.failed.get(&cut.key) else {
+            return false;
+        };
+        cut.held().into_iter().all(|(name, n)| {
+            let now = in_tree(name).saturating_sub(n);
+            then.get(name)
+                .is_some_and(|&was| now >= was || now > FEW_OUTSIDE)
         })
     }
 }
@@ -281,25 +318,77 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_is_recalled_until_a_name_it_holds_loses_an_occurrence() {
+    fn a_failure_is_recalled_until_a_name_it_holds_loses_a_use_outside_it() {
         let mut recall = Recall::default();
         let cut = Cut {
             key: [7; 32],
             pieces: vec![(Arc::from(&b"use a;\nfn f() { b(); }\n"[..]), vec![0..7])],
         };
-        let few = |_: &str| 2;
-        assert!(!recall.recalls(&cut, |_| None, few));
-        recall.failed(cut.key, 3);
-        assert!(recall.recalls(&cut, |_| None, few));
-        // A drop of `b`, which the cut does not hold, changes nothing; one of `a` does.
-        assert!(recall.recalls(&cut, |n| (n == "b").then_some(9), few));
-        assert!(!recall.recalls(&cut, |n| (n == "a").then_some(4), few));
-        // A drop at or before the failure was already there when it failed.
-        assert!(recall.recalls(&cut, |n| (n == "a").then_some(3), few));
-        // A name still used often outside the cut: its drop cannot have freed the cut.
-        let many = |_: &str| 1 + FEW_OUTSIDE + 1;
-        assert!(recall.recalls(&cut, |n| (n == "a").then_some(4), many));
-        let enough = |_: &str| 1 + FEW_OUTSIDE;
-        assert!(!recall.recalls(&cut, |n| (n == "a").then_some(4), enough));
+        // `a` occurs once in the cut; the tree holds it `outside + 1` times.
+        let with_outside = |a: u64| move |n: &str| if n == "a" { a + 1 } else { 5 };
+        assert!(!recall.recalls(&cut, with_outside(2)));
+        recall.failed(&cut, with_outside(2));
+        assert!(recall.recalls(&cut, with_outside(2)));
+        // A use of `a` outside the cut went: the cut may pass now.
+        assert!(!recall.recalls(&cut, with_outside(1)));
+        // More uses than before, or still many: nothing was freed.
+        assert!(recall.recalls(&cut, with_outside(3)));
+        recall.failed(&cut, with_outside(FEW_OUTSIDE + 5));
+        assert!(recall.recalls(&cut, with_outside(FEW_OUTSIDE + 1)));
+        assert!(!recall.recalls(&cut, with_outside(FEW_OUTSIDE)));
+        // A name the cut holds now and did not hold when it failed is a change too.
+        let renamed = Cut {
+            key: [7; 32],
+            pieces: vec![(Arc::from(&b"use z;\n"[..]), vec![0..7])],
+        };
+        assert!(!recall.recalls(&renamed, with_outside(FEW_OUTSIDE + 5)));
+    }
+
+    /// The key of the cut that deletes `range` (a substring, its first occurrence) of `text`.
+    fn key_of(text: &str, range: &str) -> [u8; 32] {
+        let tree = crate::reduce::edits::tests::tree(&[("m.py", text)]);
+        let Node::File { digest, .. } = &tree.entries["m.py"].node else {
+            panic!("no file");
+        };
+        let start = text.find(range).expect("in the text");
+        let mutation = Mutation::Keep {
+            path: Arc::from("m.py"),
+            expect: *digest,
+            keep: vec![0..start, start + range.len()..text.len()],
+        };
+        cut_of(&tree, &mutation).expect("a cut").key
+    }
+
+    #[test]
+    fn a_node_over_several_lines_is_the_same_cut_after_its_inside_shrank() {
+        let before = "class A:\n    def f(self):\n        g()\n    x = 1\nclass B:\n    pass\n";
+        let after = "class A:\n    x = 1\nclass B:\n    pass\n";
+        let a_before = "class A:\n    def f(self):\n        g()\n    x = 1\n";
+        let a_after = "class A:\n    x = 1\n";
+        assert_eq!(key_of(before, a_before), key_of(after, a_after));
+        // With the next node too it is another cut, and so is the next node alone.
+        let both = "class A:\n    x = 1\nclass B:\n    pass\n";
+        assert_ne!(key_of(after, both), key_of(after, a_after));
+        assert_ne!(
+            key_of(after, "class B:\n    pass\n"),
+            key_of(after, a_after)
+        );
+        // Within one line, the bytes themselves.
+        assert_ne!(key_of("f(a, b)\n", "a, "), key_of("f(c, b)\n", "c, "));
+        // The same first line at another place (after a copy of it) is another cut.
+        let twice = "class A:\n    x = 1\nclass A:\n    x = 1\n";
+        let second = |t: &str| {
+            let tree = crate::reduce::edits::tests::tree(&[("m.py", t)]);
+            let Node::File { digest, .. } = &tree.entries["m.py"].node else {
+                panic!("no file");
+            };
+            let mutation = Mutation::Keep {
+                path: Arc::from("m.py"),
+                expect: *digest,
+                keep: vec![0..19],
+            };
+            cut_of(&tree, &mutation).expect("a cut").key
+        };
+        assert_ne!(second(twice), key_of(twice, "class A:\n    x = 1\n"));
     }
 }

@@ -5,7 +5,8 @@
 //! * [`deletion_levels`] lists deletable elements (statements, items, members,
 //!   fields, variants, parameters, arguments, literal elements, imports,
 //!   attributes, comments), grouped by parent node and arranged in levels from
-//!   the root down.
+//!   the root down; [`search_levels`] leaves out the bindings still used (a
+//!   parameter its function's body uses; a Rust `let` or `use` whose name is used).
 //! * [`replacements`] lists nodes that can be replaced by one of their
 //!   descendants (an expression by a sub-expression, a compound statement by
 //!   its body, a block by one of its statements).
@@ -64,4 +65,4 @@ pub use lang::{
     Lang, Levels, MAX_INPUT_BYTES, PARSE_TIMEOUT, Replacement, SyntaxError, apply_deletion,
     apply_deletions, lang_for_path, parses_cleanly,
 };
-pub use select::{deletion_levels, smallest_enclosing};
+pub use select::{deletion_levels, search_levels, smallest_enclosing};

@@ -390,6 +390,156 @@ pub(super) fn skip_blanks(src: &[u8], pos: usize) -> usize {
 /// and disjoint, except that the last element of a comma list may start at
 /// the comma that its predecessor also covers (see the module docs).
 pub fn deletion_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
+    levels_of(lang, src, false)
+}
+
+/// [`deletion_levels`] without the bindings that are still used: a parameter whose name
+/// (or any word of it before a default value) occurs in its function's body, and in Rust a
+/// `let` or `use` whose name is still used (see [`binding_still_used`]). Deleting one
+/// alone cannot keep the failure: the use is left unbound (a compile error, or a
+/// `NameError` as soon as it runs), and every call still passes a parameter's argument.
+/// These are the levels the syntax pass searches; a binding is offered again once its
+/// uses are gone.
+pub fn search_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
+    levels_of(lang, src, true)
+}
+
+/// Kinds of parameter lists, in every grammar.
+const PARAMETER_LISTS: &[&str] = &[
+    "parameters",
+    "lambda_parameters",
+    "formal_parameters",
+    "parameter_list",
+];
+
+/// The identifiers of the body of the function whose parameter list is `params` (the
+/// `body` field of its parent or, for a C declarator, its grandparent); `None` when there
+/// is no body.
+fn body_words<'s>(
+    params: Node,
+    src: &'s [u8],
+) -> Option<std::collections::HashMap<&'s str, usize>> {
+    let owner = params.parent()?;
+    let body = owner
+        .child_by_field_name("body")
+        .or_else(|| owner.parent()?.child_by_field_name("body"))?;
+    Some(crate::reduce::identifiers::identifiers(
+        src.get(body.start_byte()..body.end_byte())?,
+    ))
+}
+
+/// Whether the parameter at `range` binds a word the body uses: any identifier of its text
+/// before a default value (`=`) counts, which covers names before their type (`x: int`,
+/// `x int`) and after it (`int x`).
+fn still_used(
+    src: &[u8],
+    range: &Range<usize>,
+    body: &std::collections::HashMap<&str, usize>,
+) -> bool {
+    let text = src.get(range.clone()).unwrap_or_default();
+    let head = &text[..text.iter().position(|b| *b == b'=').unwrap_or(text.len())];
+    crate::reduce::identifiers::identifiers(head)
+        .keys()
+        .any(|w| body.contains_key(w))
+}
+
+/// Whether `item`, a Rust `let` or `use` at `range` of the block or module `parent`, binds
+/// a name that is still used, so that deleting it alone cannot compile:
+///
+/// - a `let` whose pattern binds a lowercase name that the rest of its block uses, and that
+///   nothing before it in the enclosing function names (a shadowed name would fall back to
+///   the outer binding, and the deletion might compile);
+/// - a `use` whose imported name (the last segment of a path, or its `as` name) occurs
+///   elsewhere in the file.
+///
+/// Also the name of a `use` list (`use a::{B, C};`) that occurs elsewhere in the file, and
+/// the tail expression of the body of a function that returns a value (a stub's `todo!()`):
+/// without it the body is `()`, which never type-checks there.
+fn binding_still_used(src: &[u8], parent: Node, item: Node, range: &Range<usize>) -> bool {
+    use crate::reduce::identifiers::identifiers;
+    let text = |a: usize, b: usize| src.get(a..b).unwrap_or_default();
+    if parent.kind() == "use_list" {
+        return imported_names(text(range.start, range.end))
+            .iter()
+            .any(|n| {
+                identifiers(text(0, range.start)).contains_key(n)
+                    || identifiers(text(range.end, src.len())).contains_key(n)
+            });
+    }
+    if parent.kind() == "block"
+        && parent.parent().is_some_and(|f| {
+            f.kind() == "function_item" && f.child_by_field_name("return_type").is_some()
+        })
+        && item.end_byte()
+            == parent
+                .named_child(parent.named_child_count().saturating_sub(1))
+                .map_or(0, |n| n.end_byte())
+    {
+        let kind = item.kind();
+        let statement = ["_statement", "_declaration", "_item", "_comment"]
+            .iter()
+            .any(|s| kind.ends_with(s));
+        if !statement {
+            return true;
+        }
+    }
+    match item.kind() {
+        "let_declaration" => {
+            let Some(pattern) = item.child_by_field_name("pattern") else {
+                return false;
+            };
+            let names = identifiers(text(pattern.start_byte(), pattern.end_byte()));
+            let bound = names
+                .keys()
+                .filter(|n| n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))
+                .filter(|n| !matches!(**n, "mut" | "ref" | "_"));
+            let mut scope = item;
+            while let Some(up) = scope.parent() {
+                scope = up;
+                if matches!(up.kind(), "function_item" | "closure_expression") {
+                    break;
+                }
+            }
+            let before = identifiers(text(scope.start_byte(), range.start));
+            let after = identifiers(text(range.end, parent.end_byte()));
+            bound
+                .into_iter()
+                .any(|n| after.contains_key(n) && !before.contains_key(n))
+        }
+        "use_declaration" => {
+            let imported = imported_names(text(item.start_byte(), item.end_byte()));
+            let elsewhere = identifiers(text(0, range.start));
+            let later = identifiers(text(range.end, src.len()));
+            imported
+                .iter()
+                .any(|n| elsewhere.contains_key(n) || later.contains_key(n))
+        }
+        _ => false,
+    }
+}
+
+/// The names a Rust `use` (or a piece of its list) brings into scope: the last segment of
+/// each path, or its `as` name; never `self`, `super`, `crate`, `_` or a glob.
+fn imported_names(text: &[u8]) -> Vec<&str> {
+    std::str::from_utf8(text)
+        .unwrap_or_default()
+        .split([',', '{', '}', ';'])
+        .filter_map(|piece| {
+            let piece = piece.trim();
+            let name = match piece.rsplit_once(" as ") {
+                Some((_, alias)) => alias.trim(),
+                None => piece.rsplit("::").next().unwrap_or(piece).trim(),
+            };
+            let word = !name.is_empty()
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !matches!(name, "self" | "super" | "crate" | "_")
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            word.then_some(name)
+        })
+        .collect()
+}
+
+fn levels_of(lang: Lang, src: &[u8], skip_used_parameters: bool) -> Result<Levels, SyntaxError> {
     let tree = parse(lang, src, PARSE_TIMEOUT)?;
     let table = table(lang);
     let mut levels: Levels = Vec::new();
@@ -417,10 +567,23 @@ pub fn deletion_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
                     }
                 }
             }
+            let body = (skip_used_parameters && PARAMETER_LISTS.contains(&node.kind()))
+                .then(|| body_words(node, src))
+                .flatten();
             add_group(
                 &mut levels,
                 level,
-                elems.into_iter().map(|(_, r)| r).collect(),
+                elems
+                    .into_iter()
+                    .filter(|(e, r)| {
+                        let parameter = body.as_ref().is_some_and(|b| still_used(src, r, b));
+                        let binding = skip_used_parameters
+                            && lang == Lang::Rust
+                            && binding_still_used(src, node, kids[e.last].node, r);
+                        !parameter && !binding
+                    })
+                    .map(|(_, r)| r)
+                    .collect(),
             );
             add_group(&mut levels, level + 1, attrs);
         }

@@ -642,3 +642,95 @@ fn a_top_level_item_can_give_way_to_a_comment_it_holds() {
         "{reps:?}"
     );
 }
+
+#[test]
+fn the_search_leaves_out_the_parameters_the_body_still_uses() {
+    let cases = [
+        (
+            Lang::Python,
+            "def f(a, b, c=a, d: int = 1):\n    return a + d\ng = lambda x, y: x\n",
+            vec!["a, ", "b, ", "c=a, ", ", d: int = 1", "x, ", ", y"],
+            vec!["b, ", "c=a, ", ", y"],
+        ),
+        (
+            Lang::C,
+            "int f(int a, long b, char c) { return c; }\nint g(int a, long b, char c);\n",
+            vec!["long b, ", ", char c", "long b, ", ", char c"],
+            vec!["long b, ", "long b, ", ", char c"],
+        ),
+        (
+            Lang::JavaScript,
+            "function f(a, b) { return b; }\n",
+            vec!["a, ", ", b"],
+            vec!["a, "],
+        ),
+    ];
+    for (lang, src, all, searched) in cases {
+        let params = |levels: Levels| -> Vec<String> {
+            levels
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|r| src[r.clone()].to_string())
+                .filter(|t| all.contains(&t.as_str()))
+                .collect()
+        };
+        let every = params(deletion_levels(lang, src.as_bytes()).expect("levels"));
+        assert_eq!(every, all, "{lang}");
+        let left = params(search_levels(lang, src.as_bytes()).expect("levels"));
+        assert_eq!(left, searched, "{lang}");
+    }
+}
+
+#[test]
+fn the_search_leaves_out_rust_bindings_that_are_still_used() {
+    let src = "use std::fmt::Display;\nuse std::io::Read;\nuse std::fmt::{self as f, Debug as D};\n\
+               fn g(_: &dyn Display) {}\n\
+               fn h(x: u8) -> u8 {\n    let a = 1;\n    let b = 2;\n    let x = x + 1;\n    \
+               let Some(c) = Some(3) else { return 0 };\n    a + x\n}\n";
+    let statements = |levels: Levels| -> Vec<String> {
+        levels
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|r| src[r.clone()].trim().to_string())
+            .filter(|t| t.starts_with("use ") || t.starts_with("let "))
+            .collect()
+    };
+    let every = statements(deletion_levels(Lang::Rust, src.as_bytes()).expect("levels"));
+    assert_eq!(every.len(), 7, "{every:?}");
+    let left = statements(search_levels(Lang::Rust, src.as_bytes()).expect("levels"));
+    assert_eq!(
+        left,
+        [
+            "use std::io::Read;",
+            "use std::fmt::{self as f, Debug as D};",
+            "let b = 2;",
+            "let x = x + 1;",
+            "let Some(c) = Some(3) else { return 0 };",
+        ]
+    );
+}
+
+#[test]
+fn the_search_keeps_a_returning_body_s_tail_and_the_used_names_of_a_use_list() {
+    let src = "use std::fmt::{Debug, Write};\nfn s() -> u8 { todo!() }\nfn u() { todo!() }\n\
+               fn d(_: &dyn Debug) -> u8 {\n    g();\n    1\n}\n";
+    let offered = |levels: Levels| -> Vec<String> {
+        levels
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|r| src[r.clone()].trim().to_string())
+            .filter(|t| ["todo!()", "1", "g();", "Debug,", ", Write"].contains(&t.as_str()))
+            .collect()
+    };
+    assert_eq!(
+        offered(deletion_levels(Lang::Rust, src.as_bytes()).expect("levels")),
+        ["Debug,", ", Write", "todo!()", "todo!()", "g();", "1"]
+    );
+    assert_eq!(
+        offered(search_levels(Lang::Rust, src.as_bytes()).expect("levels")),
+        [", Write", "todo!()", "g();"]
+    );
+}
