@@ -341,25 +341,6 @@ mod tests {
         assert_eq!(python_import("x.py", "from a import (b,"), None);
     }
 
-    fn tree_of(files: &[(&str, &str)]) -> Tree {
-        use crate::tree::{Entry, Meta};
-        let meta = Meta {
-            mode: 0o644,
-            mtime_ns: 0,
-        };
-        let mut tree = Tree::empty(meta);
-        for (path, data) in files {
-            let node = if data.is_empty() && !path.contains('.') {
-                Node::Dir
-            } else {
-                Node::file(std::sync::Arc::from(data.as_bytes()))
-            };
-            tree.entries
-                .insert(RelPath::from(*path), Entry { node, meta });
-        }
-        tree
-    }
-
     /// The lines `references_to` cuts, as text, per file.
     fn cut_lines(tree: &Tree, gone: &[&str]) -> Vec<(String, String)> {
         let gone: Vec<RelPath> = gone.iter().map(|g| RelPath::from(*g)).collect();
@@ -378,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_package_init_is_named_by_what_it_defines_not_by_its_submodules() {
-        let tree = tree_of(&[
+        let tree = crate::reduce::edits::tests::tree(&[
             ("tests", ""),
             ("tests/__init__.py", "class Helper:\n    pass\n"),
             ("tests/util.py", "X = 1\n"),
