@@ -443,8 +443,8 @@ fn still_used(
         .any(|w| body.contains_key(w))
 }
 
-/// Whether `item`, a Rust `let` or `use` at `range` of the block or module `parent`, binds
-/// a name that is still used, so that deleting it alone cannot compile:
+/// Whether `item`, an element at `range` of the Rust block, module or list `parent`, is
+/// still needed by the rest of the file, so that deleting it alone cannot compile:
 ///
 /// - a `let` whose pattern binds a lowercase name that the rest of its block uses, and that
 ///   nothing before it in the enclosing function names (a shadowed name would fall back to
@@ -459,12 +459,13 @@ fn binding_still_used(src: &[u8], parent: Node, item: Node, range: &Range<usize>
     use crate::reduce::identifiers::identifiers;
     let text = |a: usize, b: usize| src.get(a..b).unwrap_or_default();
     if parent.kind() == "use_list" {
+        let (before, after) = (
+            identifiers(text(0, range.start)),
+            identifiers(text(range.end, src.len())),
+        );
         return imported_names(text(range.start, range.end))
             .iter()
-            .any(|n| {
-                identifiers(text(0, range.start)).contains_key(n)
-                    || identifiers(text(range.end, src.len())).contains_key(n)
-            });
+            .any(|n| before.contains_key(n) || after.contains_key(n));
     }
     if parent.kind() == "block"
         && parent.parent().is_some_and(|f| {
@@ -539,7 +540,7 @@ fn imported_names(text: &[u8]) -> Vec<&str> {
         .collect()
 }
 
-fn levels_of(lang: Lang, src: &[u8], skip_used_parameters: bool) -> Result<Levels, SyntaxError> {
+fn levels_of(lang: Lang, src: &[u8], skip_still_used: bool) -> Result<Levels, SyntaxError> {
     let tree = parse(lang, src, PARSE_TIMEOUT)?;
     let table = table(lang);
     let mut levels: Levels = Vec::new();
@@ -567,7 +568,7 @@ fn levels_of(lang: Lang, src: &[u8], skip_used_parameters: bool) -> Result<Level
                     }
                 }
             }
-            let body = (skip_used_parameters && PARAMETER_LISTS.contains(&node.kind()))
+            let body = (skip_still_used && PARAMETER_LISTS.contains(&node.kind()))
                 .then(|| body_words(node, src))
                 .flatten();
             add_group(
@@ -577,7 +578,7 @@ fn levels_of(lang: Lang, src: &[u8], skip_used_parameters: bool) -> Result<Level
                     .into_iter()
                     .filter(|(e, r)| {
                         let parameter = body.as_ref().is_some_and(|b| still_used(src, r, b));
-                        let binding = skip_used_parameters
+                        let binding = skip_still_used
                             && lang == Lang::Rust
                             && binding_still_used(src, node, kids[e.last].node, r);
                         !parameter && !binding
