@@ -5,8 +5,8 @@
 //! * [`deletion_levels`] lists deletable elements (statements, items, members,
 //!   fields, variants, parameters, arguments, literal elements, imports,
 //!   attributes, comments), grouped by parent node and arranged in levels from
-//!   the root down; [`search_levels`] leaves out the bindings still used (a
-//!   parameter its function's body uses; a Rust `let` or `use` whose name is used).
+//!   the root down; [`search_levels`] leaves out the parameters that their
+//!   function's body still uses.
 //! * [`replacements`] lists nodes that can be replaced by one of their
 //!   descendants (an expression by a sub-expression, a compound statement by
 //!   its body, a block by one of its statements).

@@ -393,13 +393,13 @@ pub fn deletion_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
     levels_of(lang, src, false)
 }
 
-/// [`deletion_levels`] without the bindings that are still used: a parameter whose name
-/// (or any word of it before a default value) occurs in its function's body, and in Rust a
-/// `let` or `use` whose name is still used (see [`binding_still_used`]). Deleting one
-/// alone cannot keep the failure: the use is left unbound (a compile error, or a
-/// `NameError` as soon as it runs), and every call still passes a parameter's argument.
-/// These are the levels the syntax pass searches; a binding is offered again once its
-/// uses are gone.
+/// [`deletion_levels`] without the parameters that are still used: a parameter whose name
+/// (or any word of it before a default value) occurs in its function's body. Deleting one
+/// alone cannot keep the failure: the body's use is left unbound (a compile error, or a
+/// `NameError` as soon as it runs), and every call still passes the argument. A chunk of
+/// the list never holds both (the uses lie in the body, another group), so no joint cut is
+/// lost. These are the levels the syntax pass searches; a parameter is offered again once
+/// the body lost its uses.
 pub fn search_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
     levels_of(lang, src, true)
 }
@@ -443,103 +443,6 @@ fn still_used(
         .any(|w| body.contains_key(w))
 }
 
-/// Whether `item`, an element at `range` of the Rust block, module or list `parent`, is
-/// still needed by the rest of the file, so that deleting it alone cannot compile:
-///
-/// - a `let` whose pattern binds a lowercase name that the rest of its block uses, and that
-///   nothing before it in the enclosing function names (a shadowed name would fall back to
-///   the outer binding, and the deletion might compile);
-/// - a `use` whose imported name (the last segment of a path, or its `as` name) occurs
-///   elsewhere in the file.
-///
-/// Also the name of a `use` list (`use a::{B, C};`) that occurs elsewhere in the file, and
-/// the tail expression of the body of a function that returns a value (a stub's `todo!()`):
-/// without it the body is `()`, which never type-checks there.
-fn binding_still_used(src: &[u8], parent: Node, item: Node, range: &Range<usize>) -> bool {
-    use crate::reduce::identifiers::identifiers;
-    let text = |a: usize, b: usize| src.get(a..b).unwrap_or_default();
-    if parent.kind() == "use_list" {
-        let (before, after) = (
-            identifiers(text(0, range.start)),
-            identifiers(text(range.end, src.len())),
-        );
-        return imported_names(text(range.start, range.end))
-            .iter()
-            .any(|n| before.contains_key(n) || after.contains_key(n));
-    }
-    if parent.kind() == "block"
-        && parent.parent().is_some_and(|f| {
-            f.kind() == "function_item" && f.child_by_field_name("return_type").is_some()
-        })
-        && item.end_byte()
-            == parent
-                .named_child(parent.named_child_count().saturating_sub(1))
-                .map_or(0, |n| n.end_byte())
-    {
-        let kind = item.kind();
-        let statement = ["_statement", "_declaration", "_item", "_comment"]
-            .iter()
-            .any(|s| kind.ends_with(s));
-        if !statement {
-            return true;
-        }
-    }
-    match item.kind() {
-        "let_declaration" => {
-            let Some(pattern) = item.child_by_field_name("pattern") else {
-                return false;
-            };
-            let names = identifiers(text(pattern.start_byte(), pattern.end_byte()));
-            let bound = names
-                .keys()
-                .filter(|n| n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'))
-                .filter(|n| !matches!(**n, "mut" | "ref" | "_"));
-            let mut scope = item;
-            while let Some(up) = scope.parent() {
-                scope = up;
-                if matches!(up.kind(), "function_item" | "closure_expression") {
-                    break;
-                }
-            }
-            let before = identifiers(text(scope.start_byte(), range.start));
-            let after = identifiers(text(range.end, parent.end_byte()));
-            bound
-                .into_iter()
-                .any(|n| after.contains_key(n) && !before.contains_key(n))
-        }
-        "use_declaration" => {
-            let imported = imported_names(text(item.start_byte(), item.end_byte()));
-            let elsewhere = identifiers(text(0, range.start));
-            let later = identifiers(text(range.end, src.len()));
-            imported
-                .iter()
-                .any(|n| elsewhere.contains_key(n) || later.contains_key(n))
-        }
-        _ => false,
-    }
-}
-
-/// The names a Rust `use` (or a piece of its list) brings into scope: the last segment of
-/// each path, or its `as` name; never `self`, `super`, `crate`, `_` or a glob.
-fn imported_names(text: &[u8]) -> Vec<&str> {
-    std::str::from_utf8(text)
-        .unwrap_or_default()
-        .split([',', '{', '}', ';'])
-        .filter_map(|piece| {
-            let piece = piece.trim();
-            let name = match piece.rsplit_once(" as ") {
-                Some((_, alias)) => alias.trim(),
-                None => piece.rsplit("::").next().unwrap_or(piece).trim(),
-            };
-            let word = !name.is_empty()
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !matches!(name, "self" | "super" | "crate" | "_")
-                && !name.starts_with(|c: char| c.is_ascii_digit());
-            word.then_some(name)
-        })
-        .collect()
-}
-
 fn levels_of(lang: Lang, src: &[u8], skip_still_used: bool) -> Result<Levels, SyntaxError> {
     let tree = parse(lang, src, PARSE_TIMEOUT)?;
     let table = table(lang);
@@ -576,14 +479,8 @@ fn levels_of(lang: Lang, src: &[u8], skip_still_used: bool) -> Result<Levels, Sy
                 level,
                 elems
                     .into_iter()
-                    .filter(|(e, r)| {
-                        let parameter = body.as_ref().is_some_and(|b| still_used(src, r, b));
-                        let binding = skip_still_used
-                            && lang == Lang::Rust
-                            && binding_still_used(src, node, kids[e.last].node, r);
-                        !parameter && !binding
-                    })
                     .map(|(_, r)| r)
+                    .filter(|r| !body.as_ref().is_some_and(|b| still_used(src, r, b)))
                     .collect(),
             );
             add_group(&mut levels, level + 1, attrs);

@@ -643,17 +643,6 @@ fn a_top_level_item_can_give_way_to_a_comment_it_holds() {
     );
 }
 
-/// The text of every range of `levels`, trimmed, in level order, that `keep` selects.
-fn texts_of(src: &str, levels: &Levels, keep: impl Fn(&str) -> bool) -> Vec<String> {
-    levels
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|r| src[r.clone()].trim().to_string())
-        .filter(|t| keep(t))
-        .collect()
-}
-
 #[test]
 fn the_search_leaves_out_the_parameters_the_body_still_uses() {
     let cases = [
@@ -691,49 +680,4 @@ fn the_search_leaves_out_the_parameters_the_body_still_uses() {
         let left = params(search_levels(lang, src.as_bytes()).expect("levels"));
         assert_eq!(left, searched, "{lang}");
     }
-}
-
-#[test]
-fn the_search_leaves_out_rust_bindings_that_are_still_used() {
-    let src = "use std::fmt::Display;\nuse std::io::Read;\nuse std::fmt::{self as f, Debug as D};\n\
-               fn g(_: &dyn Display) {}\n\
-               fn h(x: u8) -> u8 {\n    let a = 1;\n    let b = 2;\n    let x = x + 1;\n    \
-               let Some(c) = Some(3) else { return 0 };\n    a + x\n}\n";
-    let statements = |levels: Levels| {
-        texts_of(src, &levels, |t| {
-            t.starts_with("use ") || t.starts_with("let ")
-        })
-    };
-    let every = statements(deletion_levels(Lang::Rust, src.as_bytes()).expect("levels"));
-    assert_eq!(every.len(), 7, "{every:?}");
-    let left = statements(search_levels(Lang::Rust, src.as_bytes()).expect("levels"));
-    assert_eq!(
-        left,
-        [
-            "use std::io::Read;",
-            "use std::fmt::{self as f, Debug as D};",
-            "let b = 2;",
-            "let x = x + 1;",
-            "let Some(c) = Some(3) else { return 0 };",
-        ]
-    );
-}
-
-#[test]
-fn the_search_keeps_a_returning_body_s_tail_and_the_used_names_of_a_use_list() {
-    let src = "use std::fmt::{Debug, Write};\nfn s() -> u8 { todo!() }\nfn u() { todo!() }\n\
-               fn d(_: &dyn Debug) -> u8 {\n    g();\n    1\n}\n";
-    let offered = |levels: Levels| {
-        texts_of(src, &levels, |t| {
-            ["todo!()", "1", "g();", "Debug,", ", Write"].contains(&t)
-        })
-    };
-    assert_eq!(
-        offered(deletion_levels(Lang::Rust, src.as_bytes()).expect("levels")),
-        ["Debug,", ", Write", "todo!()", "todo!()", "g();", "1"]
-    );
-    assert_eq!(
-        offered(search_levels(Lang::Rust, src.as_bytes()).expect("levels")),
-        [", Write", "todo!()", "g();"]
-    );
 }
