@@ -1,17 +1,19 @@
 //! The session's memory of failed cuts: part of the settle state.
 //!
 //! A cut of one file (a [`Mutation::Keep`]) that the oracle rejected is remembered by what
-//! it cuts: the file's path and, for each cut range, its bytes and how often those bytes
-//! occur before it in the file; a union of such cuts (a declaration with its uses) by all of
-//! them. A deletion of whole entries (a [`Mutation::Remove`], alone or with the lines that
-//! reference them) is remembered by its paths, and holds every identifier of the files it
-//! deletes; the deletion of one file that holds no identifier is not remembered.
+//! identifies it across states of the file: for each cut range within one line, its bytes
+//! and how often they occur before it; for a range over several lines, its first line and
+//! the line after it (see [`hash_range`]); a union of such cuts (a declaration with its
+//! uses) by all of them. A deletion of whole entries (a [`Mutation::Remove`], alone or with
+//! the lines that reference them) is remembered by its paths, and holds every identifier of
+//! the files it deletes; the deletion of one file that holds no identifier is not
+//! remembered.
 //!
 //! The same cut proposed again later, on a tree that changed elsewhere, is answered
-//! "rejected" without a run unless a commit since removed an occurrence of an identifier the
-//! cut holds and that identifier is now rare outside the cut: a deletion elsewhere can let
-//! this one through by taking away the last uses of something it declares, and that is
-//! what the identifier test sees. What it cannot see is caught by the confirming round of
+//! "rejected" without a run unless an identifier the cut holds now occurs outside the cut
+//! less often than when it failed, and rarely: a deletion elsewhere can let this one
+//! through by taking away the last uses of something it declares, and that is what the
+//! identifier test sees. What it cannot see is caught by the confirming round of
 //! the fixed point, in which nothing is recalled and every search that answered a cut from
 //! memory runs again (see [`crate::reduce`]).
 
