@@ -368,14 +368,17 @@ fn the_single_nodes_of_many_small_groups_share_one_window() {
     let text = std::fs::read_to_string(&trace).unwrap();
     // Windows of the syntax pass, as the labels of their candidates.
     let mut windows: Vec<Vec<String>> = Vec::new();
+    // Each candidate's label with the start of what it cuts.
+    let mut cuts: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
         let fields: Vec<&str> = line.split('\t').collect();
         match fields.as_slice() {
             ["syntax", "window", _] => windows.push(Vec::new()),
-            ["syntax", _, label] => {
+            ["syntax", _, label, cut] => {
                 if let Some(w) = windows.last_mut() {
                     w.push((*label).to_string());
                 }
+                cuts.push(((*label).to_string(), (*cut).to_string()));
             }
             _ => {}
         }
@@ -387,6 +390,17 @@ fn the_single_nodes_of_many_small_groups_share_one_window() {
             .iter()
             .any(|w| w.iter().filter(|l| body(l)).count() >= 2),
         "no window held the nodes of two function bodies: {windows:?}"
+    );
+    // The trace says what each cut takes (a line's break shows as `⏎`): the argument
+    // of the first body's call, and the last statement with its line's end.
+    let cut = |label: &str, text: &str| cuts.iter().any(|(l, c)| l == label && c == text);
+    assert!(cut("node at line 2 of main.py", "1"), "{cuts:?}");
+    assert!(
+        cut(
+            "node at line 15 of main.py",
+            "print(f1() + f2() + f3() + f4() + f5() + f6())\u{23ce}"
+        ),
+        "{cuts:?}"
     );
     // The same tree as one worker reaches: the unused function went, nothing else.
     let one = reduce("out1", "1");

@@ -632,7 +632,8 @@ impl Session {
         if let Some(file) = self.trace.as_mut() {
             use std::io::Write;
             for (candidate, _) in candidates.iter().zip(&recalled).filter(|(_, r)| **r) {
-                let _ = writeln!(file, "{phase}\trecalled-fail\t{}", candidate.label);
+                let what = traced_cut(&self.current, candidate);
+                let _ = writeln!(file, "{phase}\trecalled-fail\t{}\t{what}", candidate.label);
             }
         }
         let rest: Vec<Candidate> = candidates
@@ -777,7 +778,8 @@ impl Session {
                     (_, Some(true), false) => "cached-pass",
                     _ => "cached-fail",
                 };
-                let _ = writeln!(file, "{phase}\t{how}\t{}", candidate.label);
+                let what = traced_cut(&self.current, candidate);
+                let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
             }
         }
         let passing: Vec<usize> = (0..count)
@@ -1029,6 +1031,12 @@ impl Session {
             self.observer = Some(observer);
         }
     }
+}
+
+/// What `candidate` cuts from `tree`, as the trace's last column: the start of the cut
+/// text, or nothing for a candidate that is no cut (a replacement, a stale one).
+fn traced_cut(tree: &Tree, candidate: &Candidate) -> String {
+    recall::cut_of(tree, &candidate.mutation).map_or_else(String::new, |cut| cut.excerpt(120))
 }
 
 /// The paths a mutation names.

@@ -178,6 +178,30 @@ fn occurrences_before(data: &[u8], needle: &[u8], end: usize) -> usize {
 }
 
 impl Cut {
+    /// The start of what the cut takes, for the trace: at most `max` characters, the
+    /// ranges joined by ` | `, each line break shown as `⏎`.
+    pub(super) fn excerpt(&self, max: usize) -> String {
+        let mut text = String::new();
+        for (data, ranges) in &self.pieces {
+            for r in ranges {
+                if !text.is_empty() {
+                    text.push_str(" | ");
+                }
+                text.push_str(&String::from_utf8_lossy(
+                    data.get(r.clone()).unwrap_or_default(),
+                ));
+                if text.chars().count() > max {
+                    break;
+                }
+            }
+        }
+        text.replace('\n', "\u{23ce}")
+            .replace('\t', " ")
+            .chars()
+            .take(max)
+            .collect()
+    }
+
     /// How often each identifier occurs in what the cut takes.
     fn held(&self) -> HashMap<&str, u64> {
         let mut held: HashMap<&str, u64> = HashMap::new();
