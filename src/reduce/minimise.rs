@@ -145,6 +145,12 @@ pub(crate) trait Elements {
     /// The candidate that deletes the elements `chunk`, against the current state, in which
     /// the elements `gone` were already cut this round; `None` when it no longer applies.
     fn candidate(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate>;
+    /// [`Elements::candidate`] for a chunk that only runs ahead (see
+    /// [`Session::try_window_ahead`]): the same candidate, without counting anything the
+    /// list counts about the candidates it offers.
+    fn ahead(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
+        self.candidate(session, chunk, gone)
+    }
     /// Drops the elements `gone` (cut this round) and renumbers the rest.
     fn remove(&mut self, session: &Session, gone: &[usize]);
 }
@@ -165,11 +171,12 @@ pub(crate) fn minimise(
     elements: &mut dyn Elements,
 ) -> Result<Option<u64>, ReduceError> {
     let whole = [elements.len()];
-    minimise_groups(session, phase, minimiser, needed, elements, &whole)
+    minimise_groups(session, phase, minimiser, needed, elements, &whole, None)
 }
 
 /// One list of [`minimise_groups`]: its elements (indices into the shared list), its
 /// schedule and the chunk size of its next round.
+#[derive(Clone)]
 struct Group {
     members: Vec<usize>,
     listed: usize,
@@ -184,6 +191,9 @@ struct Group {
 /// deletions), but the chunks of every list's current round go through the same
 /// windows, the last list first, so that every worker has a candidate while small lists
 /// are searched (the single nodes of many small groups go through windows together).
+/// `then` gives the candidates the caller would try first after these lists, if nothing
+/// more were committed, from the share of needed elements they would leave: what runs
+/// ahead of the last window (see [`Session::try_window_ahead`]).
 /// Returns the commits made, or `None` when the session stopped.
 ///
 /// # Errors
@@ -195,50 +205,38 @@ pub(crate) fn minimise_groups(
     needed: &mut NeededShare,
     elements: &mut dyn Elements,
     sizes: &[usize],
+    then: Option<&Then<'_>>,
 ) -> Result<Option<u64>, ReduceError> {
-    let mut start = 0;
-    let mut groups: Vec<Group> = Vec::with_capacity(sizes.len());
-    for &n in sizes {
-        let end = (start + n).min(elements.len());
-        if end == start {
-            // An empty list ran to its end at once.
-            needed.learn(0, 0);
-        }
-        let schedule = Schedule::starting_at(minimiser, needed.estimate());
-        groups.push(Group {
-            members: (start..end).collect(),
-            listed: end - start,
-            size: schedule.first(end - start),
-            schedule,
-            done: end == start,
-        });
-        start = end;
-    }
+    let mut groups = new_groups(minimiser, needed, elements.len(), sizes);
     let mut accepted = 0;
+    let ahead = session.runs_ahead();
     while groups.iter().any(|g| !g.done) {
-        // This round's chunks: the last list first, each list's heaviest chunks first.
-        let mut chunks: Vec<Vec<usize>> = Vec::new();
-        for group in groups.iter_mut().rev().filter(|g| !g.done) {
-            group.size = group.size.clamp(1, group.members.len());
-            let size = group.size;
-            let own: Vec<&[usize]> = group
-                .members
-                .chunks(size)
-                .filter(|c| size > 1 || elements.alone(session, c[0]))
-                .collect();
-            let weights: Vec<u64> = own
-                .iter()
-                .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
-                .collect();
-            let mut order: Vec<usize> = (0..own.len()).collect();
-            // Largest removals first; ties keep list order.
-            order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
-            chunks.extend(order.into_iter().map(|i| own[i].to_vec()));
-        }
-        let refs: Vec<&[usize]> = chunks.iter().map(Vec::as_slice).collect();
+        let chunks = round_chunks(session, elements, &mut groups);
+        let windows: Vec<&[Vec<usize>]> = chunks.chunks(UNION_WINDOW).collect();
         let mut gone: Vec<usize> = Vec::new();
-        for window in refs.chunks(UNION_WINDOW) {
-            let Some(committed) = try_chunks(session, phase, elements, window, &gone)? else {
+        for (w, window) in windows.iter().enumerate() {
+            // What the next window would try if this one committed nothing: the rest of
+            // this round, or the start of the next one.
+            let next: Vec<Candidate> = if !ahead {
+                Vec::new()
+            } else if let Some(next) = windows.get(w + 1) {
+                next.iter()
+                    .filter_map(|chunk| elements.ahead(session, chunk, &gone))
+                    .collect()
+            } else {
+                let (chunks, share) = next_round(session, elements, &groups, &gone, *needed);
+                if chunks.is_empty() {
+                    then.map_or_else(Vec::new, |then| then(session, share))
+                } else {
+                    chunks
+                        .iter()
+                        .take(UNION_WINDOW)
+                        .filter_map(|chunk| elements.ahead(session, chunk, &gone))
+                        .collect()
+                }
+            };
+            let refs: Vec<&[usize]> = window.iter().map(Vec::as_slice).collect();
+            let Some(committed) = try_chunks(session, phase, elements, &refs, next, &gone)? else {
                 return Ok(None);
             };
             for chunk in committed {
@@ -267,14 +265,120 @@ pub(crate) fn minimise_groups(
     Ok(Some(accepted))
 }
 
+/// The chunks of this round of every list not done: the last list first, each list's
+/// heaviest chunks first.
+fn round_chunks(
+    session: &Session,
+    elements: &dyn Elements,
+    groups: &mut [Group],
+) -> Vec<Vec<usize>> {
+    let mut chunks: Vec<Vec<usize>> = Vec::new();
+    for group in groups.iter_mut().rev().filter(|g| !g.done) {
+        group.size = group.size.clamp(1, group.members.len());
+        let size = group.size;
+        let own: Vec<&[usize]> = group
+            .members
+            .chunks(size)
+            .filter(|c| size > 1 || elements.alone(session, c[0]))
+            .collect();
+        let weights: Vec<u64> = own
+            .iter()
+            .map(|c| c.iter().map(|&i| elements.weight(session, i)).sum())
+            .collect();
+        let mut order: Vec<usize> = (0..own.len()).collect();
+        // Largest removals first; ties keep list order.
+        order.sort_by(|&a, &b| weights[b].cmp(&weights[a]).then(a.cmp(&b)));
+        chunks.extend(order.into_iter().map(|i| own[i].to_vec()));
+    }
+    chunks
+}
+
+/// The chunks the next round would try if nothing more of this round were committed
+/// (the elements `gone` were), in this round's numbering: what runs ahead of the round's
+/// last window.
+fn next_round(
+    session: &Session,
+    elements: &dyn Elements,
+    groups: &[Group],
+    gone: &[usize],
+    mut needed: NeededShare,
+) -> (Vec<Vec<usize>>, NeededShare) {
+    let mut gone = gone.to_vec();
+    gone.sort_unstable();
+    let mut next = groups.to_vec();
+    for group in next.iter_mut().filter(|g| !g.done) {
+        group.members.retain(|i| gone.binary_search(i).is_err());
+        if group.size == 1 || group.members.is_empty() {
+            group.done = true;
+            let kept = group.members.len();
+            needed.learn(kept, group.listed.saturating_sub(kept));
+        } else {
+            group.size = group.schedule.next(group.size, group.members.len());
+        }
+    }
+    (round_chunks(session, elements, &mut next), needed)
+}
+
+/// The lists of [`minimise_groups`] for `len` elements split as `sizes`, each starting its
+/// schedule from the share `needed` (an empty list counts as one that ran to its end).
+fn new_groups(
+    minimiser: Minimiser,
+    needed: &mut NeededShare,
+    len: usize,
+    sizes: &[usize],
+) -> Vec<Group> {
+    let mut start = 0;
+    let mut groups: Vec<Group> = Vec::with_capacity(sizes.len());
+    for &n in sizes {
+        let end = (start + n).min(len);
+        if end == start {
+            // An empty list ran to its end at once.
+            needed.learn(0, 0);
+        }
+        let schedule = Schedule::starting_at(minimiser, needed.estimate());
+        groups.push(Group {
+            members: (start..end).collect(),
+            listed: end - start,
+            size: schedule.first(end - start),
+            schedule,
+            done: end == start,
+        });
+        start = end;
+    }
+    groups
+}
+
+/// The candidates of the first window [`minimise_groups`] would try on `elements` split
+/// as `sizes`, from the share `needed`: what runs ahead of the window before them.
+pub(crate) fn first_window(
+    session: &Session,
+    minimiser: Minimiser,
+    mut needed: NeededShare,
+    elements: &dyn Elements,
+    sizes: &[usize],
+) -> Vec<Candidate> {
+    let mut groups = new_groups(minimiser, &mut needed, elements.len(), sizes);
+    round_chunks(session, elements, &mut groups)
+        .iter()
+        .take(UNION_WINDOW)
+        .filter_map(|chunk| elements.ahead(session, chunk, &[]))
+        .collect()
+}
+
+/// What comes after a list, for [`minimise_groups`]: the candidates its caller would try
+/// next if nothing more were committed, given the share of needed elements then.
+pub(crate) type Then<'a> = dyn Fn(&Session, NeededShare) -> Vec<Candidate> + 'a;
+
 /// Tries deleting each chunk of `window` (against the current state, in which the elements
-/// `gone` were already cut) as one window of the session; returns the chunks committed, or
-/// `None` when the session stopped.
+/// `gone` were already cut) as one window of the session, with the candidates `ahead` that
+/// the following window would try if this one committed nothing run ahead in idle
+/// workers; returns the chunks committed, or `None` when the session stopped.
 fn try_chunks<'c>(
     session: &mut Session,
     phase: &str,
     elements: &dyn Elements,
     window: &[&'c [usize]],
+    ahead: Vec<Candidate>,
     gone: &[usize],
 ) -> Result<Option<Vec<&'c [usize]>>, ReduceError> {
     let mut tried = Vec::new();
@@ -288,7 +392,7 @@ fn try_chunks<'c>(
     if candidates.is_empty() {
         return Ok(Some(Vec::new()));
     }
-    let Some(done) = session.try_window(phase, candidates)? else {
+    let Some(done) = session.try_window_ahead(phase, candidates, ahead)? else {
         return Ok(None);
     };
     Ok(Some(

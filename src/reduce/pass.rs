@@ -15,6 +15,7 @@ use std::sync::Arc;
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
 pub(crate) use crate::reduce::minimise::NeededShare;
+use crate::reduce::minimise::first_window;
 pub(crate) use crate::reduce::minimise::{Elements, minimise, minimise_groups};
 use crate::reduce::options::Minimiser;
 pub(crate) use crate::reduce::session::UNION_WINDOW;
@@ -466,6 +467,14 @@ impl Elements for Ranges {
         })
     }
 
+    fn ahead(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
+        // A cut the guard refuses is counted when it is offered, not when it might be.
+        let counted = self.unparsable.get();
+        let candidate = self.candidate(session, chunk, gone);
+        self.unparsable.set(counted);
+        candidate
+    }
+
     fn remove(&mut self, _: &Session, gone: &[usize]) {
         let removed = self.cut_by(gone);
         let survivors: Vec<Vec<Range<usize>>> = (0..self.sets.len())
@@ -509,31 +518,17 @@ pub(crate) fn by_levels<C: Cut>(
     let mut accepted = 0;
     let mut depth = 0;
     loop {
-        let Some((data, _)) = file_state(session, path) else {
+        let Some((mut list, sizes)) =
+            level_list(session, path, noun, single_lines, guard, &level, depth)
+        else {
             return Ok(Some(accepted));
         };
-        let Some(mut groups) = level(&data, depth) else {
-            return Ok(Some(accepted));
+        // What the next level would try first, if this one committed nothing more.
+        let then = |session: &Session, share: NeededShare| {
+            level_list(session, path, noun, single_lines, guard, &level, depth + 1)
+                .map(|(next, sizes)| first_window(session, minimiser, share, &next, &sizes))
+                .unwrap_or_default()
         };
-        let mut groups: Vec<Vec<Vec<Range<usize>>>> = groups
-            .drain(..)
-            .map(|g| {
-                g.into_iter()
-                    .map(Cut::into_set)
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-            })
-            .filter(|g| !g.is_empty())
-            .collect();
-        groups.sort_by_key(|g| g[0][0].start);
-        // Every group of the level is one list of its own, searched together: the chunks of
-        // each list's current round share windows, so that every worker has a candidate.
-        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
-        let cuts: Vec<Vec<Range<usize>>> = groups.into_iter().flatten().collect();
-        let Some(list) = Ranges::new(session, path, cuts, noun, single_lines) else {
-            return Ok(Some(accepted));
-        };
-        let mut list = list.guarded(session, guard);
         let outcome = minimise_groups(
             session,
             name,
@@ -541,6 +536,7 @@ pub(crate) fn by_levels<C: Cut>(
             &mut state.needed,
             &mut list,
             &sizes,
+            Some(&then),
         )?;
         state.unparsable += list.unparsable();
         let Some(n) = outcome else {
@@ -549,6 +545,39 @@ pub(crate) fn by_levels<C: Cut>(
         accepted += n;
         depth += 1;
     }
+}
+
+/// The list [`by_levels`] searches at `depth` of `path`'s current content, with the sizes
+/// of its groups (each group one list of its own); `None` when the file is gone or has no
+/// such level.
+fn level_list<C: Cut>(
+    session: &Session,
+    path: &RelPath,
+    noun: &'static str,
+    single_lines: bool,
+    guard: bool,
+    level: &impl Fn(&[u8], usize) -> Option<Vec<Vec<C>>>,
+    depth: usize,
+) -> Option<(Ranges, Vec<usize>)> {
+    let (data, _) = file_state(session, path)?;
+    let mut groups = level(&data, depth)?;
+    let mut groups: Vec<Vec<Vec<Range<usize>>>> = groups
+        .drain(..)
+        .map(|g| {
+            g.into_iter()
+                .map(Cut::into_set)
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .filter(|g| !g.is_empty())
+        .collect();
+    groups.sort_by_key(|g| g[0][0].start);
+    // Every group of the level is one list of its own, searched together: the chunks of
+    // each list's current round share windows, so that every worker has a candidate.
+    let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+    let cuts: Vec<Vec<Range<usize>>> = groups.into_iter().flatten().collect();
+    let list = Ranges::new(session, path, cuts, noun, single_lines)?;
+    Some((list.guarded(session, guard), sizes))
 }
 
 #[cfg(test)]
@@ -586,6 +615,10 @@ mod tests {
             let groups = chunk.iter().map(|&i| self.group_of[i]).collect();
             self.chunks.borrow_mut().push(groups);
             self.list.candidate(session, chunk, gone)
+        }
+        fn ahead(&self, session: &Session, chunk: &[usize], gone: &[usize]) -> Option<Candidate> {
+            // Only what is offered is recorded, not what runs ahead.
+            self.list.ahead(session, chunk, gone)
         }
         fn remove(&mut self, session: &Session, gone: &[usize]) {
             self.list.remove(session, gone);
@@ -633,6 +666,7 @@ mod tests {
                 &mut needed,
                 &mut list,
                 &sizes,
+                None,
             )
             .unwrap()
             .unwrap();
@@ -658,6 +692,57 @@ mod tests {
         }
         // The same chunks in the same order, whatever the jobs.
         assert_eq!(runs[0], runs[1]);
+    }
+
+    #[test]
+    fn the_first_window_of_the_next_level_runs_ahead_of_a_level_s_last_window() {
+        // Two levels of one element each: `a` at level 0, `b` at level 1. Neither can go,
+        // so each level's search is one window of one command. With two workers, level
+        // 1's candidate runs beside level 0's, and level 1 then answers from the cache.
+        let text = "a\nb\n";
+        let level = |data: &[u8], depth: usize| -> Option<Vec<Vec<Range<usize>>>> {
+            let lines = line_ranges(data);
+            Some(vec![vec![lines.get(depth)?.clone()]])
+        };
+        let mut results = Vec::new();
+        for jobs in [1, 2] {
+            let scratch = tempfile::tempdir().unwrap();
+            let mut session = crate::reduce::session::tests::session_on(
+                &[("m.txt", text)],
+                "grep -q a m.txt && grep -q b m.txt",
+                jobs,
+                scratch.path(),
+            );
+            let path: RelPath = Arc::from("m.txt");
+            let mut state = PassState::default();
+            let done = by_levels(
+                &mut session,
+                "blocks",
+                &mut state,
+                Minimiser::Cdd,
+                false,
+                &path,
+                "line",
+                true,
+                |data, depth| level(data, depth),
+            )
+            .unwrap();
+            assert_eq!(done, Some(0));
+            let p = session
+                .phases()
+                .iter()
+                .find(|p| p.phase == "blocks")
+                .unwrap();
+            let ahead = u64::from(jobs == 2);
+            assert_eq!(
+                (p.oracle_samples, p.ran_ahead, p.cache_hits, p.rejected),
+                (2, ahead, ahead, 2),
+                "-j{jobs}"
+            );
+            results.push(file_state(&session, "m.txt").unwrap().0.to_vec());
+        }
+        assert_eq!(results[0], b"a\nb\n");
+        assert_eq!(results[0], results[1]);
     }
 
     #[test]

@@ -620,11 +620,42 @@ impl Session {
         phase: &str,
         candidates: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
+        self.try_window_ahead(phase, candidates, Vec::new())
+    }
+
+    /// Whether [`Session::try_window_ahead`] runs candidates ahead: with more than one
+    /// worker, answers that may be cached (no repeated sampling, no run-wide confidence,
+    /// whose families follow the order of runs) and no journal (whose windows must replay
+    /// whatever `--jobs` the resumed run has).
+    pub(crate) fn runs_ahead(&self) -> bool {
+        self.setup.jobs > 1
+            && self.durable.is_none()
+            && !self.setup.sampling.repeated()
+            && self.setup.sampling.run_confidence.is_none()
+    }
+
+    /// [`Session::try_window`], with `ahead`: the candidates the caller would try next if
+    /// this window committed nothing, against the same state. When the window leaves a
+    /// worker idle (it runs fewer commands than a multiple of the workers), the first of
+    /// them that no answer covers yet run in the idle workers, and their answers go to the
+    /// cache only: nothing is committed, rejected or remembered as a failed cut from them,
+    /// so what the reduction does stays what one worker would do; the later window that
+    /// proposes the same tree is answered from the cache. Their commands count in the
+    /// phase's `oracle_samples` and `ran_ahead`.
+    ///
+    /// # Errors
+    /// As [`Session::try_window`].
+    pub fn try_window_ahead(
+        &mut self,
+        phase: &str,
+        candidates: Vec<Candidate>,
+        ahead: Vec<Candidate>,
+    ) -> Result<Option<Vec<bool>>, ReduceError> {
         // Cuts that failed before, while nothing since may have let them through, are not
         // candidates: like the syntax guard's cuts, they are counted apart.
         let recalled: Vec<bool> = candidates.iter().map(|c| self.recalled(c)).collect();
         if !recalled.contains(&true) {
-            return self.run_window(phase, candidates);
+            return self.run_window(phase, candidates, ahead);
         }
         let n = recalled.iter().filter(|r| **r).count() as u64;
         self.phase(phase).recalled += n;
@@ -645,7 +676,7 @@ impl Session {
         let done = if rest.is_empty() {
             Vec::new()
         } else {
-            let Some(done) = self.run_window(phase, rest)? else {
+            let Some(done) = self.run_window(phase, rest, ahead)? else {
                 return Ok(None);
             };
             done
@@ -657,6 +688,63 @@ impl Session {
                 .map(|r| !r && done.next().unwrap_or(false))
                 .collect(),
         ))
+    }
+
+    /// The candidates of `ahead` that run in the workers a window of `to_run` commands
+    /// leaves idle: those whose tree no answer covers (not the accepted state, not cached,
+    /// not in the window `in_window`, not a cut the memory recalls), in order, with their
+    /// labels, trees and fingerprints.
+    fn early(
+        &self,
+        to_run: &[usize],
+        in_window: &[Fingerprint],
+        ahead: Vec<Candidate>,
+    ) -> Vec<(Candidate, Tree, Fingerprint)> {
+        let jobs = self.setup.jobs.max(1);
+        let idle = (jobs - to_run.len() % jobs) % jobs;
+        if to_run.is_empty() || idle == 0 || !self.runs_ahead() {
+            return Vec::new();
+        }
+        let mut early: Vec<(Candidate, Tree, Fingerprint)> = Vec::with_capacity(idle);
+        for candidate in ahead {
+            if early.len() == idle {
+                break;
+            }
+            let Ok((_, tree)) =
+                self.edits
+                    .apply(&self.current, &self.original, &candidate.mutation)
+            else {
+                continue;
+            };
+            let fp = tree.fingerprint();
+            let covered = fp == self.current_fp
+                || self.cached(&fp).is_some()
+                || in_window.contains(&fp)
+                || early.iter().any(|e| e.2 == fp)
+                || self.recalled(&candidate);
+            if !covered {
+                early.push((candidate, tree, fp));
+            }
+        }
+        early
+    }
+
+    /// Counts the commands run ahead and caches their answers (an interrupted one has
+    /// none).
+    fn keep_early(
+        &mut self,
+        phase: &str,
+        early: &[(Candidate, Tree, Fingerprint)],
+        ran: &[Answer],
+    ) {
+        for ((_, _, fp), answer) in early.iter().zip(ran) {
+            self.record(phase, answer);
+            self.phase(phase).ran_ahead += 1;
+            if answer.termination == Termination::Interrupted {
+                continue;
+            }
+            self.remember(*fp, answer.pass);
+        }
     }
 
     /// Whether `candidate` is a cut that failed before and is answered from the memory.
@@ -676,6 +764,7 @@ impl Session {
         &mut self,
         phase: &str,
         mut candidates: Vec<Candidate>,
+        ahead: Vec<Candidate>,
     ) -> Result<Option<Vec<bool>>, ReduceError> {
         if !self.check_budget() {
             return Ok(None);
@@ -729,7 +818,9 @@ impl Session {
             }
             self.record_allocation()?;
         }
-        let trees: Vec<(&Tree, Fingerprint, f64)> = to_run
+        let in_window: Vec<Fingerprint> = prepared.iter().flatten().map(|p| p.2).collect();
+        let early = self.early(&to_run, &in_window, ahead);
+        let mut trees: Vec<(&Tree, Fingerprint, f64)> = to_run
             .iter()
             .filter_map(|&i| {
                 prepared[i]
@@ -737,7 +828,11 @@ impl Session {
                     .map(|(_, t, fp)| (t, *fp, families[i].1))
             })
             .collect();
-        let ran = self.run_all(&trees)?;
+        let confidence = self.setup.sampling.confidence;
+        trees.extend(early.iter().map(|(_, t, fp)| (t, *fp, confidence)));
+        let mut ran = self.run_all(&trees)?;
+        let ran_early = ran.split_off(to_run.len().min(ran.len()));
+        self.keep_early(phase, &early, &ran_early);
         let mut interrupted = false;
         for (&i, answer) in to_run.iter().zip(&ran) {
             self.record(phase, answer);
@@ -777,6 +872,15 @@ impl Session {
                     (_, Some(false), true) => "fail",
                     (_, Some(true), false) => "cached-pass",
                     _ => "cached-fail",
+                };
+                let what = traced_cut(&self.current, candidate);
+                let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
+            }
+            for ((candidate, _, _), answer) in early.iter().zip(&ran_early) {
+                let how = if answer.pass {
+                    "ahead-pass"
+                } else {
+                    "ahead-fail"
                 };
                 let what = traced_cut(&self.current, candidate);
                 let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
@@ -1144,6 +1248,60 @@ pub(crate) mod tests {
             assert_eq!(events[0].change, "union of 4 changes");
             // Eight single runs, the failed union of eight, the union of four.
             assert_eq!(session.attempts(), 10, "-j{jobs}");
+        }
+    }
+
+    #[test]
+    fn a_worker_a_window_leaves_idle_runs_the_next_candidate_ahead_and_commits_nothing_of_it() {
+        let files = [("a.txt", "x\n"), ("b.txt", "x\n"), ("c.txt", "x\n")];
+        // The failure needs c.txt only.
+        let script = "[ -e c.txt ]";
+        let delete = |n: &str| Candidate {
+            mutation: Mutation::Remove(vec![Arc::from(n)]),
+            label: format!("delete {n}"),
+        };
+        let stats = |s: &Session| {
+            let p = s.phases().iter().find(|p| p.phase == "test").unwrap();
+            (p.oracle_samples, p.ran_ahead, p.cache_hits)
+        };
+        let left = |s: &Session| {
+            s.current
+                .entries
+                .keys()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+        };
+        for jobs in [1, 2] {
+            let scratch = tempfile::tempdir().unwrap();
+            let mut session = session_on(&files, script, jobs, scratch.path());
+            // A window of one: with two workers, the next candidate runs beside it. It
+            // passes, but only the window's own candidate is committed.
+            let done = session
+                .try_window_ahead("test", vec![delete("a.txt")], vec![delete("b.txt")])
+                .unwrap()
+                .unwrap();
+            assert_eq!(done, [true]);
+            assert_eq!(left(&session), ["b.txt", "c.txt"], "-j{jobs}");
+            let ahead = u64::from(jobs == 2);
+            assert_eq!(stats(&session), (1 + ahead, ahead, 0), "-j{jobs}");
+            // Ahead of a failing window: the next window proposes the tree that ran ahead
+            // and is answered from the cache, without a command.
+            let done = session
+                .try_window_ahead("test", vec![delete("c.txt")], vec![delete("b.txt")])
+                .unwrap()
+                .unwrap();
+            assert_eq!(done, [false]);
+            assert_eq!(left(&session), ["b.txt", "c.txt"], "-j{jobs}");
+            assert_eq!(stats(&session), (2 + 2 * ahead, 2 * ahead, 0), "-j{jobs}");
+            let done = session
+                .try_window("test", vec![delete("b.txt")])
+                .unwrap()
+                .unwrap();
+            assert_eq!(done, [true]);
+            assert_eq!(left(&session), ["c.txt"], "-j{jobs}");
+            // One worker ran it now; two ran it ahead and answer from the cache.
+            assert_eq!(stats(&session), (3 + ahead, 2 * ahead, ahead), "-j{jobs}");
+            assert_eq!(session.events().len(), 2, "-j{jobs}");
         }
     }
 

@@ -32,6 +32,10 @@ pub struct PhaseStats {
     pub oracle_samples: u64,
     /// Answers taken from the cache.
     pub cache_hits: u64,
+    /// Commands run ahead, in a worker a window left idle, on a candidate the pass would
+    /// try next if the window committed nothing (counted in `oracle_samples` too): their
+    /// answers only wait in the cache.
+    pub ran_ahead: u64,
     /// `oracle_samples + cache_hits`.
     pub oracle_sample_uses: u64,
     /// Regular-file bytes removed by this phase's commits.
