@@ -410,6 +410,14 @@ fn the_single_nodes_of_many_small_groups_share_one_window() {
         !kept.contains("unused") && kept.contains("int(6)"),
         "{kept}"
     );
+    // Two workers ran candidates ahead where a window left one idle; one never does.
+    let ahead = |out: &str| -> u64 {
+        let r = report(&area.path(out));
+        let phases = r["phase_statistics"].as_array().unwrap();
+        phases.iter().map(|p| p["ran_ahead"].as_u64().unwrap()).sum()
+    };
+    assert_eq!(ahead("out1"), 0);
+    assert!(ahead("out2") > 0);
 }
 
 /// `helper` is on the failure's path but what it does is not: its body can become a stub.
