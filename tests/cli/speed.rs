@@ -414,7 +414,10 @@ fn the_single_nodes_of_many_small_groups_share_one_window() {
     let ahead = |out: &str| -> u64 {
         let r = report(&area.path(out));
         let phases = r["phase_statistics"].as_array().unwrap();
-        phases.iter().map(|p| p["ran_ahead"].as_u64().unwrap()).sum()
+        phases
+            .iter()
+            .map(|p| p["ran_ahead"].as_u64().unwrap())
+            .sum()
     };
     assert_eq!(ahead("out1"), 0);
     assert!(ahead("out2") > 0);

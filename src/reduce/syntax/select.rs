@@ -400,8 +400,46 @@ pub fn deletion_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
 /// the list never holds both (the uses lie in the body, another group), so no joint cut is
 /// lost. These are the levels the syntax pass searches; a parameter is offered again once
 /// the body lost its uses.
+///
+/// In Rust it also leaves out the tail expression of the body of a function that returns a
+/// value (its `-> T` other than `()`): without it the body is a block of type `()`, which
+/// never compiles, whatever else goes with it (the body's stub, `{ todo!() }`, included).
 pub fn search_levels(lang: Lang, src: &[u8]) -> Result<Levels, SyntaxError> {
     levels_of(lang, src, true)
+}
+
+/// The index in `kids` of the tail expression of `node`, when `node` is the body of a Rust
+/// function that returns a value: the last child that is neither a comment, a statement
+/// nor an item.
+fn returned_tail(lang: Lang, node: Node, kids: &[Kid], src: &[u8]) -> Option<usize> {
+    if lang != Lang::Rust || node.kind() != "block" {
+        return None;
+    }
+    let function = node.parent().filter(|f| f.kind() == "function_item")?;
+    if function.child_by_field_name("body") != Some(node) {
+        return None;
+    }
+    let returns = function.child_by_field_name("return_type")?;
+    let unit: Vec<u8> = src
+        .get(returns.byte_range())?
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    if unit == b"()" {
+        return None;
+    }
+    let (i, tail) = kids
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, k)| k.node.is_named() && !k.node.kind().ends_with("comment"))?;
+    let kind = tail.node.kind();
+    let statement = kind.ends_with("_statement")
+        || kind.ends_with("_declaration")
+        || kind.ends_with("_item")
+        || kind == "attribute_item";
+    (!statement).then_some(i)
 }
 
 /// Kinds of parameter lists, in every grammar.
@@ -443,7 +481,7 @@ fn still_used(
         .any(|w| body.contains_key(w))
 }
 
-fn levels_of(lang: Lang, src: &[u8], skip_still_used: bool) -> Result<Levels, SyntaxError> {
+fn levels_of(lang: Lang, src: &[u8], search: bool) -> Result<Levels, SyntaxError> {
     let tree = parse(lang, src, PARSE_TIMEOUT)?;
     let table = table(lang);
     let mut levels: Levels = Vec::new();
@@ -471,14 +509,18 @@ fn levels_of(lang: Lang, src: &[u8], skip_still_used: bool) -> Result<Levels, Sy
                     }
                 }
             }
-            let body = (skip_still_used && PARAMETER_LISTS.contains(&node.kind()))
+            let body = (search && PARAMETER_LISTS.contains(&node.kind()))
                 .then(|| body_words(node, src))
+                .flatten();
+            let tail = search
+                .then(|| returned_tail(lang, node, &kids, src))
                 .flatten();
             add_group(
                 &mut levels,
                 level,
                 elems
                     .into_iter()
+                    .filter(|(e, _)| !tail.is_some_and(|t| e.first <= t && t <= e.last))
                     .map(|(_, r)| r)
                     .filter(|r| !body.as_ref().is_some_and(|b| still_used(src, r, b)))
                     .collect(),

@@ -681,3 +681,33 @@ fn the_search_leaves_out_the_parameters_the_body_still_uses() {
         assert_eq!(left, searched, "{lang}");
     }
 }
+
+#[test]
+fn the_search_leaves_out_the_value_a_rust_function_returns() {
+    let src = "fn f() -> u8 {\n    let x = 1;\n    x\n}\nfn g() {\n    h(2)\n}\nfn k() -> () { h(3) }\nfn s() -> u8 { todo!() }\nfn c() -> u8 {\n    let y = || { h(4) };\n    y()\n}\n";
+    let texts = |levels: Levels| -> Vec<String> {
+        let mut texts: Vec<String> = levels
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|r| src[r.clone()].trim().to_string())
+            .collect();
+        texts.sort();
+        texts.dedup();
+        texts
+    };
+    let every = texts(deletion_levels(Lang::Rust, src.as_bytes()).expect("levels"));
+    let searched = texts(search_levels(Lang::Rust, src.as_bytes()).expect("levels"));
+    for tail in ["x", "todo!()", "y()"] {
+        assert!(every.contains(&tail.to_string()), "{tail}: {every:?}");
+        assert!(
+            !searched.contains(&tail.to_string()),
+            "{tail}: {searched:?}"
+        );
+    }
+    // The statements before it, the tails of functions that return `()` and of a closure
+    // stay offered.
+    for kept in ["let x = 1;", "h(2)", "h(3)", "h(4)", "let y = || { h(4) };"] {
+        assert!(searched.contains(&kept.to_string()), "{kept}: {searched:?}");
+    }
+}
