@@ -86,8 +86,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 
-    /// Run this many candidates at once [default: the number of cores]. The result does not
-    /// depend on it.
+    /// Run this many candidates at once [default: the number of cores]; a worker a window
+    /// leaves idle runs ahead the candidate tried next. The result does not depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 
