@@ -185,6 +185,21 @@ struct Group {
     done: bool,
 }
 
+impl Group {
+    /// Ends a round, with `members` already without what it cut: a round of single
+    /// elements (or nothing left) ends the list, which adds what it kept and lost to
+    /// `needed`; any other round sets the next size.
+    fn end_round(&mut self, needed: &mut NeededShare) {
+        if self.size == 1 || self.members.is_empty() {
+            self.done = true;
+            let kept = self.members.len();
+            needed.learn(kept, self.listed.saturating_sub(kept));
+        } else {
+            self.size = self.schedule.next(self.size, self.members.len());
+        }
+    }
+}
+
 /// [`minimise`] for several lists at once: `sizes` splits `elements` into consecutive
 /// lists (the groups of one syntax level), each searched on its own schedule as if it were
 /// alone (a chunk never spans two lists, and each list ends with a round of single
@@ -253,13 +268,7 @@ pub(crate) fn minimise_groups(
                 .filter(|i| gone.binary_search(i).is_err())
                 .map(|&i| i - gone.partition_point(|&g| g < i))
                 .collect();
-            if group.size == 1 || group.members.is_empty() {
-                group.done = true;
-                let kept = group.members.len();
-                needed.learn(kept, group.listed.saturating_sub(kept));
-            } else {
-                group.size = group.schedule.next(group.size, group.members.len());
-            }
+            group.end_round(needed);
         }
     }
     Ok(Some(accepted))
@@ -308,13 +317,7 @@ fn next_round(
     let mut next = groups.to_vec();
     for group in next.iter_mut().filter(|g| !g.done) {
         group.members.retain(|i| gone.binary_search(i).is_err());
-        if group.size == 1 || group.members.is_empty() {
-            group.done = true;
-            let kept = group.members.len();
-            needed.learn(kept, group.listed.saturating_sub(kept));
-        } else {
-            group.size = group.schedule.next(group.size, group.members.len());
-        }
+        group.end_round(&mut needed);
     }
     (round_chunks(session, elements, &mut next), needed)
 }
