@@ -692,8 +692,8 @@ impl Session {
 
     /// The candidates of `ahead` that run in the workers a window of `to_run` commands
     /// leaves idle: those whose tree no answer covers (not the accepted state, not cached,
-    /// not in the window `in_window`, not a cut the memory recalls), in order, with their
-    /// labels, trees and fingerprints.
+    /// not in the window `in_window`, not a cut the memory recalls), in order, each with
+    /// its tree and fingerprint.
     fn early(
         &self,
         to_run: &[usize],
