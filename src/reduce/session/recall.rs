@@ -187,9 +187,9 @@ impl Cut {
                 if !text.is_empty() {
                     text.push_str(" | ");
                 }
-                text.push_str(&String::from_utf8_lossy(
-                    data.get(r.clone()).unwrap_or_default(),
-                ));
+                // No character takes more than four bytes: a whole file cut is not copied.
+                let bytes = data.get(r.clone()).unwrap_or_default();
+                text.push_str(&String::from_utf8_lossy(&bytes[..bytes.len().min(4 * max)]));
                 if text.chars().count() > max {
                     break;
                 }

@@ -6,7 +6,7 @@
 //!   fields, variants, parameters, arguments, literal elements, imports,
 //!   attributes, comments), grouped by parent node and arranged in levels from
 //!   the root down; [`search_levels`] leaves out the parameters that their
-//!   function's body still uses.
+//!   function's body still uses and, in Rust, the value a function returns.
 //! * [`replacements`] lists nodes that can be replaced by one of their
 //!   descendants (an expression by a sub-expression, a compound statement by
 //!   its body, a block by one of its statements).

@@ -4,17 +4,28 @@
 
 use std::ops::Range;
 
+use tree_sitter::Node;
+
 use super::lang::{Lang, PARSE_TIMEOUT, SyntaxError, parse};
 
-/// The stub body of a function of `kind` in `lang`, or `None` when `kind` is no function
-/// with a body this module replaces. Each stub type-checks whatever the function returns:
-/// it diverges (Rust, Java, Go), or the language does not check (Python, JavaScript,
-/// TypeScript's `{}` only for functions whose type allows it, C and C++, where a missing
-/// return compiles).
-fn stub(lang: Lang, kind: &str) -> Option<&'static str> {
+/// The stub body of `function` in `lang`, or `None` when it is no function with a body this
+/// module replaces. Each stub type-checks whatever the function returns: it diverges (Rust,
+/// Java, Go; a Rust function without `-> T` gets `{}`), or the language does not check
+/// (Python, JavaScript, TypeScript's `{}` only for functions whose type allows it, C and
+/// C++, where a missing return compiles).
+fn stub(lang: Lang, function: Node) -> Option<&'static str> {
+    let kind = function.kind();
     match lang {
-        // A function without `-> T` gets `{}` in `stubs`.
-        Lang::Rust => matches!(kind, "function_item").then_some("{ todo!() }"),
+        // A function that returns nothing needs no `todo!()`, which the syntax pass would
+        // only try to delete next.
+        Lang::Rust if kind == "function_item" => {
+            if function.child_by_field_name("return_type").is_some() {
+                Some("{ todo!() }")
+            } else {
+                Some("{}")
+            }
+        }
+        Lang::Rust => None,
         Lang::Python => matches!(kind, "function_definition").then_some("..."),
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => matches!(
             kind,
@@ -46,17 +57,10 @@ pub fn stubs(lang: Lang, src: &[u8]) -> Result<Vec<(Range<usize>, &'static str)>
         if node.is_error() || node.is_missing() {
             continue;
         }
-        if let Some(with) = stub(lang, node.kind())
+        if let Some(with) = stub(lang, node)
             && let Some(body) = node.child_by_field_name("body")
             && !body.has_error()
         {
-            // A Rust function that returns nothing needs no `todo!()`, which the syntax
-            // pass would only try to delete next.
-            let with = if lang == Lang::Rust && node.child_by_field_name("return_type").is_none() {
-                "{}"
-            } else {
-                with
-            };
             let range = body.byte_range();
             let text = src.get(range.clone()).unwrap_or_default();
             // Only a body whose replacement makes the file smaller, and not already a
