@@ -13,7 +13,9 @@
 //! "rejected" without a run unless an identifier the cut holds now occurs outside the cut
 //! less often than when it failed, and rarely: a deletion elsewhere can let this one
 //! through by taking away the last uses of something it declares, and that is what the
-//! identifier test sees. What it cannot see is caught by the confirming round of
+//! identifier test sees. It frees a cut once: a cut that failed again after it was freed
+//! is answered from memory whatever its names do. What it cannot see is caught by the
+//! confirming round of
 //! the fixed point, in which nothing is recalled and every search that answered a cut from
 //! memory runs again (see [`crate::reduce`]).
 
@@ -31,11 +33,25 @@ use crate::tree::{Node, Tree};
 const CAPACITY: usize = 1 << 20;
 
 /// Failed cuts, each with how often every name it holds occurred outside it when it last
-/// failed.
+/// failed, and how often it failed.
 #[derive(Debug, Default)]
 pub(super) struct Recall {
-    failed: HashMap<[u8; 32], HashMap<Box<str>, u64>>,
+    failed: HashMap<[u8; 32], Failed>,
 }
+
+/// What the memory keeps of one failed cut.
+#[derive(Debug)]
+struct Failed {
+    /// How often each name the cut holds occurred outside it when it last failed.
+    outside: HashMap<Box<str>, u64>,
+    /// How often it was run and failed.
+    times: u32,
+}
+
+/// How often a cut may fail before the identifier test no longer frees it: a cut that
+/// failed again after a name it holds lost a use outside it is recalled whatever its names
+/// do, until the confirming round runs it once more.
+const FREED_AT_MOST: u32 = 2;
 
 /// A file's content with the ranges a cut takes from it.
 pub(super) type Piece = (Arc<[u8]>, Vec<Range<usize>>);
@@ -228,20 +244,26 @@ impl Recall {
             .into_iter()
             .map(|(name, n)| (Box::from(name), in_tree(name).saturating_sub(n)))
             .collect();
-        self.failed.insert(cut.key, outside);
+        let times = self.failed.get(&cut.key).map_or(0, |f| f.times) + 1;
+        self.failed.insert(cut.key, Failed { outside, times });
     }
 
     /// Whether `cut` failed before and nothing since may have let it through: every name it
     /// holds still occurs outside it as often as when it failed, or more than
     /// [`FEW_OUTSIDE`] times. A name it holds now that it did not hold then (a rename) also
-    /// counts as a change. `in_tree` gives how often a name occurs in the tree now.
+    /// counts as a change. A cut that failed [`FREED_AT_MOST`] times is recalled whatever
+    /// its names do. `in_tree` gives how often a name occurs in the tree now.
     pub(super) fn recalls(&self, cut: &Cut, in_tree: impl Fn(&str) -> u64) -> bool {
         let Some(then) = self.failed.get(&cut.key) else {
             return false;
         };
+        if then.times >= FREED_AT_MOST {
+            return true;
+        }
         cut.held().into_iter().all(|(name, n)| {
             let now = in_tree(name).saturating_sub(n);
-            then.get(name)
+            then.outside
+                .get(name)
                 .is_some_and(|&was| now >= was || now > FEW_OUTSIDE)
         })
     }
@@ -359,15 +381,43 @@ mod tests {
         assert!(!recall.recalls(&cut, with_outside(1)));
         // More uses than before, or still many: nothing was freed.
         assert!(recall.recalls(&cut, with_outside(3)));
-        recall.failed(&cut, with_outside(FEW_OUTSIDE + 5));
-        assert!(recall.recalls(&cut, with_outside(FEW_OUTSIDE + 1)));
-        assert!(!recall.recalls(&cut, with_outside(FEW_OUTSIDE)));
+        let mut many = Recall::default();
+        many.failed(&cut, with_outside(FEW_OUTSIDE + 5));
+        assert!(many.recalls(&cut, with_outside(FEW_OUTSIDE + 1)));
+        assert!(!many.recalls(&cut, with_outside(FEW_OUTSIDE)));
         // A name the cut holds now and did not hold when it failed is a change too.
         let renamed = Cut {
             key: [7; 32],
             pieces: vec![(Arc::from(&b"use z;\n"[..]), vec![0..7])],
         };
         assert!(!recall.recalls(&renamed, with_outside(FEW_OUTSIDE + 5)));
+    }
+
+    #[test]
+    fn a_cut_freed_and_failed_again_is_recalled_whatever_its_names_do() {
+        let mut recall = Recall::default();
+        let cut = Cut {
+            key: [9; 32],
+            pieces: vec![(Arc::from(&b"use a;\n"[..]), vec![0..7])],
+        };
+        let with_outside = |a: u64| move |n: &str| if n == "a" { a + 1 } else { 5 };
+        recall.failed(&cut, with_outside(2));
+        // Freed by a lost use of `a`, run, and failed again.
+        assert!(!recall.recalls(&cut, with_outside(1)));
+        recall.failed(&cut, with_outside(1));
+        // Not freed again by the next lost use, nor by a rename.
+        assert!(recall.recalls(&cut, with_outside(0)));
+        let renamed = Cut {
+            key: [9; 32],
+            pieces: vec![(Arc::from(&b"use z;\n"[..]), vec![0..7])],
+        };
+        assert!(recall.recalls(&renamed, with_outside(0)));
+        // Another cut is not concerned.
+        let other = Cut {
+            key: [8; 32],
+            pieces: cut.pieces.clone(),
+        };
+        assert!(!recall.recalls(&other, with_outside(0)));
     }
 
     /// The key of the cut that deletes `range` (a substring, its first occurrence) of `text`.
