@@ -14,10 +14,9 @@
 //! less often than when it failed, and rarely: a deletion elsewhere can let this one
 //! through by taking away the last uses of something it declares, and that is what the
 //! identifier test sees. It frees a cut twice: a cut that failed three times is answered
-//! from memory whatever its names do. What it cannot see is caught by the
-//! confirming round of
-//! the fixed point, in which nothing is recalled and every search that answered a cut from
-//! memory runs again (see [`crate::reduce`]).
+//! from memory whatever its names do. What it cannot see is caught by the confirming round
+//! of the fixed point, in which nothing is recalled and every search that answered a cut
+//! from memory runs again (see [`crate::reduce`]).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -44,7 +43,7 @@ pub(super) struct Recall {
 struct Failed {
     /// How often each name the cut holds occurred outside it when it last failed.
     outside: HashMap<Box<str>, u64>,
-    /// How often it was run and failed.
+    /// How often it was answered as failing (by a run, or by the cache of whole trees).
     times: u32,
 }
 
@@ -393,13 +392,18 @@ mod tests {
         assert!(!recall.recalls(&renamed, with_outside(FEW_OUTSIDE + 5)));
     }
 
+    /// A cut known by `key` that takes the whole of `text`.
+    fn whole(key: u8, text: &[u8]) -> Cut {
+        Cut {
+            key: [key; 32],
+            pieces: vec![(Arc::from(text), vec![0..text.len()])],
+        }
+    }
+
     #[test]
     fn a_cut_freed_and_failed_again_is_recalled_whatever_its_names_do() {
         let mut recall = Recall::default();
-        let cut = Cut {
-            key: [9; 32],
-            pieces: vec![(Arc::from(&b"use a;\n"[..]), vec![0..7])],
-        };
+        let cut = whole(9, b"use a;\n");
         let with_outside = |a: u64| move |n: &str| if n == "a" { a + 1 } else { 5 };
         recall.failed(&cut, with_outside(FEW_OUTSIDE + 1));
         // Freed by each lost use of `a`, run, and failed again, until it failed
@@ -410,17 +414,9 @@ mod tests {
         }
         // Not freed again by the next lost use, nor by a rename.
         assert!(recall.recalls(&cut, with_outside(0)));
-        let renamed = Cut {
-            key: [9; 32],
-            pieces: vec![(Arc::from(&b"use z;\n"[..]), vec![0..7])],
-        };
-        assert!(recall.recalls(&renamed, with_outside(0)));
+        assert!(recall.recalls(&whole(9, b"use z;\n"), with_outside(0)));
         // Another cut is not concerned.
-        let other = Cut {
-            key: [8; 32],
-            pieces: cut.pieces.clone(),
-        };
-        assert!(!recall.recalls(&other, with_outside(0)));
+        assert!(!recall.recalls(&whole(8, b"use a;\n"), with_outside(0)));
     }
 
     /// The key of the cut that deletes `range` (a substring, its first occurrence) of `text`.
