@@ -311,40 +311,16 @@ fn write_difference(upper: &Path, model: &Tree, target: &Tree) -> Result<(), Tre
         }
         false
     };
-    let mut have = model.entries.iter().peekable();
-    let mut want = target.entries.iter().peekable();
-    loop {
-        let (gone, write): (Option<&str>, Option<Write<'_>>) =
-            match (have.peek().copied(), want.peek().copied()) {
-                (None, None) => break,
-                (Some((h, _)), None) => {
-                    have.next();
-                    (Some(&**h), None)
-                }
-                (None, Some((w, we))) => {
-                    want.next();
-                    (None, Some((&**w, we, None)))
-                }
-                (Some((h, he)), Some((w, we))) => match h.cmp(w) {
-                    std::cmp::Ordering::Less => {
-                        have.next();
-                        (Some(&**h), None)
-                    }
-                    std::cmp::Ordering::Greater => {
-                        want.next();
-                        (None, Some((&**w, we, None)))
-                    }
-                    std::cmp::Ordering::Equal => {
-                        have.next();
-                        want.next();
-                        if he == we {
-                            (None, None)
-                        } else {
-                            (None, Some((&**w, we, Some(he))))
-                        }
-                    }
-                },
-            };
+    // Only what differs: the walk skips the parts of the two maps that are shared.
+    for item in model.entries.diff(&target.entries) {
+        let (gone, write): (Option<&str>, Option<Write<'_>>) = match item {
+            imbl::ordmap::DiffItem::Remove(h, _) => (Some(&**h), None),
+            imbl::ordmap::DiffItem::Add(w, we) => (None, Some((&**w, we, None))),
+            imbl::ordmap::DiffItem::Update {
+                old: (_, he),
+                new: (w, we),
+            } => (None, Some((&**w, we, Some(he)))),
+        };
         if let Some(path) = gone {
             if is_covered(&covered, path) {
                 continue;

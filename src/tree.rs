@@ -21,7 +21,6 @@
 //! Both hash a typed stream: every field is a one-byte tag, a 64-bit little-endian length and
 //! the bytes, after a domain-separation header; entries come in byte order of their paths.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -269,13 +268,17 @@ pub struct Entry {
 /// A relative path inside a tree: `/`-separated, no leading slash, no `.` or `..`.
 pub type RelPath = Arc<str>;
 
+/// The entries of a tree by relative path, in path order. A clone shares every node with
+/// the original until one of them changes, so a candidate tree costs what its change does.
+pub type Entries = imbl::OrdMap<RelPath, Entry>;
+
 /// A closed tree: the root's metadata and every entry by relative path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
     /// Metadata of the root directory.
     pub root: Meta,
     /// Entries in path order.
-    pub entries: BTreeMap<RelPath, Entry>,
+    pub entries: Entries,
 }
 
 /// A SHA-256 fingerprint, printed as lowercase hex.
@@ -337,7 +340,7 @@ impl Tree {
     pub fn empty(root: Meta) -> Tree {
         Tree {
             root,
-            entries: BTreeMap::new(),
+            entries: Entries::new(),
         }
     }
 
@@ -392,6 +395,41 @@ impl Tree {
             }
         }
         size
+    }
+
+    /// The size of `other`, given `own`, the size of this tree: counted over the entries
+    /// where the two differ only (the parts their maps share are skipped), so that the size
+    /// of a candidate costs what its change does.
+    pub fn size_of(&self, own: Size, other: &Tree) -> Size {
+        let mut size = [own.files, own.dirs, own.symlinks, own.bytes].map(i128::from);
+        let mut count = |entry: &Entry, sign: i128| match &entry.node {
+            Node::Dir => size[1] += sign,
+            Node::File { data, .. } => {
+                size[0] += sign;
+                size[3] += sign * data.len() as i128;
+            }
+            Node::Symlink { .. } => size[2] += sign,
+        };
+        for item in self.entries.diff(&other.entries) {
+            match item {
+                imbl::ordmap::DiffItem::Add(_, entry) => count(entry, 1),
+                imbl::ordmap::DiffItem::Remove(_, entry) => count(entry, -1),
+                imbl::ordmap::DiffItem::Update {
+                    old: (_, old),
+                    new: (_, new),
+                } => {
+                    count(old, -1);
+                    count(new, 1);
+                }
+            }
+        }
+        let [files, dirs, symlinks, bytes] = size.map(|n| u64::try_from(n).unwrap_or(0));
+        Size {
+            files,
+            dirs,
+            symlinks,
+            bytes,
+        }
     }
 
     /// The paths strictly below `dir` (all entries when `dir` is `None`).
@@ -899,6 +937,56 @@ mod tests {
                 mtime_ns: mtime,
             },
         }
+    }
+
+    #[test]
+    fn the_size_of_a_changed_tree_is_counted_over_what_changed() {
+        let dir = Entry {
+            node: Node::Dir,
+            meta: Meta {
+                mode: 0o755,
+                mtime_ns: 0,
+            },
+        };
+        let link = Entry {
+            node: Node::Symlink { target: "a".into() },
+            meta: Meta {
+                mode: 0,
+                mtime_ns: 0,
+            },
+        };
+        let mut base = Tree::empty(dir.meta);
+        for i in 0..500 {
+            base.entries.insert(
+                Arc::from(format!("d{}/f{i}", i % 7)),
+                file(&"x".repeat(i), 0),
+            );
+        }
+        for d in 0..7 {
+            base.entries.insert(Arc::from(format!("d{d}")), dir.clone());
+        }
+        // A clone that shares the map, changed in a few places of every kind.
+        let mut changed = base.clone();
+        changed.remove_subtree("d3");
+        changed
+            .entries
+            .insert(Arc::from("d1/f8"), file("longer than before", 5));
+        changed.entries.insert(Arc::from("d9"), dir.clone());
+        changed.entries.insert(Arc::from("d9/l"), link.clone());
+        changed.entries.insert(Arc::from("d0/f0"), link);
+        assert_eq!(base.size_of(base.size(), &changed), changed.size());
+        assert_eq!(changed.size_of(changed.size(), &base), base.size());
+        // Two maps built apart (nothing shared) count the same.
+        let apart = Tree {
+            root: base.root,
+            entries: changed
+                .entries
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        };
+        assert_eq!(base.size_of(base.size(), &apart), changed.size());
+        assert_eq!(base.size_of(base.size(), &base), base.size());
     }
 
     fn sample() -> Tree {

@@ -531,43 +531,22 @@ impl Workspace {
         dirty: &mut BTreeSet<RelPath>,
         changed: &mut BTreeSet<RelPath>,
     ) -> Result<(), TreeError> {
-        // One walk over both trees, in path order.
+        // One walk over what differs between the two trees, in path order (the parts the
+        // maps share are skipped).
         let mut stale: Vec<RelPath> = Vec::new();
         let mut writes: Vec<RelPath> = Vec::new();
-        {
-            let mut have = written.entries.iter().peekable();
-            let mut want = target.entries.iter().peekable();
-            loop {
-                match (have.peek(), want.peek()) {
-                    (None, None) => break,
-                    (Some((h, _)), None) => {
-                        stale.push((*h).clone());
-                        have.next();
+        for item in written.entries.diff(&target.entries) {
+            match item {
+                imbl::ordmap::DiffItem::Remove(h, _) => stale.push(h.clone()),
+                imbl::ordmap::DiffItem::Add(w, _) => writes.push(w.clone()),
+                imbl::ordmap::DiffItem::Update {
+                    old: (h, he),
+                    new: (w, we),
+                } => {
+                    if he.node.kind() != we.node.kind() {
+                        stale.push(h.clone());
                     }
-                    (None, Some((w, _))) => {
-                        writes.push((*w).clone());
-                        want.next();
-                    }
-                    (Some((h, he)), Some((w, we))) => match h.cmp(w) {
-                        std::cmp::Ordering::Less => {
-                            stale.push((*h).clone());
-                            have.next();
-                        }
-                        std::cmp::Ordering::Greater => {
-                            writes.push((*w).clone());
-                            want.next();
-                        }
-                        std::cmp::Ordering::Equal => {
-                            if he.node.kind() != we.node.kind() {
-                                stale.push((*h).clone());
-                                writes.push((*w).clone());
-                            } else if he != we {
-                                writes.push((*w).clone());
-                            }
-                            have.next();
-                            want.next();
-                        }
-                    },
+                    writes.push(w.clone());
                 }
             }
         }
@@ -631,6 +610,11 @@ impl Workspace {
             written.entries.insert(path.clone(), want.clone());
             changed.insert(path.clone());
         }
+        // The model now holds what the target does: it takes the target's own map, so that
+        // the next walk skips all they share (a candidate is the accepted tree plus one
+        // change).
+        debug_assert!(written.entries == target.entries);
+        written.entries = target.entries.clone();
         // Directory times change whenever a child is added or removed, and a command may
         // have changed a directory's mode: every directory touched gets its recorded mode
         // and time back, deepest first, and the root last, which sets the epoch.

@@ -76,18 +76,8 @@ pub(crate) fn dropped_identifiers(
 ) -> Vec<String> {
     let mut files = std::collections::BTreeSet::new();
     for path in paths {
-        let below = format!("{path}/");
         files.insert(path.clone());
-        files.extend(
-            before
-                .entries
-                .range::<str, _>((
-                    std::ops::Bound::Excluded(&**path),
-                    std::ops::Bound::Unbounded,
-                ))
-                .take_while(|(p, _)| p.starts_with(&below))
-                .map(|(p, _)| p.clone()),
-        );
+        files.extend(before.descendants(path).map(|(p, _)| p.clone()));
     }
     fn file_names<'t>(tree: &'t Tree, path: &str) -> Option<(HashMap<&'t str, usize>, [u8; 32])> {
         match tree.entries.get(path).map(|e| &e.node) {

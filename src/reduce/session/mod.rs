@@ -72,6 +72,8 @@ pub struct Session {
     /// The accepted tree.
     pub current: Tree,
     current_fp: Fingerprint,
+    /// The size of `current`.
+    current_size: crate::tree::Size,
     setup: Setup,
     workers: Vec<Worker>,
     clean: Workspace,
@@ -180,6 +182,7 @@ impl Session {
         Ok(Session {
             original,
             edits: EditSet::default(),
+            current_size: current.size(),
             current,
             current_fp,
             timeout: setup.timeout,
@@ -1097,8 +1100,9 @@ impl Session {
         for name in dropped_identifiers(&self.current, &tree, &paths, &mut self.name_counts) {
             self.name_drops.insert(name, index);
         }
-        let before = self.current.size();
-        let after = tree.size();
+        let before = self.current_size;
+        let after = self.current.size_of(before, &tree);
+        debug_assert_eq!(after, tree.size());
         let stats = self.phase(phase);
         stats.accepted += 1;
         stats.bytes_removed += before.bytes.saturating_sub(after.bytes);
@@ -1107,6 +1111,7 @@ impl Session {
         self.edits = edits;
         self.current = tree;
         self.current_fp = fp;
+        self.current_size = after;
         self.events.push(Event {
             index,
             phase: phase.to_string(),
