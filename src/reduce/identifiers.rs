@@ -200,4 +200,20 @@ mod tests {
         assert_eq!(counts["fn"], 4);
         assert_eq!(counts.get("only_here"), Some(&0));
     }
+
+    #[test]
+    fn a_deleted_directory_drops_the_names_of_every_file_below_it() {
+        // `d.txt` and `d-x` sort between `d` and `d/`: the files below `d` are still found.
+        let before = tree(&[
+            ("d", ""),
+            ("d-x", "fn dash() {}\n"),
+            ("d.txt", "fn dot() {}\n"),
+            ("d/a.rs", "fn inside() {}\n"),
+        ]);
+        let after = tree(&[("d-x", "fn dash() {}\n"), ("d.txt", "fn dot() {}\n")]);
+        let mut counts = count_identifiers(&before);
+        let dropped = dropped_identifiers(&before, &after, &[Arc::from("d")], &mut counts);
+        assert!(dropped.iter().any(|name| name == "inside"), "{dropped:?}");
+        assert_eq!(counts.get("inside"), Some(&0));
+    }
 }
