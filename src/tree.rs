@@ -940,6 +940,50 @@ mod tests {
     }
 
     #[test]
+    fn the_fingerprints_of_a_fixed_tree_do_not_change() {
+        let mut tree = Tree::empty(Meta {
+            mode: 0o755,
+            mtime_ns: 1_700_000_000_123_456_789,
+        });
+        tree.entries.insert(
+            Arc::from("d"),
+            Entry {
+                node: Node::Dir,
+                meta: Meta {
+                    mode: 0o700,
+                    mtime_ns: -5,
+                },
+            },
+        );
+        tree.entries
+            .insert(Arc::from("d/a.txt"), file("alpha\n", 42));
+        tree.entries.insert(Arc::from("d/empty"), file("", 0));
+        tree.entries.insert(
+            Arc::from("link"),
+            Entry {
+                node: Node::Symlink {
+                    target: "d/a.txt".into(),
+                },
+                meta: Meta {
+                    mode: 0,
+                    mtime_ns: 7,
+                },
+            },
+        );
+        // The same values as an independent implementation of the two formats (Python's
+        // hashlib over the same typed, length-prefixed fields), so the formats of published
+        // fingerprints cannot drift.
+        assert_eq!(
+            tree.fingerprint().to_string(),
+            "1b1d1e2bcbdbf2fa2ca9a756f340ffd97fda3a57dd97aefeb982b8756db69ae9"
+        );
+        assert_eq!(
+            tree.content_fingerprint().to_string(),
+            "2321c14f6398c1fdc69cb7a40aacfa527b4791e2dbd49c38b8101a089e130e79"
+        );
+    }
+
+    #[test]
     fn the_size_of_a_changed_tree_is_counted_over_what_changed() {
         let dir = Entry {
             node: Node::Dir,
