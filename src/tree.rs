@@ -939,37 +939,39 @@ mod tests {
         }
     }
 
+    fn dir(mode: u32, mtime: i128) -> Entry {
+        Entry {
+            node: Node::Dir,
+            meta: Meta {
+                mode,
+                mtime_ns: mtime,
+            },
+        }
+    }
+
+    fn link(target: &str, mtime: i128) -> Entry {
+        Entry {
+            node: Node::Symlink {
+                target: target.into(),
+            },
+            meta: Meta {
+                mode: 0,
+                mtime_ns: mtime,
+            },
+        }
+    }
+
     #[test]
     fn the_fingerprints_of_a_fixed_tree_do_not_change() {
         let mut tree = Tree::empty(Meta {
             mode: 0o755,
             mtime_ns: 1_700_000_000_123_456_789,
         });
-        tree.entries.insert(
-            Arc::from("d"),
-            Entry {
-                node: Node::Dir,
-                meta: Meta {
-                    mode: 0o700,
-                    mtime_ns: -5,
-                },
-            },
-        );
+        tree.entries.insert(Arc::from("d"), dir(0o700, -5));
         tree.entries
             .insert(Arc::from("d/a.txt"), file("alpha\n", 42));
         tree.entries.insert(Arc::from("d/empty"), file("", 0));
-        tree.entries.insert(
-            Arc::from("link"),
-            Entry {
-                node: Node::Symlink {
-                    target: "d/a.txt".into(),
-                },
-                meta: Meta {
-                    mode: 0,
-                    mtime_ns: 7,
-                },
-            },
-        );
+        tree.entries.insert(Arc::from("link"), link("d/a.txt", 7));
         // The same values as an independent implementation of the two formats (Python's
         // hashlib over the same typed, length-prefixed fields), so the formats of published
         // fingerprints cannot drift.
@@ -985,21 +987,7 @@ mod tests {
 
     #[test]
     fn the_size_of_a_changed_tree_is_counted_over_what_changed() {
-        let dir = Entry {
-            node: Node::Dir,
-            meta: Meta {
-                mode: 0o755,
-                mtime_ns: 0,
-            },
-        };
-        let link = Entry {
-            node: Node::Symlink { target: "a".into() },
-            meta: Meta {
-                mode: 0,
-                mtime_ns: 0,
-            },
-        };
-        let mut base = Tree::empty(dir.meta);
+        let mut base = Tree::empty(dir(0o755, 0).meta);
         for i in 0..500 {
             base.entries.insert(
                 Arc::from(format!("d{}/f{i}", i % 7)),
@@ -1007,7 +995,8 @@ mod tests {
             );
         }
         for d in 0..7 {
-            base.entries.insert(Arc::from(format!("d{d}")), dir.clone());
+            base.entries
+                .insert(Arc::from(format!("d{d}")), dir(0o755, 0));
         }
         // A clone that shares the map, changed in a few places of every kind.
         let mut changed = base.clone();
@@ -1015,9 +1004,9 @@ mod tests {
         changed
             .entries
             .insert(Arc::from("d1/f8"), file("longer than before", 5));
-        changed.entries.insert(Arc::from("d9"), dir.clone());
-        changed.entries.insert(Arc::from("d9/l"), link.clone());
-        changed.entries.insert(Arc::from("d0/f0"), link);
+        changed.entries.insert(Arc::from("d9"), dir(0o755, 0));
+        changed.entries.insert(Arc::from("d9/l"), link("a", 0));
+        changed.entries.insert(Arc::from("d0/f0"), link("a", 0));
         assert_eq!(base.size_of(base.size(), &changed), changed.size());
         assert_eq!(changed.size_of(changed.size(), &base), base.size());
         // Two maps built apart (nothing shared) count the same.
@@ -1038,16 +1027,7 @@ mod tests {
             mode: 0o755,
             mtime_ns: 1,
         });
-        tree.entries.insert(
-            Arc::from("a"),
-            Entry {
-                node: Node::Dir,
-                meta: Meta {
-                    mode: 0o755,
-                    mtime_ns: 2,
-                },
-            },
-        );
+        tree.entries.insert(Arc::from("a"), dir(0o755, 2));
         tree.entries.insert(Arc::from("a/x.txt"), file("x", 3));
         tree.entries.insert(Arc::from("b.txt"), file("b", 4));
         tree
