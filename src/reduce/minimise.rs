@@ -170,8 +170,24 @@ pub(crate) fn minimise(
     needed: &mut NeededShare,
     elements: &mut dyn Elements,
 ) -> Result<Option<u64>, ReduceError> {
+    minimise_then(session, phase, minimiser, needed, elements, None)
+}
+
+/// [`minimise`], with `then`: what the caller would try first after this list if nothing
+/// more were committed (see [`minimise_groups`]).
+///
+/// # Errors
+/// Whatever the session reports.
+pub(crate) fn minimise_then(
+    session: &mut Session,
+    phase: &str,
+    minimiser: Minimiser,
+    needed: &mut NeededShare,
+    elements: &mut dyn Elements,
+    then: Option<&Then<'_>>,
+) -> Result<Option<u64>, ReduceError> {
     let whole = [elements.len()];
-    minimise_groups(session, phase, minimiser, needed, elements, &whole, None)
+    minimise_groups(session, phase, minimiser, needed, elements, &whole, then)
 }
 
 /// One list of [`minimise_groups`]: its elements (indices into the shared list), its

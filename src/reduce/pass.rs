@@ -16,7 +16,9 @@ use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
 pub(crate) use crate::reduce::minimise::NeededShare;
 use crate::reduce::minimise::first_window;
-pub(crate) use crate::reduce::minimise::{Elements, minimise, minimise_groups};
+pub(crate) use crate::reduce::minimise::{
+    Elements, Then, minimise, minimise_groups, minimise_then,
+};
 use crate::reduce::options::Minimiser;
 pub(crate) use crate::reduce::session::UNION_WINDOW;
 use crate::reduce::session::{Candidate, Session};
@@ -146,31 +148,81 @@ pub(crate) fn per_file(
     settles: bool,
     mut file: impl FnMut(&mut Session, &RelPath) -> Result<Option<u64>, ReduceError>,
 ) -> Result<PassResult, ReduceError> {
+    per_file_ahead(
+        session,
+        ctx,
+        settles,
+        &|_, _, _| Vec::new(),
+        |session, path, _| file(session, path),
+    )
+}
+
+/// What a pass's search of a file would try first, from the share of needed elements
+/// then (see [`per_file_ahead`]).
+pub(crate) type FirstOf<'a> = dyn Fn(&Session, &RelPath, NeededShare) -> Vec<Candidate> + 'a;
+
+/// [`per_file`], where the search of each file gets what the search of the next file
+/// would try first (`first` of the next file the walk would not skip, asked for when it is
+/// needed): what runs ahead of the last window of a file, so that the worker a file's last
+/// window leaves idle starts on the next file (see [`Session::try_window_ahead`]).
+pub(crate) fn per_file_ahead(
+    session: &mut Session,
+    ctx: &PassContext,
+    settles: bool,
+    first: &FirstOf<'_>,
+    mut file: impl FnMut(&mut Session, &RelPath, &Then<'_>) -> Result<Option<u64>, ReduceError>,
+) -> Result<PassResult, ReduceError> {
     let mut result = PassResult::default();
     let mut full = true;
     // The commit count when `file` last took each file.
     let mut left_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
+    // Whether this round leaves `path` out (`left_at` as it is then).
+    let leaves_out = |session: &Session,
+                      left_at: &std::collections::HashMap<RelPath, u64>,
+                      full: bool,
+                      path: &RelPath| {
+        settled_skip(session, ctx, path).is_some()
+            || (!full
+                && left_at
+                    .get(path)
+                    .is_some_and(|&at| !session.touched_since(path, at)))
+    };
     loop {
         let mut round = 0;
-        for path in ctx.file_order(session) {
-            if skip_settled(session, ctx, &path) {
+        let order = ctx.file_order(session);
+        for (i, path) in order.iter().enumerate() {
+            if skip_settled(session, ctx, path) {
                 continue;
             }
             if !full
-                && let Some(&at) = left_at.get(&path)
-                && !session.touched_since(&path, at)
+                && let Some(&at) = left_at.get(path)
+                && !session.touched_since(path, at)
             {
                 continue;
             }
             // Counted from before the file's own commits, which may let more of it go.
             left_at.insert(path.clone(), session.commits());
             let recalled = session.recalled_cuts();
-            let Some(n) = file(session, &path)? else {
+            let searched = {
+                let left_at = &left_at;
+                let rest = &order[i + 1..];
+                let next = |session: &Session, share: NeededShare| {
+                    rest.iter()
+                        .find(|p| {
+                            file_state(session, p).is_some()
+                                && !leaves_out(session, left_at, full, p)
+                        })
+                        .map(|p| first(session, p, share))
+                        .unwrap_or_default()
+                };
+                file(session, path, &next)?
+            };
+            let Some(n) = searched else {
                 result.accepted += round;
                 return Ok(result);
             };
             if settles || n == 0 {
-                session.settle(&path, session.recalled_cuts() > recalled);
+                session.settle(path, session.recalled_cuts() > recalled);
             }
             round += n;
         }
@@ -191,19 +243,26 @@ pub(crate) fn per_file(
 /// unchanged since it settled and no commit since removed an occurrence of an identifier
 /// it holds. A skip of the second kind is counted (see [`Session::settled_skips`]).
 pub(crate) fn skip_settled(session: &mut Session, ctx: &PassContext, path: &RelPath) -> bool {
-    let Some((at, from_memory)) = session.settled(path) else {
-        return false;
-    };
+    match settled_skip(session, ctx, path) {
+        None => false,
+        Some(counted) => {
+            if counted {
+                session.skipped_settled();
+            }
+            true
+        }
+    }
+}
+
+/// Whether [`skip_settled`] skips `path`, and if so whether the skip is counted.
+fn settled_skip(session: &Session, ctx: &PassContext, path: &RelPath) -> Option<bool> {
+    let (at, from_memory) = session.settled(path)?;
     // On this very tree: the same search would find nothing new, unless it answered cuts
     // from memory and this is the confirming round, in which every cut runs.
     if at == session.commits() && !(from_memory && ctx.confirming) {
-        return true;
+        return Some(false);
     }
-    if ctx.settle && !ctx.confirming && !session.touched_since(path, at) {
-        session.skipped_settled();
-        return true;
-    }
-    false
+    (ctx.settle && !ctx.confirming && !session.touched_since(path, at)).then_some(true)
 }
 
 pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
@@ -499,7 +558,8 @@ impl Elements for Ranges {
 /// form one list of cuts of the file. Returns the commits made, or `None` when
 /// the session stopped. With `guard`, cuts that would leave the file unparsable are skipped
 /// (see [`Ranges::guarded`]) and counted in `state`, whose needed share starts and learns
-/// from each list.
+/// from each list. `after` gives what the caller would try after the last level (the next
+/// file's first window), which runs ahead of the last level's last window.
 #[expect(
     clippy::too_many_arguments,
     reason = "a level walk needs the pass's name, settings and the level function"
@@ -514,6 +574,7 @@ pub(crate) fn by_levels<C: Cut>(
     noun: &'static str,
     single_lines: bool,
     level: impl Fn(&[u8], usize) -> Option<Vec<Vec<C>>>,
+    after: &Then<'_>,
 ) -> Result<Option<u64>, ReduceError> {
     let mut accepted = 0;
     let mut depth = 0;
@@ -523,11 +584,17 @@ pub(crate) fn by_levels<C: Cut>(
         else {
             return Ok(Some(accepted));
         };
-        // What the next level would try first, if this one committed nothing more.
+        // What the next level would try first, if this one committed nothing more; after
+        // the last level, what the caller tries next.
         let then = |session: &Session, share: NeededShare| {
-            level_list(session, path, noun, single_lines, guard, &level, depth + 1)
+            let next = level_list(session, path, noun, single_lines, guard, &level, depth + 1)
                 .map(|(next, sizes)| first_window(session, minimiser, share, &next, &sizes))
-                .unwrap_or_default()
+                .unwrap_or_default();
+            if next.is_empty() {
+                after(session, share)
+            } else {
+                next
+            }
         };
         let outcome = minimise_groups(
             session,
@@ -545,6 +612,27 @@ pub(crate) fn by_levels<C: Cut>(
         accepted += n;
         depth += 1;
     }
+}
+
+/// The first window [`by_levels`] would try on `path`, from the share `share`: what runs
+/// ahead of the last window before the file's search (see [`per_file_ahead`]).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the settings of the level walk it stands for"
+)]
+pub(crate) fn levels_first<C: Cut>(
+    session: &Session,
+    minimiser: Minimiser,
+    share: NeededShare,
+    guard: bool,
+    path: &RelPath,
+    noun: &'static str,
+    single_lines: bool,
+    level: &impl Fn(&[u8], usize) -> Option<Vec<Vec<C>>>,
+) -> Vec<Candidate> {
+    level_list(session, path, noun, single_lines, guard, level, 0)
+        .map(|(list, sizes)| first_window(session, minimiser, share, &list, &sizes))
+        .unwrap_or_default()
 }
 
 /// The list [`by_levels`] searches at `depth` of `path`'s current content, with the sizes
@@ -725,6 +813,7 @@ mod tests {
                 "line",
                 true,
                 |data, depth| level(data, depth),
+                &|_, _| Vec::new(),
             )
             .unwrap();
             assert_eq!(done, Some(0));
@@ -742,6 +831,50 @@ mod tests {
             results.push(file_state(&session, "m.txt").unwrap().0.to_vec());
         }
         assert_eq!(results[0], b"a\nb\n");
+        assert_eq!(results[0], results[1]);
+    }
+
+    #[test]
+    fn the_first_window_of_the_next_file_runs_ahead_of_a_file_s_last_window() {
+        // Two files of one needed line each. Each file's search is one window of one
+        // command; with two workers, the second file's runs beside the first file's and
+        // then answers from the cache. Nothing else changes: the same commands decide.
+        let ctx = PassContext {
+            keep: Vec::new(),
+            named: Vec::new(),
+            minimiser: Minimiser::Cdd,
+            syntax_guard: false,
+            within_lines: false,
+            settle: false,
+            stubs: false,
+            confirming: false,
+            strace: None,
+        };
+        let mut results = Vec::new();
+        for jobs in [1, 2] {
+            let scratch = tempfile::tempdir().unwrap();
+            let mut session = crate::reduce::session::tests::session_on(
+                &[("a.txt", "x\n"), ("b.txt", "y\n")],
+                "grep -q x a.txt && grep -q y b.txt",
+                jobs,
+                scratch.path(),
+            );
+            let mut lines = crate::reduce::passes::lines::Lines::default();
+            let done = lines.run(&mut session, &ctx).unwrap();
+            assert_eq!(done.accepted, 0);
+            let p = session
+                .phases()
+                .iter()
+                .find(|p| p.phase == "lines")
+                .unwrap();
+            let ahead = u64::from(jobs == 2);
+            assert_eq!(
+                (p.oracle_samples, p.ran_ahead, p.cache_hits, p.rejected),
+                (2, ahead, ahead, 2),
+                "-j{jobs}"
+            );
+            results.push(session.current.fingerprint());
+        }
         assert_eq!(results[0], results[1]);
     }
 

@@ -14,7 +14,8 @@ use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
 use crate::reduce::identifiers::UseIndex;
 use crate::reduce::pass::{
-    Pass, PassContext, PassResult, UNION_WINDOW, complement, file_state, line_ranges, per_file,
+    NeededShare, Pass, PassContext, PassResult, Then, UNION_WINDOW, complement, file_state,
+    line_ranges, per_file_ahead,
 };
 use crate::reduce::session::{Candidate, Session};
 use crate::reduce::syntax;
@@ -94,64 +95,91 @@ pub(crate) struct Declarations;
 
 impl Declarations {
     /// The declarations of one file, in windows, until each name was tried once; `None`
-    /// when the session stopped.
+    /// when the session stopped. `after` gives what the pass tries after this file.
     fn file(
         session: &mut Session,
         phase: &str,
         path: &RelPath,
+        after: &Then<'_>,
     ) -> Result<Option<u64>, ReduceError> {
-        let Some(lang) = syntax::lang_for_path(path) else {
-            return Ok(Some(0));
-        };
         let mut tried: HashSet<String> = HashSet::new();
         let mut accepted = 0;
         loop {
-            let Some((data, _)) = file_state(session, path) else {
+            let Some((candidates, names)) = Declarations::window(session, path, &tried) else {
                 return Ok(Some(accepted));
             };
-            let Ok(mut declared) = syntax::declarations(lang, &data) else {
-                return Ok(Some(accepted));
-            };
-            // Then the members (variants, fields, methods): a member still matched or
-            // constructed somewhere can go only with those uses.
-            declared.extend(syntax::member_declarations(lang, &data).unwrap_or_default());
-            let mut candidates = Vec::new();
-            let mut uses_of = Uses::new(&session.current);
-            for (range, name) in declared {
-                if candidates.len() == UNION_WINDOW || !tried.insert(name.clone()) {
-                    continue;
-                }
-                let Some(cuts) = uses_of.cuts(path, &range, &name) else {
-                    continue;
-                };
-                let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
-                let mut parts = Vec::new();
-                for (file, digest, cut) in cuts {
-                    let Some((now, _)) = file_state(session, &file) else {
-                        continue;
-                    };
-                    parts.push(Mutation::Keep {
-                        path: file,
-                        expect: digest,
-                        keep: complement(now.len(), &cut),
-                    });
-                }
-                candidates.push(Candidate {
-                    mutation: Mutation::Union(parts),
-                    label: format!(
-                        "declaration {name} of {path} with {uses} use{}",
-                        if uses == 1 { "" } else { "s" }
-                    ),
-                });
-            }
+            tried.extend(names);
             if candidates.is_empty() {
                 return Ok(Some(accepted));
             }
-            let Some(done) = session.try_window(phase, candidates)? else {
+            // What the next window would be if this one committed nothing, or after the
+            // file's last window, what the pass tries next.
+            let ahead = if session.runs_ahead() {
+                let next = Declarations::window(session, path, &tried)
+                    .map(|(next, _)| next)
+                    .unwrap_or_default();
+                if next.is_empty() {
+                    after(session, NeededShare::default())
+                } else {
+                    next
+                }
+            } else {
+                Vec::new()
+            };
+            let Some(done) = session.try_window_ahead(phase, candidates, ahead)? else {
                 return Ok(None);
             };
             accepted += done.iter().filter(|c| **c).count() as u64;
         }
+    }
+
+    /// The next window of `path`'s declarations on the current tree: up to
+    /// [`UNION_WINDOW`] declarations whose names are not in `tried`, each with its uses,
+    /// and the names it looked at (a name used nowhere else is looked at and skipped).
+    /// `None` when the file is gone or cannot be parsed.
+    fn window(
+        session: &Session,
+        path: &RelPath,
+        tried: &HashSet<String>,
+    ) -> Option<(Vec<Candidate>, Vec<String>)> {
+        let lang = syntax::lang_for_path(path)?;
+        let (data, _) = file_state(session, path)?;
+        let mut declared = syntax::declarations(lang, &data).ok()?;
+        // Then the members (variants, fields, methods): a member still matched or
+        // constructed somewhere can go only with those uses.
+        declared.extend(syntax::member_declarations(lang, &data).unwrap_or_default());
+        let mut candidates = Vec::new();
+        let mut looked: Vec<String> = Vec::new();
+        let mut uses_of = Uses::new(&session.current);
+        for (range, name) in declared {
+            if candidates.len() == UNION_WINDOW || tried.contains(&name) || looked.contains(&name) {
+                continue;
+            }
+            looked.push(name.clone());
+            let Some(cuts) = uses_of.cuts(path, &range, &name) else {
+                continue;
+            };
+            let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
+            let mut parts = Vec::new();
+            for (file, digest, cut) in cuts {
+                let Some((now, _)) = file_state(session, &file) else {
+                    continue;
+                };
+                parts.push(Mutation::Keep {
+                    path: file,
+                    expect: digest,
+                    keep: complement(now.len(), &cut),
+                });
+            }
+            candidates.push(Candidate {
+                mutation: Mutation::Union(parts),
+                label: format!(
+                    "declaration {name} of {path} with {uses} use{}",
+                    if uses == 1 { "" } else { "s" }
+                ),
+            });
+        }
+        Some((candidates, looked))
     }
 }
 
@@ -162,8 +190,13 @@ impl Pass for Declarations {
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
-        per_file(session, ctx, false, |session, path| {
-            Declarations::file(session, name, path)
+        let first = |session: &Session, path: &RelPath, _| {
+            Declarations::window(session, path, &HashSet::new())
+                .map(|(first, _)| first)
+                .unwrap_or_default()
+        };
+        per_file_ahead(session, ctx, false, &first, |session, path, after| {
+            Declarations::file(session, name, path, after)
         })
     }
 }

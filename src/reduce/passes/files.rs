@@ -3,8 +3,10 @@
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
+use crate::reduce::minimise::first_window;
 use crate::reduce::pass::{
-    Elements, Pass, PassContext, PassResult, PassState, complement, file_state, minimise,
+    Elements, NeededShare, Pass, PassContext, PassResult, PassState, complement, file_state,
+    minimise, minimise_then,
 };
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
@@ -155,18 +157,43 @@ impl Pass for Files {
                 if !dir.is_empty() && !session.current.entries.contains_key(dir.as_str()) {
                     continue;
                 }
-                let elements: Vec<RelPath> = session
-                    .current
-                    .children(&dir)
-                    .into_iter()
-                    .filter(|p| !ctx.protected(p))
-                    .collect();
-                let Some(n) = minimise(
+                let children = |session: &Session, dir: &str| -> Vec<RelPath> {
+                    session
+                        .current
+                        .children(dir)
+                        .into_iter()
+                        .filter(|p| !ctx.protected(p))
+                        .collect()
+                };
+                // After this directory, the next one in the queue, else its own first
+                // subdirectory: what runs ahead of its last window.
+                let then = |session: &Session, share: NeededShare| {
+                    let next = queue.front().cloned().or_else(|| {
+                        session
+                            .current
+                            .children(&dir)
+                            .into_iter()
+                            .find_map(|child| {
+                                matches!(
+                                    session.current.entries.get(&child).map(|e| &e.node),
+                                    Some(Node::Dir)
+                                )
+                                .then(|| child.to_string())
+                            })
+                    });
+                    next.map(|next| {
+                        let list = Paths(children(session, &next));
+                        first_window(session, ctx.minimiser, share, &list, &[list.len()])
+                    })
+                    .unwrap_or_default()
+                };
+                let Some(n) = minimise_then(
                     session,
                     self.name(),
                     ctx.minimiser,
                     &mut self.state.needed,
-                    &mut Paths(elements),
+                    &mut Paths(children(session, &dir)),
+                    Some(&then),
                 )?
                 else {
                     result.accepted += round;

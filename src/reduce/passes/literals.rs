@@ -10,9 +10,11 @@ use std::sync::Arc;
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
+use crate::reduce::minimise::first_window;
 use crate::reduce::options::Minimiser;
 use crate::reduce::pass::{
-    Elements, NeededShare, Pass, PassContext, PassResult, PassState, file_state, minimise, per_file,
+    Elements, NeededShare, Pass, PassContext, PassResult, PassState, Then, file_state,
+    minimise_then, per_file,
 };
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::RelPath;
@@ -119,12 +121,49 @@ impl Elements for Replacements {
     }
 }
 
+/// The list of `path`'s `items(content)` (each a range and its replacement), `None` when
+/// the file is gone or has none.
+fn replacements(
+    session: &Session,
+    path: &RelPath,
+    nouns: (&'static str, &'static str),
+    items: &impl Fn(&[u8]) -> Vec<(Range<usize>, &'static str)>,
+) -> Option<Replacements> {
+    let (data, _) = file_state(session, path)?;
+    let items = items(&data);
+    (!items.is_empty()).then(|| Replacements {
+        path: path.clone(),
+        items,
+        len: data.len(),
+        nouns,
+    })
+}
+
+/// The first window [`replace_until_stable`] would try on `path`, from the share `share`.
+pub(crate) fn replacements_first(
+    session: &Session,
+    minimiser: Minimiser,
+    share: NeededShare,
+    path: &RelPath,
+    nouns: (&'static str, &'static str),
+    items: &impl Fn(&[u8]) -> Vec<(Range<usize>, &'static str)>,
+) -> Vec<Candidate> {
+    replacements(session, path, nouns, items)
+        .map(|list| first_window(session, minimiser, share, &list, &[list.items.len()]))
+        .unwrap_or_default()
+}
+
 /// Replaces what it can of `path`'s `items(content)` (each a range and its replacement),
 /// searching again after every search that committed something, until one commits nothing.
-/// Returns the commits made, or `None` when the session stopped.
+/// `then` gives what the caller tries after it (see [`minimise_then`]). Returns the
+/// commits made, or `None` when the session stopped.
 ///
 /// # Errors
 /// Whatever the session reports.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a replacement search needs the pass's name, settings and the item function"
+)]
 pub(crate) fn replace_until_stable(
     session: &mut Session,
     phase: &str,
@@ -133,23 +172,14 @@ pub(crate) fn replace_until_stable(
     path: &RelPath,
     nouns: (&'static str, &'static str),
     items: impl Fn(&[u8]) -> Vec<(Range<usize>, &'static str)>,
+    then: Option<&Then<'_>>,
 ) -> Result<Option<u64>, ReduceError> {
     let mut accepted = 0;
     loop {
-        let Some((data, _)) = file_state(session, path) else {
+        let Some(mut list) = replacements(session, path, nouns, &items) else {
             return Ok(Some(accepted));
         };
-        let items = items(&data);
-        if items.is_empty() {
-            return Ok(Some(accepted));
-        }
-        let mut list = Replacements {
-            path: path.clone(),
-            items,
-            len: data.len(),
-            nouns,
-        };
-        match minimise(session, phase, minimiser, needed, &mut list)? {
+        match minimise_then(session, phase, minimiser, needed, &mut list, then)? {
             None => return Ok(None),
             Some(0) => return Ok(Some(accepted)),
             Some(n) => accepted += n,
@@ -177,6 +207,7 @@ impl Pass for Literals {
                 path,
                 ("literal", "literals"),
                 |data| crate::reduce::syntax::literals(lang, data).unwrap_or_default(),
+                None,
             )
         })?;
         Ok(self.state.result(result.accepted))

@@ -10,14 +10,18 @@
 
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
-use crate::reduce::pass::NeededShare;
-use crate::reduce::passes::literals::replace_until_stable;
-use crate::reduce::session::Session;
+use crate::reduce::pass::{NeededShare, Then};
+use crate::reduce::passes::literals::{replace_until_stable, replacements_first};
+use crate::reduce::session::{Candidate, Session};
 use crate::reduce::syntax::Lang;
 use crate::tree::RelPath;
 
+/// What one body and several are called in labels.
+const BODIES: (&str, &str) = ("body", "bodies");
+
 /// Replaces what it can of `path`'s function bodies by stubs, until a search commits
-/// nothing. Returns the commits made, or `None` when the session stopped.
+/// nothing; `then` gives what the caller tries next. Returns the commits made, or `None`
+/// when the session stopped.
 ///
 /// # Errors
 /// Whatever the session reports.
@@ -28,6 +32,7 @@ pub(crate) fn stub_bodies(
     needed: &mut NeededShare,
     path: &RelPath,
     lang: Lang,
+    then: &Then<'_>,
 ) -> Result<Option<u64>, ReduceError> {
     replace_until_stable(
         session,
@@ -35,7 +40,21 @@ pub(crate) fn stub_bodies(
         minimiser,
         needed,
         path,
-        ("body", "bodies"),
+        BODIES,
         |data| crate::reduce::syntax::stubs(lang, data).unwrap_or_default(),
+        Some(then),
     )
+}
+
+/// The first window [`stub_bodies`] would try on `path`, from the share `share`.
+pub(crate) fn stubs_first(
+    session: &Session,
+    minimiser: Minimiser,
+    share: NeededShare,
+    path: &RelPath,
+    lang: Lang,
+) -> Vec<Candidate> {
+    replacements_first(session, minimiser, share, path, BODIES, &|data| {
+        crate::reduce::syntax::stubs(lang, data).unwrap_or_default()
+    })
 }

@@ -4,11 +4,14 @@
 
 use crate::reduce::error::ReduceError;
 use crate::reduce::options::Minimiser;
+use std::ops::Range;
+
 use crate::reduce::pass::{
-    NeededShare, Pass, PassContext, PassResult, PassState, by_levels, per_file,
+    NeededShare, Pass, PassContext, PassResult, PassState, Then, by_levels, levels_first,
+    per_file_ahead,
 };
-use crate::reduce::passes::stubs::stub_bodies;
-use crate::reduce::session::Session;
+use crate::reduce::passes::stubs::{stub_bodies, stubs_first};
+use crate::reduce::session::{Candidate, Session};
 use crate::reduce::syntax::Lang;
 use crate::tree::RelPath;
 
@@ -20,10 +23,16 @@ pub(crate) struct Syntax {
     stubs: NeededShare,
 }
 
+/// The syntax levels of `data` in `lang`: level `depth`'s groups of sibling nodes.
+fn levels(lang: Lang, data: &[u8], depth: usize) -> Option<Vec<Vec<Range<usize>>>> {
+    let levels = crate::reduce::syntax::search_levels(lang, data).ok()?;
+    levels.get(depth).cloned()
+}
+
 impl Syntax {
     /// One file: with `stubs`, its function bodies first (a body the failure does not need
     /// goes in one edit), then every level, on what is left; `None` when the session
-    /// stopped.
+    /// stopped. `after` gives what the pass tries after this file.
     #[expect(
         clippy::too_many_arguments,
         reason = "a file's search needs the pass's name, both learned shares and settings"
@@ -37,30 +46,64 @@ impl Syntax {
         stubs: bool,
         path: &RelPath,
         lang: Lang,
+        after: &Then<'_>,
     ) -> Result<Option<u64>, ReduceError> {
         let mut accepted = 0;
+        let level = |data: &[u8], depth| levels(lang, data, depth);
         if stubs {
-            let Some(n) = stub_bodies(session, name, minimiser, stub_share, path, lang)? else {
+            // After the bodies, the first level of what is left.
+            let share = state.needed;
+            let then = |session: &Session, stub: NeededShare| {
+                let next =
+                    levels_first(session, minimiser, share, false, path, "node", true, &level);
+                if next.is_empty() {
+                    after(session, stub)
+                } else {
+                    next
+                }
+            };
+            let Some(n) = stub_bodies(session, name, minimiser, stub_share, path, lang, &then)?
+            else {
                 return Ok(None);
             };
             accepted += n;
         }
         // A file the grammar cannot take (too large, too slow) is left to other passes.
         let searched = by_levels(
+            session, name, state, minimiser, false, path, "node", true, level, after,
+        )?;
+        Ok(searched.map(|n| accepted + n))
+    }
+
+    /// What [`Syntax::file`] tries first on `path`: its first window of bodies, or of its
+    /// first level when no body can become a stub.
+    fn first(
+        session: &Session,
+        minimiser: Minimiser,
+        shares: (NeededShare, NeededShare),
+        stubs: bool,
+        path: &RelPath,
+    ) -> Vec<Candidate> {
+        let Some(lang) = crate::reduce::syntax::lang_for_path(path) else {
+            return Vec::new();
+        };
+        let (level_share, stub_share) = shares;
+        if stubs {
+            let bodies = stubs_first(session, minimiser, stub_share, path, lang);
+            if !bodies.is_empty() {
+                return bodies;
+            }
+        }
+        levels_first(
             session,
-            name,
-            state,
             minimiser,
+            level_share,
             false,
             path,
             "node",
             true,
-            |data, depth| {
-                let levels = crate::reduce::syntax::search_levels(lang, data).ok()?;
-                levels.get(depth).cloned()
-            },
-        )?;
-        Ok(searched.map(|n| accepted + n))
+            &|data: &[u8], depth| levels(lang, data, depth),
+        )
     }
 }
 
@@ -71,27 +114,28 @@ impl Pass for Syntax {
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
+        let shares = (self.state.needed, self.stubs);
+        let first = |session: &Session, path: &RelPath, _| {
+            Syntax::first(session, ctx.minimiser, shares, ctx.stubs, path)
+        };
         let state = &mut self.state;
         let stub_share = &mut self.stubs;
-        let result =
-            per_file(
-                session,
-                ctx,
-                false,
-                |session, path| match crate::reduce::syntax::lang_for_path(path) {
-                    Some(lang) => Syntax::file(
-                        session,
-                        name,
-                        state,
-                        stub_share,
-                        ctx.minimiser,
-                        ctx.stubs,
-                        path,
-                        lang,
-                    ),
-                    None => Ok(Some(0)),
-                },
-            )?;
+        let result = per_file_ahead(session, ctx, false, &first, |session, path, after| {
+            match crate::reduce::syntax::lang_for_path(path) {
+                Some(lang) => Syntax::file(
+                    session,
+                    name,
+                    state,
+                    stub_share,
+                    ctx.minimiser,
+                    ctx.stubs,
+                    path,
+                    lang,
+                    after,
+                ),
+                None => Ok(Some(0)),
+            }
+        })?;
         Ok(self.state.result(result.accepted))
     }
 }

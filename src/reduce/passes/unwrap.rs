@@ -1,12 +1,34 @@
 //! The unwrap pass: drops a block's header and closing lines and dedents its body, level by
 //! level (see [`crate::reduce::blocks::unwrap_cuts`]).
 
+use std::ops::Range;
+
 use crate::reduce::blocks::{blocks, classify, siblings_at, unwrap_cuts};
 use crate::reduce::error::ReduceError;
 use crate::reduce::pass::{
-    Pass, PassContext, PassResult, PassState, by_levels, line_ranges, per_file,
+    Pass, PassContext, PassResult, PassState, by_levels, levels_first, line_ranges, per_file_ahead,
 };
 use crate::reduce::session::Session;
+use crate::tree::RelPath;
+
+/// The unwrap cuts of the blocks at `depth` of `data`, one list per group of siblings.
+fn level(data: &[u8], depth: usize) -> Option<Vec<Vec<Vec<Range<usize>>>>> {
+    let ranges = line_ranges(data);
+    let lines = classify(data, &ranges);
+    let forest = blocks(data);
+    let level = siblings_at(&forest, depth);
+    (!level.is_empty()).then(|| {
+        level
+            .iter()
+            .map(|siblings| {
+                siblings
+                    .iter()
+                    .filter_map(|b| unwrap_cuts(&lines, &ranges, b))
+                    .collect()
+            })
+            .collect()
+    })
+}
 
 /// Unwraps blocks level by level: drops a block's header and closing lines and dedents its
 /// body, so that what the body holds survives without what wraps it (`if`, a loop, a
@@ -24,7 +46,20 @@ impl Pass for Unwrap {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         let state = &mut self.state;
-        let result = per_file(session, ctx, false, |session, path| {
+        let share = state.needed;
+        let first = |session: &Session, path: &RelPath, _| {
+            levels_first(
+                session,
+                ctx.minimiser,
+                share,
+                ctx.syntax_guard,
+                path,
+                "unwrap",
+                true,
+                &level,
+            )
+        };
+        let result = per_file_ahead(session, ctx, false, &first, |session, path, after| {
             by_levels(
                 session,
                 name,
@@ -34,23 +69,8 @@ impl Pass for Unwrap {
                 path,
                 "unwrap",
                 true,
-                |data, depth| {
-                    let ranges = line_ranges(data);
-                    let lines = classify(data, &ranges);
-                    let forest = blocks(data);
-                    let level = siblings_at(&forest, depth);
-                    (!level.is_empty()).then(|| {
-                        level
-                            .iter()
-                            .map(|siblings| {
-                                siblings
-                                    .iter()
-                                    .filter_map(|b| unwrap_cuts(&lines, &ranges, b))
-                                    .collect()
-                            })
-                            .collect()
-                    })
-                },
+                level,
+                after,
             )
         })?;
         Ok(self.state.result(result.accepted))
