@@ -13,29 +13,6 @@ use crate::gate::readers::ReadContext;
 use crate::gate::test_report::Status;
 use crate::runner::{self, CommandSpec, Termination};
 
-/// Why the build directory of a worker cannot be prepared.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CargoTargetError {
-    /// It could not be made.
-    #[error("cannot create the build directory `{}`: {source}", dir.display())]
-    Create {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// It could not be emptied.
-    #[error("cannot empty the build directory `{}`: {source}", dir.display())]
-    Empty {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
 /// What to check.
 #[derive(Clone, Debug)]
 pub(crate) struct CheckSpec {
@@ -75,9 +52,19 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let command = files.expand(&spec.command, std::slice::from_ref(&spec.file), &cwd);
     let mut env = crate::gate::sides::side_env();
     let never = std::sync::atomic::AtomicBool::new(false);
+    let cargo = crate::gate::build_dir::Cargo {
+        cwd: &cwd,
+        tmp: &tmp,
+        timeout: spec.timeout,
+        never: &never,
+    };
+    let mut build_dir = None;
     if let Some(root) = &spec.cargo_target_root {
-        match cargo_target(root, &cwd, &tmp, spec.timeout, &never) {
-            Ok(dir) => env.push(("CARGO_TARGET_DIR".into(), dir.display().to_string())),
+        match crate::gate::build_dir::prepare(root, &cargo) {
+            Ok(dir) => {
+                env.push(("CARGO_TARGET_DIR".into(), dir.dir.display().to_string()));
+                build_dir = Some(dir);
+            }
             Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
         }
     }
@@ -93,7 +80,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
             crate::container::Mount::SamePaths(mounts),
         )
     });
-    let outcome = match runner::run_confined(
+    let outcome = runner::run_confined(
         &run,
         &cwd,
         &tmp,
@@ -101,7 +88,11 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         &never,
         confinement.as_ref().map(|c| c as &dyn runner::Confinement),
         None,
-    ) {
+    );
+    if let Some(dir) = build_dir {
+        dir.remember(&cargo);
+    }
+    let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
     };
@@ -169,102 +160,4 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
             }
         },
     }
-}
-
-/// The build directory of the worker running in `cwd`, under `root`, with the freshness
-/// records of the tree's own packages removed. Cargo decides freshness by modification
-/// times, and the reducer restores the original times of the files it rewrites, so an
-/// artifact built from an earlier tree could pass for fresh. Without its record cargo
-/// compiles a package again; rustc's incremental cache, which compares file contents, makes
-/// that quick. The dependencies (which come from outside the tree) stay built.
-fn cargo_target(
-    root: &std::path::Path,
-    cwd: &std::path::Path,
-    tmp: &std::path::Path,
-    timeout: std::time::Duration,
-    never: &std::sync::atomic::AtomicBool,
-) -> Result<PathBuf, CargoTargetError> {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(cwd.as_os_str().as_encoded_bytes());
-    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).map_err(|source| CargoTargetError::Create {
-        dir: dir.clone(),
-        source,
-    })?;
-    let env = vec![("CARGO_TARGET_DIR".to_string(), dir.display().to_string())];
-    let metadata = CommandSpec {
-        argv: [
-            "cargo",
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ]
-        .map(String::from)
-        .to_vec(),
-        env: env.clone(),
-    };
-    let packages: Option<Vec<String>> = runner::run(&metadata, cwd, tmp, timeout, never)
-        .ok()
-        .filter(|o| o.termination == Termination::Exited(0))
-        .and_then(|o| {
-            // Cargo's JSON is the last line; warnings may come before it.
-            let text = String::from_utf8_lossy(&o.output).to_string();
-            let line = text.lines().rev().find(|l| l.starts_with('{'))?.to_string();
-            let value: serde_json::Value = serde_json::from_str(&line).ok()?;
-            let names = value
-                .get("packages")?
-                .as_array()?
-                .iter()
-                .filter_map(|p| p.get("name")?.as_str().map(str::to_string))
-                .collect();
-            Some(names)
-        });
-    let cleaned = packages.is_some_and(|names| forget_packages(&dir, &names).is_ok());
-    if !cleaned {
-        // Whatever cargo could not clean goes entirely.
-        std::fs::remove_dir_all(&dir)
-            .and_then(|()| std::fs::create_dir_all(&dir))
-            .map_err(|source| CargoTargetError::Empty {
-                dir: dir.clone(),
-                source,
-            })?;
-    }
-    Ok(dir)
-}
-
-/// Removes cargo's freshness records (`<profile>/.fingerprint/<package>-<hash>`) of the
-/// packages `names` from the build directory `dir`.
-fn forget_packages(dir: &std::path::Path, names: &[String]) -> std::io::Result<()> {
-    let is_record = |file: &str| {
-        names.iter().any(|name| {
-            file.strip_prefix(name.as_str())
-                .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
-        })
-    };
-    // Profiles sit at `dir/<profile>`, or `dir/<target triple>/<profile>` when cross-building.
-    let mut stack = vec![(dir.to_path_buf(), 0)];
-    while let Some((at, depth)) = stack.pop() {
-        for entry in std::fs::read_dir(&at)? {
-            let entry = entry?;
-            if !entry.file_type()?.is_dir() {
-                continue;
-            }
-            let path = entry.path();
-            if entry.file_name() == ".fingerprint" {
-                for record in std::fs::read_dir(&path)? {
-                    let record = record?;
-                    if is_record(&record.file_name().to_string_lossy()) {
-                        std::fs::remove_dir_all(record.path())?;
-                    }
-                }
-            } else if depth < 2 {
-                stack.push((path, depth + 1));
-            }
-        }
-    }
-    Ok(())
 }

@@ -20,6 +20,7 @@
 //! - [`github`]: job outputs, the step summary and annotations; [`feedback`]: the check
 //!   run and the sticky comment; [`check`]: `check-test`.
 
+pub(crate) mod build_dir;
 pub mod certificate;
 pub(crate) mod check;
 pub(crate) mod classify;

@@ -306,6 +306,59 @@ fn a_build_directory_kept_between_probes_never_answers_for_changed_sources() {
 }
 
 #[test]
+fn a_path_dependency_in_the_tree_that_is_no_workspace_member_is_never_answered_stale() {
+    if !require_tool("cargo", tool_runs("cargo")) {
+        return;
+    }
+    let area = Area::new();
+    let dir = area.write(
+        "crate",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"answer\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ninner = { path = \"inner\" }\n\n[workspace]\nexclude = [\"inner\"]\n",
+            ),
+            ("src/lib.rs", "pub fn value() -> i32 {\n    inner::value()\n}\n"),
+            (
+                "inner/Cargo.toml",
+                "[package]\nname = \"inner\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("inner/src/lib.rs", "pub fn value() -> i32 {\n    1\n}\n"),
+            (
+                "tests/t.rs",
+                "#[test]\nfn answer_is_two() {\n    assert_eq!(answer::value(), 2, \"the answer is off\");\n}\n",
+            ),
+        ],
+    );
+    let root = area.path("cargo-target");
+    std::fs::create_dir_all(&root).unwrap();
+    // Twice: the first run asks cargo which packages are the tree's, the second one
+    // goes by what the first remembered.
+    for _ in 0..2 {
+        let (code, text) = check_cargo_test(&dir, &root);
+        assert_eq!(code, 1, "{text}");
+        assert!(text.contains("the answer is off"), "{text}");
+    }
+    // `inner` is no member of the workspace, but its sources are in the tree: a cut there,
+    // with the file's old modification time, must be built again.
+    let lib = dir.join("inner/src/lib.rs");
+    let mtime = std::fs::metadata(&lib).unwrap().modified().unwrap();
+    std::fs::write(&lib, "pub fn other() -> i32 {\n    1\n}\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&lib)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (code, text) = check_cargo_test(&dir, &root);
+    assert!(
+        !text.contains("the answer is off"),
+        "a stale build answered: {text}"
+    );
+    assert!(text.contains("cannot find function"), "{code}: {text}");
+}
+
+#[test]
 fn a_small_tree_is_not_traced_and_costs_no_more_commands() {
     let area = Area::new();
     area.write("proj", &[("a.txt", "hay\nneedle\nhay\n")]);
