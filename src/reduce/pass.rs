@@ -175,29 +175,12 @@ pub(crate) fn per_file_ahead(
     let mut result = PassResult::default();
     let mut full = true;
     // The commit count when `file` last took each file.
-    let mut left_at: std::collections::HashMap<RelPath, u64> = std::collections::HashMap::new();
-    // Whether this round leaves `path` out (`left_at` as it is then).
-    let leaves_out = |session: &Session,
-                      left_at: &std::collections::HashMap<RelPath, u64>,
-                      full: bool,
-                      path: &RelPath| {
-        settled_skip(session, ctx, path).is_some()
-            || (!full
-                && left_at
-                    .get(path)
-                    .is_some_and(|&at| !session.touched_since(path, at)))
-    };
+    let mut left_at: LeftAt = std::collections::HashMap::new();
     loop {
         let mut round = 0;
         let order = ctx.file_order(session);
         for (i, path) in order.iter().enumerate() {
-            if skip_settled(session, ctx, path) {
-                continue;
-            }
-            if !full
-                && let Some(&at) = left_at.get(path)
-                && !session.touched_since(path, at)
-            {
+            if skip_settled(session, ctx, path) || unchanged(session, &left_at, full, path) {
                 continue;
             }
             // Counted from before the file's own commits, which may let more of it go.
@@ -210,7 +193,8 @@ pub(crate) fn per_file_ahead(
                     rest.iter()
                         .find(|p| {
                             file_state(session, p).is_some()
-                                && !leaves_out(session, left_at, full, p)
+                                && settled_skip(session, ctx, p).is_none()
+                                && !unchanged(session, left_at, full, p)
                         })
                         .map(|p| first(session, p, share))
                         .unwrap_or_default()
@@ -235,6 +219,19 @@ pub(crate) fn per_file_ahead(
             full = true;
         }
     }
+}
+
+/// The commit count when a pass's walk last took each file.
+type LeftAt = std::collections::HashMap<RelPath, u64>;
+
+/// Whether a narrowed round of [`per_file_ahead`] (not `full`) leaves `path` out: the walk
+/// took it before (at the commit count in `left_at`) and no commit since removed an
+/// occurrence of an identifier it holds.
+fn unchanged(session: &Session, left_at: &LeftAt, full: bool, path: &RelPath) -> bool {
+    !full
+        && left_at
+            .get(path)
+            .is_some_and(|&at| !session.touched_since(path, at))
 }
 
 /// Whether the running pass may skip `path`: it settled the file on this very tree (in the
@@ -614,6 +611,58 @@ pub(crate) fn by_levels<C: Cut>(
     }
 }
 
+/// Runs a pass that searches every file level by level ([`by_levels`] in
+/// [`per_file_ahead`], each file's first window running ahead of the file before it):
+/// `level_of(path)` gives a file's level function, `None` for a file the pass leaves alone.
+/// The guard is [`PassContext::syntax_guard`].
+///
+/// # Errors
+/// Whatever the session reports.
+pub(crate) fn levels_per_file<C: Cut, L: Fn(&[u8], usize) -> Option<Vec<Vec<C>>>>(
+    session: &mut Session,
+    ctx: &PassContext,
+    name: &str,
+    state: &mut PassState,
+    (noun, single_lines): (&'static str, bool),
+    level_of: impl Fn(&RelPath) -> Option<L>,
+) -> Result<PassResult, ReduceError> {
+    let share = state.needed;
+    let guard = ctx.syntax_guard;
+    let first = |session: &Session, path: &RelPath, _| {
+        level_of(path)
+            .map(|level| {
+                levels_first(
+                    session,
+                    ctx.minimiser,
+                    share,
+                    guard,
+                    path,
+                    noun,
+                    single_lines,
+                    &level,
+                )
+            })
+            .unwrap_or_default()
+    };
+    per_file_ahead(session, ctx, false, &first, |session, path, after| {
+        let Some(level) = level_of(path) else {
+            return Ok(Some(0));
+        };
+        by_levels(
+            session,
+            name,
+            state,
+            ctx.minimiser,
+            guard,
+            path,
+            noun,
+            single_lines,
+            level,
+            after,
+        )
+    })
+}
+
 /// The first window [`by_levels`] would try on `path`, from the share `share`: what runs
 /// ahead of the last window before the file's search (see [`per_file_ahead`]).
 #[expect(
@@ -669,7 +718,7 @@ fn level_list<C: Cut>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -834,48 +883,62 @@ mod tests {
         assert_eq!(results[0], results[1]);
     }
 
-    #[test]
-    fn the_first_window_of_the_next_file_runs_ahead_of_a_file_s_last_window() {
-        // Two files of one needed line each. Each file's search is one window of one
-        // command; with two workers, the second file's runs beside the first file's and
-        // then answers from the cache. Nothing else changes: the same commands decide.
-        let ctx = PassContext {
+    /// A context with every option off, `stubs` as given.
+    pub(crate) fn context(stubs: bool) -> PassContext {
+        PassContext {
             keep: Vec::new(),
             named: Vec::new(),
             minimiser: Minimiser::Cdd,
             syntax_guard: false,
             within_lines: false,
             settle: false,
-            stubs: false,
+            stubs,
             confirming: false,
             strace: None,
-        };
-        let mut results = Vec::new();
-        for jobs in [1, 2] {
+        }
+    }
+
+    /// Runs `pass` once with one worker and once with two, each on a session over `files`
+    /// with `script` as the command, and returns for each its phase's oracle samples, runs
+    /// ahead and cache hits. Both runs must commit nothing and leave the same tree.
+    pub(crate) fn counts_by_jobs(
+        files: &[(&str, &str)],
+        script: &str,
+        ctx: &PassContext,
+        make: impl Fn() -> Box<dyn Pass>,
+    ) -> [(u64, u64, u64); 2] {
+        let mut trees = Vec::new();
+        let counts = [1, 2].map(|jobs| {
             let scratch = tempfile::tempdir().unwrap();
-            let mut session = crate::reduce::session::tests::session_on(
-                &[("a.txt", "x\n"), ("b.txt", "y\n")],
-                "grep -q x a.txt && grep -q y b.txt",
-                jobs,
-                scratch.path(),
-            );
-            let mut lines = crate::reduce::passes::lines::Lines::default();
-            let done = lines.run(&mut session, &ctx).unwrap();
-            assert_eq!(done.accepted, 0);
+            let mut session =
+                crate::reduce::session::tests::session_on(files, script, jobs, scratch.path());
+            let mut pass = make();
+            let done = pass.run(&mut session, ctx).unwrap();
+            assert_eq!(done.accepted, 0, "-j{jobs}");
+            trees.push(session.current.fingerprint());
             let p = session
                 .phases()
                 .iter()
-                .find(|p| p.phase == "lines")
+                .find(|p| p.phase == pass.name())
                 .unwrap();
-            let ahead = u64::from(jobs == 2);
-            assert_eq!(
-                (p.oracle_samples, p.ran_ahead, p.cache_hits, p.rejected),
-                (2, ahead, ahead, 2),
-                "-j{jobs}"
-            );
-            results.push(session.current.fingerprint());
-        }
-        assert_eq!(results[0], results[1]);
+            (p.oracle_samples, p.ran_ahead, p.cache_hits)
+        });
+        assert_eq!(trees[0], trees[1]);
+        counts
+    }
+
+    #[test]
+    fn the_first_window_of_the_next_file_runs_ahead_of_a_file_s_last_window() {
+        // Two files of one needed line each. Each file's search is one window of one
+        // command; with two workers, the second file's runs beside the first file's and
+        // then answers from the cache. Nothing else changes: the same commands decide.
+        let counts = counts_by_jobs(
+            &[("a.txt", "x\n"), ("b.txt", "y\n")],
+            "grep -q x a.txt && grep -q y b.txt",
+            &context(false),
+            || Box::new(crate::reduce::passes::lines::Lines::default()),
+        );
+        assert_eq!(counts, [(2, 0, 0), (2, 1, 1)]);
     }
 
     #[test]

@@ -2,14 +2,12 @@
 //! siblings in chunks that shrink, largest first, then each block with more than one line
 //! on its own (single lines are the lines pass's work), with the list minimiser.
 
+use std::ops::Range;
+
 use crate::reduce::blocks::{blocks, bytes_of, groups};
 use crate::reduce::error::ReduceError;
-use crate::reduce::pass::{
-    Pass, PassContext, PassResult, PassState, by_levels, levels_first, line_ranges, per_file_ahead,
-};
+use crate::reduce::pass::{Pass, PassContext, PassResult, PassState, levels_per_file, line_ranges};
 use crate::reduce::session::Session;
-use crate::tree::RelPath;
-use std::ops::Range;
 
 /// Deletes blocks level by level.
 #[derive(Debug, Default)]
@@ -37,33 +35,26 @@ impl Pass for Blocks {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         let state = &mut self.state;
-        let share = state.needed;
-        let first = |session: &Session, path: &RelPath, _| {
-            levels_first(
-                session,
-                ctx.minimiser,
-                share,
-                ctx.syntax_guard,
-                path,
-                "block",
-                false,
-                &level,
-            )
-        };
-        let result = per_file_ahead(session, ctx, false, &first, |session, path, after| {
-            by_levels(
-                session,
-                name,
-                state,
-                ctx.minimiser,
-                ctx.syntax_guard,
-                path,
-                "block",
-                false,
-                level,
-                after,
-            )
-        })?;
+        let result = levels_per_file(session, ctx, name, state, ("block", false), |_| Some(level))?;
         Ok(self.state.result(result.accepted))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reduce::pass::tests::{context, counts_by_jobs};
+
+    #[test]
+    fn the_next_file_s_first_level_runs_ahead_of_a_file_s_last_window() {
+        // Two files of one needed block each: each file's search is one window of one
+        // command; with two workers, the second file's runs beside the first's.
+        let counts = counts_by_jobs(
+            &[("a.c", "a {\n  x;\n}\n"), ("b.c", "b {\n  y;\n}\n")],
+            "grep -q x a.c && grep -q y b.c",
+            &context(false),
+            || Box::new(Blocks::default()),
+        );
+        assert_eq!(counts, [(2, 0, 0), (2, 1, 1)]);
     }
 }

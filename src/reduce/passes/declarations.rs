@@ -204,45 +204,22 @@ impl Pass for Declarations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reduce::options::Minimiser;
+    use crate::reduce::pass::tests::{context, counts_by_jobs};
 
     #[test]
     fn the_next_file_s_first_window_runs_ahead_of_a_file_s_last() {
         // Two files, each declaring a function it calls, all needed. Each file's search
         // is one window of one command; with two workers, the second file's runs beside
         // the first's and then answers from the cache.
-        let ctx = PassContext {
-            keep: Vec::new(),
-            named: Vec::new(),
-            minimiser: Minimiser::Cdd,
-            syntax_guard: false,
-            within_lines: false,
-            settle: false,
-            stubs: false,
-            confirming: false,
-            strace: None,
-        };
-        let mut counts = Vec::new();
-        for jobs in [1, 2] {
-            let scratch = tempfile::tempdir().unwrap();
-            let mut session = crate::reduce::session::tests::session_on(
-                &[
-                    ("a.py", "def fa():\n    pass\nfa()\n"),
-                    ("b.py", "def fb():\n    pass\nfb()\n"),
-                ],
-                "grep -q 'def fa' a.py && grep -q 'def fb' b.py",
-                jobs,
-                scratch.path(),
-            );
-            let done = Declarations.run(&mut session, &ctx).unwrap();
-            assert_eq!(done.accepted, 0);
-            let p = session
-                .phases()
-                .iter()
-                .find(|p| p.phase == "declarations")
-                .unwrap();
-            counts.push((p.oracle_samples, p.ran_ahead, p.cache_hits));
-        }
+        let counts = counts_by_jobs(
+            &[
+                ("a.py", "def fa():\n    pass\nfa()\n"),
+                ("b.py", "def fb():\n    pass\nfb()\n"),
+            ],
+            "grep -q 'def fa' a.py && grep -q 'def fb' b.py",
+            &context(false),
+            || Box::new(Declarations),
+        );
         assert_eq!(counts, [(2, 0, 0), (2, 1, 1)]);
     }
 }

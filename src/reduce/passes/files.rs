@@ -220,7 +220,7 @@ impl Pass for Files {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reduce::options::Minimiser;
+    use crate::reduce::pass::tests::{context, counts_by_jobs};
 
     #[test]
     fn the_next_directory_s_first_window_runs_ahead_of_a_directory_s_last() {
@@ -228,40 +228,17 @@ mod tests {
         // each, then each directory's file). With two workers, the top level's first
         // window runs ahead of its next round's, and `d1`'s only window (one command)
         // runs `d2`'s beside it, which then answers from the cache.
-        let ctx = PassContext {
-            keep: Vec::new(),
-            named: Vec::new(),
-            minimiser: Minimiser::Cdd,
-            syntax_guard: false,
-            within_lines: false,
-            settle: false,
-            stubs: false,
-            confirming: false,
-            strace: None,
-        };
-        let mut counts = Vec::new();
-        for jobs in [1, 2] {
-            let scratch = tempfile::tempdir().unwrap();
-            let mut session = crate::reduce::session::tests::session_on(
-                &[
-                    ("d1", ""),
-                    ("d1/a.txt", "a\n"),
-                    ("d2", ""),
-                    ("d2/b.txt", "b\n"),
-                ],
-                "test -f d1/a.txt && test -f d2/b.txt",
-                jobs,
-                scratch.path(),
-            );
-            let done = Files::default().run(&mut session, &ctx).unwrap();
-            assert_eq!(done.accepted, 0);
-            let p = session
-                .phases()
-                .iter()
-                .find(|p| p.phase == "files")
-                .unwrap();
-            counts.push((p.oracle_samples, p.ran_ahead, p.cache_hits));
-        }
+        let counts = counts_by_jobs(
+            &[
+                ("d1", ""),
+                ("d1/a.txt", "a\n"),
+                ("d2", ""),
+                ("d2/b.txt", "b\n"),
+            ],
+            "test -f d1/a.txt && test -f d2/b.txt",
+            &context(false),
+            || Box::new(Files::default()),
+        );
         assert_eq!(counts, [(5, 0, 0), (5, 2, 2)]);
     }
 }

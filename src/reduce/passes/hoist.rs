@@ -11,12 +11,9 @@
 use std::ops::Range;
 
 use crate::reduce::error::ReduceError;
-use crate::reduce::pass::{
-    Pass, PassContext, PassResult, PassState, by_levels, levels_first, per_file_ahead,
-};
+use crate::reduce::pass::{Pass, PassContext, PassResult, PassState, levels_per_file};
 use crate::reduce::session::Session;
 use crate::reduce::syntax::{Lang, Replacement};
-use crate::tree::RelPath;
 
 /// How many children of one node are tried in its place.
 pub(crate) const ALTERNATIVES: usize = 3;
@@ -91,40 +88,17 @@ impl Pass for Hoist {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         let state = &mut self.state;
-        let share = state.needed;
-        let first = |session: &Session, path: &RelPath, _| {
-            crate::reduce::syntax::lang_for_path(path)
-                .map(|lang| {
-                    levels_first(
-                        session,
-                        ctx.minimiser,
-                        share,
-                        ctx.syntax_guard,
-                        path,
-                        "node",
-                        ctx.within_lines,
-                        &|data: &[u8], index| level(lang, data, index),
-                    )
-                })
-                .unwrap_or_default()
-        };
-        let result = per_file_ahead(session, ctx, false, &first, |session, path, after| {
-            let Some(lang) = crate::reduce::syntax::lang_for_path(path) else {
-                return Ok(Some(0));
-            };
-            by_levels(
-                session,
-                name,
-                state,
-                ctx.minimiser,
-                ctx.syntax_guard,
-                path,
-                "node",
-                ctx.within_lines,
-                |data, index| level(lang, data, index),
-                after,
-            )
-        })?;
+        let result = levels_per_file(
+            session,
+            ctx,
+            name,
+            state,
+            ("node", ctx.within_lines),
+            |path| {
+                let lang = crate::reduce::syntax::lang_for_path(path)?;
+                Some(move |data: &[u8], index| level(lang, data, index))
+            },
+        )?;
         Ok(self.state.result(result.accepted))
     }
 }

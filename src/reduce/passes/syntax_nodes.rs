@@ -143,42 +143,19 @@ impl Pass for Syntax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reduce::options::Minimiser;
+    use crate::reduce::pass::tests::{context, counts_by_jobs};
 
     #[test]
     fn the_first_level_runs_ahead_of_the_last_window_of_bodies() {
         // One function the failure needs whole: its body cannot become a stub, and no
         // node can go. Each step is one window of one command; with two workers, the
         // first level's candidate runs beside the body's and then answers from the cache.
-        let ctx = PassContext {
-            keep: Vec::new(),
-            named: Vec::new(),
-            minimiser: Minimiser::Cdd,
-            syntax_guard: false,
-            within_lines: false,
-            settle: false,
-            stubs: true,
-            confirming: false,
-            strace: None,
-        };
-        let mut counts = Vec::new();
-        for jobs in [1, 2] {
-            let scratch = tempfile::tempdir().unwrap();
-            let mut session = crate::reduce::session::tests::session_on(
-                &[("m.py", "def f():\n    return 1\n")],
-                "grep -q 'def f' m.py && grep -q 'return 1' m.py",
-                jobs,
-                scratch.path(),
-            );
-            let done = Syntax::default().run(&mut session, &ctx).unwrap();
-            assert_eq!(done.accepted, 0);
-            let p = session
-                .phases()
-                .iter()
-                .find(|p| p.phase == "syntax")
-                .unwrap();
-            counts.push((p.oracle_samples, p.ran_ahead, p.cache_hits));
-        }
+        let counts = counts_by_jobs(
+            &[("m.py", "def f():\n    return 1\n")],
+            "grep -q 'def f' m.py && grep -q 'return 1' m.py",
+            &context(true),
+            || Box::new(Syntax::default()),
+        );
         let (samples, ahead, hits) = counts[0];
         assert_eq!((ahead, hits), (0, 0));
         // Every step after the first ran ahead of the one before it.

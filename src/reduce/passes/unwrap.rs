@@ -5,11 +5,8 @@ use std::ops::Range;
 
 use crate::reduce::blocks::{blocks, classify, siblings_at, unwrap_cuts};
 use crate::reduce::error::ReduceError;
-use crate::reduce::pass::{
-    Pass, PassContext, PassResult, PassState, by_levels, levels_first, line_ranges, per_file_ahead,
-};
+use crate::reduce::pass::{Pass, PassContext, PassResult, PassState, levels_per_file, line_ranges};
 use crate::reduce::session::Session;
-use crate::tree::RelPath;
 
 /// The unwrap cuts of the blocks at `depth` of `data`, one list per group of siblings.
 fn level(data: &[u8], depth: usize) -> Option<Vec<Vec<Vec<Range<usize>>>>> {
@@ -46,33 +43,7 @@ impl Pass for Unwrap {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         let state = &mut self.state;
-        let share = state.needed;
-        let first = |session: &Session, path: &RelPath, _| {
-            levels_first(
-                session,
-                ctx.minimiser,
-                share,
-                ctx.syntax_guard,
-                path,
-                "unwrap",
-                true,
-                &level,
-            )
-        };
-        let result = per_file_ahead(session, ctx, false, &first, |session, path, after| {
-            by_levels(
-                session,
-                name,
-                state,
-                ctx.minimiser,
-                ctx.syntax_guard,
-                path,
-                "unwrap",
-                true,
-                level,
-                after,
-            )
-        })?;
+        let result = levels_per_file(session, ctx, name, state, ("unwrap", true), |_| Some(level))?;
         Ok(self.state.result(result.accepted))
     }
 }
