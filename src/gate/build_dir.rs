@@ -8,9 +8,10 @@
 //! contents, makes that quick). The records of packages from outside the tree (a registry, a
 //! git source) stay, so those are built once.
 //!
-//! Which records are whose is asked of `cargo metadata` once, after the first run, and kept
-//! beside the build directory ([`Kept`]): every later run removes each record that is not a
-//! known outside package's, without asking cargo again (about 20 ms a run). A record that
+//! Which records are whose is asked of `cargo metadata` once, before the first run; after
+//! it, what the run left is classified and kept beside the build directory ([`Kept`]), and
+//! every later run removes each record that is not a known outside package's without
+//! asking cargo again (about 20 ms a run). A record that
 //! appears and is neither a known outside package's nor named like one of the tree's
 //! packages (a dependency built with other features after a manifest cut, a package
 //! renamed by a cut) makes the next run ask again. A record nobody has classified is
