@@ -261,31 +261,46 @@ fn check_cargo_test(dir: &std::path::Path, target_root: &std::path::Path) -> (i3
     (o.status.code().unwrap_or(-1), text)
 }
 
+/// The test of the crates below: `answer::value()` must be 2, and is not.
+const ANSWER_TEST: &str = "#[test]\nfn answer_is_two() {\n    assert_eq!(answer::value(), 2, \"the answer is off\");\n}\n";
+
+/// Writes the crate `answer` of `files` (with [`ANSWER_TEST`] as `tests/t.rs`) in `area`,
+/// and checks that the reduce side's oracle finds its test failing, twice (the first run
+/// asks cargo which packages are the tree's, the second goes by what the first
+/// remembered). Returns the crate and the build directories' root.
+fn failing_answer_crate(
+    area: &Area,
+    files: &[(&str, &str)],
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let mut files = files.to_vec();
+    files.push(("tests/t.rs", ANSWER_TEST));
+    let dir = area.write("crate", &files);
+    let root = area.path("cargo-target");
+    std::fs::create_dir_all(&root).unwrap();
+    for _ in 0..2 {
+        let (code, text) = check_cargo_test(&dir, &root);
+        assert_eq!(code, 1, "{text}");
+        assert!(text.contains("the answer is off"), "{text}");
+    }
+    (dir, root)
+}
+
 #[test]
 fn a_build_directory_kept_between_probes_never_answers_for_changed_sources() {
     if !require_tool("cargo", tool_runs("cargo")) {
         return;
     }
     let area = Area::new();
-    let dir = area.write(
-        "crate",
+    let (dir, root) = failing_answer_crate(
+        &area,
         &[
             (
                 "Cargo.toml",
                 "[package]\nname = \"answer\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
             ),
             ("src/lib.rs", "pub fn value() -> i32 {\n    1\n}\n"),
-            (
-                "tests/t.rs",
-                "#[test]\nfn answer_is_two() {\n    assert_eq!(answer::value(), 2, \"the answer is off\");\n}\n",
-            ),
         ],
     );
-    let root = area.path("cargo-target");
-    std::fs::create_dir_all(&root).unwrap();
-    let (code, text) = check_cargo_test(&dir, &root);
-    assert_eq!(code, 1, "{text}");
-    assert!(text.contains("the answer is off"), "{text}");
     assert_a_cut_is_built_again(&dir, &root, "src/lib.rs");
 }
 
@@ -317,34 +332,24 @@ fn a_path_dependency_in_the_tree_that_is_no_workspace_member_is_never_answered_s
         return;
     }
     let area = Area::new();
-    let dir = area.write(
-        "crate",
+    let (dir, root) = failing_answer_crate(
+        &area,
         &[
             (
                 "Cargo.toml",
                 "[package]\nname = \"answer\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ninner = { path = \"inner\" }\n\n[workspace]\nexclude = [\"inner\"]\n",
             ),
-            ("src/lib.rs", "pub fn value() -> i32 {\n    inner::value()\n}\n"),
+            (
+                "src/lib.rs",
+                "pub fn value() -> i32 {\n    inner::value()\n}\n",
+            ),
             (
                 "inner/Cargo.toml",
                 "[package]\nname = \"inner\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
             ),
             ("inner/src/lib.rs", "pub fn value() -> i32 {\n    1\n}\n"),
-            (
-                "tests/t.rs",
-                "#[test]\nfn answer_is_two() {\n    assert_eq!(answer::value(), 2, \"the answer is off\");\n}\n",
-            ),
         ],
     );
-    let root = area.path("cargo-target");
-    std::fs::create_dir_all(&root).unwrap();
-    // Twice: the first run asks cargo which packages are the tree's, the second one
-    // goes by what the first remembered.
-    for _ in 0..2 {
-        let (code, text) = check_cargo_test(&dir, &root);
-        assert_eq!(code, 1, "{text}");
-        assert!(text.contains("the answer is off"), "{text}");
-    }
     // `inner` is no member of the workspace, but its sources are in the tree.
     assert_a_cut_is_built_again(&dir, &root, "inner/src/lib.rs");
 }
