@@ -104,27 +104,26 @@ impl Declarations {
     ) -> Result<Option<u64>, ReduceError> {
         let mut tried: HashSet<String> = HashSet::new();
         let mut accepted = 0;
+        // With runs ahead, the window after this one too (from the same parse and index):
+        // what runs ahead if this one commits nothing.
+        let count = if session.runs_ahead() { 2 } else { 1 };
         loop {
-            let Some((candidates, names)) = Declarations::window(session, path, &tried) else {
+            let Some(mut windows) = Declarations::windows(session, path, &tried, count) else {
+                return Ok(Some(accepted));
+            };
+            let mut windows = windows.drain(..);
+            let Some((candidates, names)) = windows.next() else {
                 return Ok(Some(accepted));
             };
             tried.extend(names);
             if candidates.is_empty() {
                 return Ok(Some(accepted));
             }
-            // What the next window would be if this one committed nothing, or after the
-            // file's last window, what the pass tries next.
-            let ahead = if session.runs_ahead() {
-                let next = Declarations::window(session, path, &tried)
-                    .map(|(next, _)| next)
-                    .unwrap_or_default();
-                if next.is_empty() {
-                    after(session, NeededShare::default())
-                } else {
-                    next
-                }
-            } else {
-                Vec::new()
+            // After the file's last window, what the pass tries next.
+            let ahead = match windows.next() {
+                Some((next, _)) if !next.is_empty() => next,
+                _ if count > 1 => after(session, NeededShare::default()),
+                _ => Vec::new(),
             };
             let Some(done) = session.try_window_ahead(phase, candidates, ahead)? else {
                 return Ok(None);
@@ -133,53 +132,74 @@ impl Declarations {
         }
     }
 
-    /// The next window of `path`'s declarations on the current tree: up to
-    /// [`UNION_WINDOW`] declarations whose names are not in `tried`, each with its uses,
-    /// and the names it looked at (a name used nowhere else is looked at and skipped).
-    /// `None` when the file is gone or cannot be parsed.
-    fn window(
+    /// Up to `count` successive windows of `path`'s declarations on the current tree, each
+    /// of up to [`UNION_WINDOW`] declarations whose names are not in `tried` nor in an
+    /// earlier window, each declaration with its uses, and with the names the window looked
+    /// at (a name used nowhere else is looked at and skipped). A window is empty when no
+    /// name is left. `None` when the file is gone or cannot be parsed.
+    fn windows(
         session: &Session,
         path: &RelPath,
         tried: &HashSet<String>,
-    ) -> Option<(Vec<Candidate>, Vec<String>)> {
+        count: usize,
+    ) -> Option<Vec<(Vec<Candidate>, Vec<String>)>> {
         let lang = syntax::lang_for_path(path)?;
         let (data, _) = file_state(session, path)?;
         let mut declared = syntax::declarations(lang, &data).ok()?;
         // Then the members (variants, fields, methods): a member still matched or
         // constructed somewhere can go only with those uses.
         declared.extend(syntax::member_declarations(lang, &data).unwrap_or_default());
-        let mut candidates = Vec::new();
-        let mut looked: Vec<String> = Vec::new();
         let mut uses_of = Uses::new(&session.current);
-        for (range, name) in declared {
-            if candidates.len() == UNION_WINDOW || tried.contains(&name) || looked.contains(&name) {
-                continue;
+        let mut seen: HashSet<String> = tried.clone();
+        let mut windows = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut candidates = Vec::new();
+            let mut looked: Vec<String> = Vec::new();
+            for (range, name) in &declared {
+                if candidates.len() == UNION_WINDOW || !seen.insert(name.clone()) {
+                    continue;
+                }
+                looked.push(name.clone());
+                if let Some(candidate) =
+                    Declarations::with_uses(session, &mut uses_of, path, range, name)
+                {
+                    candidates.push(candidate);
+                }
             }
-            looked.push(name.clone());
-            let Some(cuts) = uses_of.cuts(path, &range, &name) else {
+            windows.push((candidates, looked));
+        }
+        Some(windows)
+    }
+
+    /// The candidate that deletes the declaration `name` at `range` of `path` with every
+    /// use of the name; `None` when it has none elsewhere or too many.
+    fn with_uses(
+        session: &Session,
+        uses_of: &mut Uses<'_>,
+        path: &RelPath,
+        range: &Range<usize>,
+        name: &str,
+    ) -> Option<Candidate> {
+        let cuts = uses_of.cuts(path, range, name)?;
+        let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
+        let mut parts = Vec::new();
+        for (file, digest, cut) in cuts {
+            let Some((now, _)) = file_state(session, &file) else {
                 continue;
             };
-            let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
-            let mut parts = Vec::new();
-            for (file, digest, cut) in cuts {
-                let Some((now, _)) = file_state(session, &file) else {
-                    continue;
-                };
-                parts.push(Mutation::Keep {
-                    path: file,
-                    expect: digest,
-                    keep: complement(now.len(), &cut),
-                });
-            }
-            candidates.push(Candidate {
-                mutation: Mutation::Union(parts),
-                label: format!(
-                    "declaration {name} of {path} with {uses} use{}",
-                    if uses == 1 { "" } else { "s" }
-                ),
+            parts.push(Mutation::Keep {
+                path: file,
+                expect: digest,
+                keep: complement(now.len(), &cut),
             });
         }
-        Some((candidates, looked))
+        Some(Candidate {
+            mutation: Mutation::Union(parts),
+            label: format!(
+                "declaration {name} of {path} with {uses} use{}",
+                if uses == 1 { "" } else { "s" }
+            ),
+        })
     }
 }
 
@@ -191,7 +211,8 @@ impl Pass for Declarations {
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
         let name = self.name();
         let first = |session: &Session, path: &RelPath, _| {
-            Declarations::window(session, path, &HashSet::new())
+            Declarations::windows(session, path, &HashSet::new(), 1)
+                .and_then(|mut windows| windows.pop())
                 .map(|(first, _)| first)
                 .unwrap_or_default()
         };
