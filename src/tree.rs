@@ -13,8 +13,11 @@
 //! Two fingerprints identify a tree:
 //! - `tree-sha256-v2` covers paths, entry kinds, permission modes, modification times in
 //!   nanoseconds, file contents and symlink targets, plus the root directory's own metadata.
-//!   It is the local identity used for caching and for checking that an accepted candidate
+//!   It is the identity published, journaled and used to check that an accepted candidate
 //!   was reapplied exactly.
+//! - A [`TreeKey`], from a [`SetHash`] of the entries, is the identity inside one run (the
+//!   cache of answers, the accepted tree, the window): it moves with a change at the cost of
+//!   the change, where the fingerprints hash every entry.
 //! - `tree-content-sha256-v1` covers paths, entry kinds, file bytes and symlink targets only,
 //!   so it survives transports (such as git) that do not keep metadata.
 //!
@@ -29,6 +32,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+
+mod key;
+pub use key::{SetHash, TreeKey};
 
 /// Directory basenames that are generated or downloaded, never source, and so are left out
 /// of every scan unless a `--keep` path names them.
@@ -447,12 +453,34 @@ impl Tree {
     }
 
     /// The direct children of `dir` (`""` for the root), in path order.
+    ///
+    /// It seeks from one child to the next, past each child's own descendants (every path
+    /// below `c` lies in `c/` up to `c0`, `0` being the byte after `/`), so it costs a
+    /// lookup per child rather than a walk of everything below `dir`.
     pub fn children(&self, dir: &str) -> Vec<RelPath> {
-        self.entries
-            .keys()
-            .filter(|path| parent_of(path) == dir)
-            .cloned()
-            .collect()
+        use std::ops::Bound;
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut children = Vec::new();
+        let mut from: Bound<RelPath> = Bound::Included(Arc::from(prefix.as_str()));
+        while let Some((path, _)) = self.entries.range((from, Bound::Unbounded)).next() {
+            let Some(rest) = path.strip_prefix(prefix.as_str()) else {
+                break;
+            };
+            from = match rest.find('/') {
+                None => {
+                    children.push(path.clone());
+                    Bound::Excluded(path.clone())
+                }
+                // Below a child the listing does not hold (a tree always holds a file's
+                // directories, so this is only a skip).
+                Some(end) => Bound::Included(Arc::from(format!("{prefix}{}0", &rest[..end]))),
+            };
+        }
+        children
     }
 
     /// Removes `path` and everything below it.
@@ -1020,6 +1048,44 @@ mod tests {
         };
         assert_eq!(base.size_of(base.size(), &apart), changed.size());
         assert_eq!(base.size_of(base.size(), &base), base.size());
+    }
+
+    #[test]
+    fn children_are_listed_past_siblings_that_sort_inside_a_directory_s_range() {
+        // `a.txt`, `a-b` and `a+` sort between `a` and `a/`; `a0` right after `a/...`.
+        let mut tree = Tree::empty(Meta {
+            mode: 0o755,
+            mtime_ns: 0,
+        });
+        let dir = Entry {
+            node: Node::Dir,
+            meta: Meta {
+                mode: 0o755,
+                mtime_ns: 0,
+            },
+        };
+        for path in [
+            "a", "a+", "a-b", "a.txt", "a/b", "a/b/c", "a/b.txt", "a/b0", "a/c", "a0", "b", "b/a",
+            "b/a/x", "b/a/y", "b/a0", "c.txt",
+        ] {
+            let entry = if ["a", "a/b", "b", "b/a"].contains(&path) {
+                dir.clone()
+            } else {
+                file(path, 0)
+            };
+            tree.entries.insert(Arc::from(path), entry);
+        }
+        for dir in ["", "a", "a/b", "b", "b/a", "c.txt", "zz"] {
+            let naive: Vec<RelPath> = tree
+                .entries
+                .keys()
+                .filter(|p| parent_of(p) == dir)
+                .cloned()
+                .collect();
+            assert_eq!(tree.children(dir), naive, "children of {dir:?}");
+        }
+        let root: Vec<String> = tree.children("").iter().map(|p| p.to_string()).collect();
+        assert_eq!(root, ["a", "a+", "a-b", "a.txt", "a0", "b", "c.txt"]);
     }
 
     fn sample() -> Tree {

@@ -736,18 +736,9 @@ impl Workspace {
                     on_disk.insert(Arc::from(rel.as_str()));
                 }
             }
-            let listed: Vec<&RelPath> = if dir.is_empty() {
-                model.entries.keys().filter(|p| !p.contains('/')).collect()
-            } else {
-                model
-                    .descendants(dir)
-                    .filter(|(p, _)| parent_of(p) == &**dir)
-                    .map(|(p, _)| p)
-                    .collect()
-            };
-            for path in listed {
-                if !on_disk.contains(path) {
-                    parts.push((path.clone(), None));
+            for path in model.children(dir) {
+                if !on_disk.contains(&path) {
+                    parts.push((path, None));
                 }
             }
             for path in on_disk {

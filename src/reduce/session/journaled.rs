@@ -142,7 +142,13 @@ impl Session {
     /// # Errors
     /// I/O.
     pub fn checkpoint_now(&mut self, status: &str) -> Result<(), ReduceError> {
-        let (fp, commits, attempts) = (self.current_fp, self.events.len() as u64, self.attempts);
+        if self.durable.is_none() {
+            return Ok(());
+        }
+        let fp = *self
+            .current_fp
+            .get_or_insert_with(|| self.current.fingerprint());
+        let (commits, attempts) = (self.events.len() as u64, self.attempts);
         if let Some(durable) = self.durable.as_mut() {
             durable.checkpoint(status, &fp, commits, attempts)?;
         }

@@ -37,7 +37,7 @@ pub use crate::reduce::options::Sampling;
 use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
 use crate::runner::{self, RunDirs, Termination};
 use crate::signature::Normalizer;
-use crate::tree::{Fingerprint, RelPath, Tree, scan_exact};
+use crate::tree::{Fingerprint, RelPath, SetHash, Tree, TreeKey, scan_exact};
 use crate::workspace::Workspace;
 
 mod journaled;
@@ -71,13 +71,19 @@ pub struct Session {
     pub edits: EditSet,
     /// The accepted tree.
     pub current: Tree,
-    current_fp: Fingerprint,
+    /// The set hash of `current` and its key: the accepted tree's identity in this run
+    /// (see [`SetHash`]).
+    current_set: SetHash,
+    current_key: TreeKey,
+    /// The `tree-sha256-v2` fingerprint of `current`, once something needed it (a durable
+    /// session's checkpoint).
+    current_fp: Option<Fingerprint>,
     /// The size of `current`.
     current_size: crate::tree::Size,
     setup: Setup,
     workers: Vec<Worker>,
     clean: Workspace,
-    cache: HashMap<Fingerprint, bool>,
+    cache: HashMap<TreeKey, bool>,
     phases: Vec<PhaseStats>,
     events: Vec<Event>,
     attempts: u64,
@@ -171,6 +177,8 @@ impl Session {
                 found: on_disk.to_string(),
             });
         }
+        let current_set = SetHash::of(&current);
+        let current_key = current_set.key();
         // Whether the runs go through an overlay is settled before any of them, so that the
         // report says the same whether they ran or a resumed session replayed them.
         for worker in &mut workers {
@@ -184,7 +192,9 @@ impl Session {
             edits: EditSet::default(),
             current_size: current.size(),
             current,
-            current_fp,
+            current_set,
+            current_key,
+            current_fp: Some(current_fp),
             timeout: setup.timeout,
             recent_passes: std::collections::VecDeque::new(),
             setup,
@@ -556,14 +566,22 @@ impl Session {
         })
     }
 
-    /// Runs the commands for `trees` (with their fingerprints) in parallel and returns
-    /// their answers, by index; in a durable session, answers the journal holds are
-    /// replayed, and new ones are recorded before they are used.
-    fn run_all(&mut self, trees: &[(&Tree, Fingerprint, f64)]) -> Result<Vec<Answer>, ReduceError> {
+    /// Runs the commands for `trees` (with their keys) in parallel and returns their
+    /// answers, by index; in a durable session, answers the journal holds are replayed, and
+    /// new ones are recorded before they are used (the journal names each tree by its
+    /// `tree-sha256-v2` fingerprint, computed for it only then).
+    fn run_all(&mut self, trees: &[(&Tree, TreeKey, f64)]) -> Result<Vec<Answer>, ReduceError> {
         if trees.is_empty() {
             return Ok(Vec::new());
         }
-        let fingerprints: Vec<Fingerprint> = trees.iter().map(|(_, fp, _)| *fp).collect();
+        let fingerprints: Vec<Fingerprint> = if self.durable.is_some() {
+            trees
+                .iter()
+                .map(|(tree, _, _)| tree.fingerprint())
+                .collect()
+        } else {
+            Vec::new()
+        };
         if let Some(answers) = self.replay_window(&fingerprints)? {
             self.adapt_timeout(&answers);
             return Ok(answers);
@@ -700,15 +718,15 @@ impl Session {
     fn early(
         &self,
         to_run: &[usize],
-        in_window: &[Fingerprint],
+        in_window: &[TreeKey],
         ahead: Vec<Candidate>,
-    ) -> Vec<(Candidate, Tree, Fingerprint)> {
+    ) -> Vec<(Candidate, Tree, TreeKey)> {
         let jobs = self.setup.jobs.max(1);
         let idle = (jobs - to_run.len() % jobs) % jobs;
         if to_run.is_empty() || idle == 0 || !self.runs_ahead() {
             return Vec::new();
         }
-        let mut early: Vec<(Candidate, Tree, Fingerprint)> = Vec::with_capacity(idle);
+        let mut early: Vec<(Candidate, Tree, TreeKey)> = Vec::with_capacity(idle);
         for candidate in ahead {
             if early.len() == idle {
                 break;
@@ -719,14 +737,14 @@ impl Session {
             else {
                 continue;
             };
-            let fp = tree.fingerprint();
-            let covered = fp == self.current_fp
-                || self.cached(&fp).is_some()
-                || in_window.contains(&fp)
-                || early.iter().any(|e| e.2 == fp)
+            let key = self.key_of(&tree);
+            let covered = key == self.current_key
+                || self.cached(&key).is_some()
+                || in_window.contains(&key)
+                || early.iter().any(|e| e.2 == key)
                 || self.recalled(&candidate);
             if !covered {
-                early.push((candidate, tree, fp));
+                early.push((candidate, tree, key));
             }
         }
         early
@@ -734,20 +752,21 @@ impl Session {
 
     /// Counts the commands run ahead and caches their answers (an interrupted one has
     /// none).
-    fn keep_early(
-        &mut self,
-        phase: &str,
-        early: &[(Candidate, Tree, Fingerprint)],
-        ran: &[Answer],
-    ) {
-        for ((_, _, fp), answer) in early.iter().zip(ran) {
+    fn keep_early(&mut self, phase: &str, early: &[(Candidate, Tree, TreeKey)], ran: &[Answer]) {
+        for ((_, _, key), answer) in early.iter().zip(ran) {
             self.record(phase, answer);
             self.phase(phase).ran_ahead += 1;
             if answer.termination == Termination::Interrupted {
                 continue;
             }
-            self.remember(*fp, answer.pass);
+            self.remember(*key, answer.pass);
         }
+    }
+
+    /// The key of `tree`, a candidate: the accepted tree's set hash moved over what the
+    /// two trees do not share, so it costs what the candidate's change does.
+    fn key_of(&self, tree: &Tree) -> TreeKey {
+        self.current_set.moved(&self.current, tree).key()
     }
 
     /// Whether `candidate` is a cut that failed before and is answered from the memory.
@@ -778,8 +797,8 @@ impl Session {
         self.attempts += count as u64;
         self.phase(phase).attempts += count as u64;
 
-        // Prepare: apply, fingerprint, look up.
-        let mut prepared: Vec<Option<(EditSet, Tree, Fingerprint)>> = Vec::with_capacity(count);
+        // Prepare: apply, key, look up.
+        let mut prepared: Vec<Option<(EditSet, Tree, TreeKey)>> = Vec::with_capacity(count);
         let mut answers: Vec<Option<bool>> = vec![None; count];
         for (i, candidate) in candidates.iter().enumerate() {
             match self
@@ -787,19 +806,19 @@ impl Session {
                 .apply(&self.current, &self.original, &candidate.mutation)
             {
                 Ok((edits, tree)) => {
-                    let fp = tree.fingerprint();
-                    if fp == self.current_fp {
+                    let key = self.key_of(&tree);
+                    if key == self.current_key {
                         prepared.push(None);
                         self.phase(phase).no_op += 1;
                         answers[i] = Some(false);
                     } else {
-                        if let Some(pass) = self.cached(&fp) {
+                        if let Some(pass) = self.cached(&key) {
                             answers[i] = Some(pass);
                             let stats = self.phase(phase);
                             stats.cache_hits += 1;
                             stats.oracle_sample_uses += 1;
                         }
-                        prepared.push(Some((edits, tree, fp)));
+                        prepared.push(Some((edits, tree, key)));
                     }
                 }
                 Err(_) => {
@@ -821,18 +840,18 @@ impl Session {
             }
             self.record_allocation()?;
         }
-        let in_window: Vec<Fingerprint> = prepared.iter().flatten().map(|p| p.2).collect();
+        let in_window: Vec<TreeKey> = prepared.iter().flatten().map(|p| p.2).collect();
         let early = self.early(&to_run, &in_window, ahead);
-        let mut trees: Vec<(&Tree, Fingerprint, f64)> = to_run
+        let mut trees: Vec<(&Tree, TreeKey, f64)> = to_run
             .iter()
             .filter_map(|&i| {
                 prepared[i]
                     .as_ref()
-                    .map(|(_, t, fp)| (t, *fp, families[i].1))
+                    .map(|(_, t, key)| (t, *key, families[i].1))
             })
             .collect();
         let confidence = self.setup.sampling.confidence;
-        trees.extend(early.iter().map(|(_, t, fp)| (t, *fp, confidence)));
+        trees.extend(early.iter().map(|(_, t, key)| (t, *key, confidence)));
         let mut ran = self.run_all(&trees)?;
         let ran_early = ran.split_off(to_run.len().min(ran.len()));
         self.keep_early(phase, &early, &ran_early);
@@ -844,8 +863,8 @@ impl Session {
                 continue;
             }
             answers[i] = Some(answer.pass);
-            if let Some((_, _, fp)) = &prepared[i] {
-                self.remember(*fp, answer.pass);
+            if let Some((_, _, key)) = &prepared[i] {
+                self.remember(*key, answer.pass);
             }
         }
         if interrupted || self.setup.interrupt.load(Ordering::SeqCst) {
@@ -940,7 +959,7 @@ impl Session {
                 }
             }
         }
-        if !union_done && let Some((edits, tree, fp)) = prepared[lowest].take() {
+        if !union_done && let Some((edits, tree, key)) = prepared[lowest].take() {
             let family = families[lowest];
             let mutation = candidates[lowest].mutation.clone();
             self.commit(
@@ -948,7 +967,7 @@ impl Session {
                 &mutation,
                 edits,
                 tree,
-                fp,
+                key,
                 &candidates[lowest].label,
                 false,
                 family,
@@ -974,9 +993,9 @@ impl Session {
             self.phase(phase).no_op += 1;
             return Ok(UnionOutcome::Failed);
         };
-        let fp = tree.fingerprint();
+        let key = self.key_of(&tree);
         let mut family = (None, self.setup.sampling.confidence);
-        let pass = if let Some(pass) = self.cached(&fp) {
+        let pass = if let Some(pass) = self.cached(&key) {
             let stats = self.phase(phase);
             stats.cache_hits += 1;
             stats.oracle_sample_uses += 1;
@@ -987,7 +1006,7 @@ impl Session {
                 family = self.allocate()?;
                 self.record_allocation()?;
             }
-            let answer = self.run_all(&[(&tree, fp, family.1)])?[0];
+            let answer = self.run_all(&[(&tree, key, family.1)])?[0];
             self.record(phase, &answer);
             if answer.termination == Termination::Interrupted {
                 // Nothing from a cut-short window is committed.
@@ -995,7 +1014,7 @@ impl Session {
                 self.stop = Some(StopReason::Interrupted);
                 return Ok(UnionOutcome::Interrupted);
             }
-            self.remember(fp, answer.pass);
+            self.remember(key, answer.pass);
             answer.pass
         };
         if !pass {
@@ -1003,7 +1022,7 @@ impl Session {
             return Ok(UnionOutcome::Failed);
         }
         let label = format!("union of {members} changes");
-        self.commit(phase, union, edits, tree, fp, &label, true, family)?;
+        self.commit(phase, union, edits, tree, key, &label, true, family)?;
         Ok(UnionOutcome::Committed)
     }
 
@@ -1048,15 +1067,15 @@ impl Session {
         stats.early_rejections += u64::from(answer.early_reject);
     }
 
-    fn cached(&self, fp: &Fingerprint) -> Option<bool> {
+    fn cached(&self, key: &TreeKey) -> Option<bool> {
         if self.setup.sampling.repeated() {
             // Old results must not stand in for new trials.
             return None;
         }
-        self.cache.get(fp).copied()
+        self.cache.get(key).copied()
     }
 
-    fn remember(&mut self, fp: Fingerprint, pass: bool) {
+    fn remember(&mut self, key: TreeKey, pass: bool) {
         if self.setup.sampling.repeated() {
             return;
         }
@@ -1064,7 +1083,7 @@ impl Session {
             // A simple bound: forget everything rather than grow without limit.
             self.cache.clear();
         }
-        self.cache.insert(fp, pass);
+        self.cache.insert(key, pass);
     }
 
     #[expect(
@@ -1077,19 +1096,19 @@ impl Session {
         mutation: &Mutation,
         edits: EditSet,
         tree: Tree,
-        fp: Fingerprint,
+        key: TreeKey,
         label: &str,
         union: bool,
         family: (Option<u64>, f64),
     ) -> Result<(), ReduceError> {
         self.clean.apply(&tree)?;
-        // `tree` is what the oracle saw (its fingerprint is `fp`): the disk must hold the
-        // same in every part this commit wrote.
+        // `tree` is what the oracle saw: the disk must hold the same in every part this
+        // commit wrote. Only when some part differs are the two fingerprinted in full.
         if let Some(found) = self.clean.verify(&tree)? {
-            let on_disk = found.fingerprint();
-            if on_disk != fp {
+            let (expected, on_disk) = (tree.fingerprint(), found.fingerprint());
+            if on_disk != expected {
                 return Err(ReduceError::Unfaithful {
-                    expected: fp.to_string(),
+                    expected: expected.to_string(),
                     found: on_disk.to_string(),
                 });
             }
@@ -1108,9 +1127,12 @@ impl Session {
         stats.bytes_removed += before.bytes.saturating_sub(after.bytes);
         stats.entries_removed += (before.files + before.dirs + before.symlinks)
             .saturating_sub(after.files + after.dirs + after.symlinks);
+        self.current_set = self.current_set.moved(&self.current, &tree);
+        debug_assert_eq!(self.current_set.key(), key);
         self.edits = edits;
         self.current = tree;
-        self.current_fp = fp;
+        self.current_key = key;
+        self.current_fp = None;
         self.current_size = after;
         self.events.push(Event {
             index,
