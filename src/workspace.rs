@@ -125,9 +125,15 @@ pub(crate) fn remove_any(path: &Path) -> Result<(), TreeError> {
         return Ok(());
     };
     let result = if meta.is_dir() {
-        // A command may have left a directory without write permission.
-        make_writable(path);
-        fs::remove_dir_all(path)
+        // A command may have left a directory without write permission: then what could
+        // not go is made writable and removed again (the common case walks the tree once).
+        fs::remove_dir_all(path).or_else(|err| match err.kind() {
+            io::ErrorKind::NotFound => Err(err),
+            _ => {
+                make_writable(path);
+                fs::remove_dir_all(path)
+            }
+        })
     } else {
         fs::remove_file(path)
     };
@@ -718,7 +724,9 @@ impl Workspace {
                     continue;
                 }
             }
-            let mut on_disk: BTreeSet<RelPath> = BTreeSet::new();
+            // The names on disk and the model's, both in byte order, merged: a name only
+            // the model has is missing, one only the disk has is read.
+            let mut on_disk: Vec<String> = Vec::new();
             for item in fs::read_dir(&full).map_err(io_err("list", &full))? {
                 let item = item.map_err(io_err("list", &full))?;
                 let name = item.file_name();
@@ -733,18 +741,31 @@ impl Workspace {
                     format!("{dir}/{name}")
                 };
                 if !self.is_unmanaged(&rel) {
-                    on_disk.insert(Arc::from(rel.as_str()));
+                    on_disk.push(rel);
                 }
             }
-            for path in model.children(dir) {
-                if !on_disk.contains(&path) {
-                    parts.push((path, None));
-                }
-            }
-            for path in on_disk {
-                if !model.entries.contains_key(&path) {
-                    let found = crate::tree::read_entry(&self.root, &path)?;
-                    parts.push((path, found));
+            on_disk.sort_unstable();
+            let listed = model.children(dir);
+            let (mut listed, mut on_disk) = (listed.iter().peekable(), on_disk.iter().peekable());
+            loop {
+                let only_listed = match (listed.peek(), on_disk.peek()) {
+                    (None, None) => break,
+                    (Some(l), Some(d)) if l.as_ref() == d.as_str() => {
+                        listed.next();
+                        on_disk.next();
+                        continue;
+                    }
+                    (Some(l), Some(d)) => l.as_ref() < d.as_str(),
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                };
+                if only_listed {
+                    if let Some(l) = listed.next() {
+                        parts.push((l.clone(), None));
+                    }
+                } else if let Some(d) = on_disk.next() {
+                    let found = crate::tree::read_entry(&self.root, d)?;
+                    parts.push((Arc::from(d.as_str()), found));
                 }
             }
         }
@@ -869,6 +890,51 @@ mod tests {
     }
 
     #[test]
+    fn the_listing_of_a_directory_a_commit_wrote_in_is_read_back_whole() {
+        // The commit rewrites `pkg/a.py` only; the root and `pkg` are the directories it
+        // touched. A name it never wrote, first or last in either listing, is found, and so
+        // is a name the model lists that is gone from the disk.
+        let (dir, tree) = source();
+        let mut ws = Workspace::private(dir.path().join("clean"));
+        ws.apply(&tree).unwrap();
+        let mut next = tree.clone();
+        next.entries.insert(
+            Arc::from("pkg/a.py"),
+            Entry {
+                node: Node::file(Arc::from(&b"print()\n"[..])),
+                meta: tree.entries.get("pkg/a.py").unwrap().meta,
+            },
+        );
+        ws.apply(&next).unwrap();
+        assert_eq!(ws.read_back(&next).unwrap(), next);
+        let times = |rel: &str| {
+            let meta = if rel.is_empty() {
+                next.root
+            } else {
+                next.entries.get(rel).unwrap().meta
+            };
+            set_times(&ws.root().join(rel), &meta).unwrap();
+        };
+        for (stray, parent) in [("0", ""), ("zz", ""), ("pkg/0", "pkg"), ("pkg/zz", "pkg")] {
+            fs::write(ws.root().join(stray), "x").unwrap();
+            times(parent);
+            assert_ne!(ws.read_back(&next).unwrap(), next, "{stray} is found");
+            fs::remove_file(ws.root().join(stray)).unwrap();
+            times(parent);
+            assert_eq!(ws.read_back(&next).unwrap(), next);
+        }
+        let aside = dir.path().join("aside");
+        for (gone, parent) in [("link", ""), ("run.sh", ""), ("pkg/deep", "pkg")] {
+            fs::rename(ws.root().join(gone), &aside).unwrap();
+            times(parent);
+            assert_ne!(ws.read_back(&next).unwrap(), next, "{gone} is missed");
+            fs::rename(&aside, ws.root().join(gone)).unwrap();
+            times(parent);
+            assert_eq!(ws.read_back(&next).unwrap(), next);
+        }
+    }
+
+    #[test]
     fn a_private_copy_reads_back_what_it_wrote() {
         let (dir, tree) = source();
         let mut ws = Workspace::private(dir.path().join("clean"));
@@ -931,6 +997,51 @@ mod tests {
             ws.read_back(&next).unwrap().fingerprint(),
             next.fingerprint()
         );
+    }
+
+    #[test]
+    fn a_tree_a_command_left_read_only_is_removed() {
+        // Directories without write or search permission at every level, as `chmod -R a-w`
+        // or `chmod 0` leaves them. Root removes them whatever their modes say, so as root
+        // the test runs again as an unprivileged user (`setpriv`), in a directory that user
+        // owns.
+        const AGAIN: &str = "REPROMIN_TEST_UNPRIVILEGED_DIR";
+        let (_tmp, top) = match std::env::var_os(AGAIN) {
+            Some(dir) => (None, PathBuf::from(dir).join("layer")),
+            None if nix::unistd::geteuid().is_root() => {
+                let tmp = tempfile::tempdir().unwrap();
+                fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+                let dir = tmp.path().join("user");
+                fs::create_dir(&dir).unwrap();
+                nix::unistd::chown(&dir, Some(65534.into()), Some(65534.into())).unwrap();
+                let status = std::process::Command::new("setpriv")
+                    .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                    .arg(std::env::current_exe().unwrap())
+                    .args([
+                        "--exact",
+                        "workspace::tests::a_tree_a_command_left_read_only_is_removed",
+                    ])
+                    .env(AGAIN, &dir)
+                    .status()
+                    .expect("setpriv runs the test again unprivileged");
+                assert!(status.success(), "unprivileged run: {status}");
+                return;
+            }
+            None => {
+                let tmp = tempfile::tempdir().unwrap();
+                let top = tmp.path().join("layer");
+                (Some(tmp), top)
+            }
+        };
+        fs::create_dir_all(top.join("a/b/c")).unwrap();
+        fs::write(top.join("a/b/c/f"), b"x").unwrap();
+        fs::write(top.join("a/g"), b"y").unwrap();
+        for (dir, mode) in [("a/b/c", 0o555), ("a/b", 0o000), ("a", 0o500), ("", 0o555)] {
+            fs::set_permissions(top.join(dir), fs::Permissions::from_mode(mode)).unwrap();
+        }
+        remove_any(&top).unwrap();
+        assert!(!top.exists());
+        remove_any(&top).unwrap();
     }
 
     #[test]

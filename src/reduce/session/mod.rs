@@ -598,6 +598,18 @@ impl Session {
             tree: &self.current,
         };
         let active = self.workers.len().min(trees.len());
+        if active == 1 {
+            // One worker runs them all: on this thread, without spawning one per window.
+            let mut answers = Vec::with_capacity(trees.len());
+            if let Some(worker) = self.workers.first_mut() {
+                for (tree, confidence) in trees {
+                    answers.push(probe(worker, setup, timeout, tree, lower, *confidence)?);
+                }
+            }
+            self.record_window(&fingerprints, &answers)?;
+            self.adapt_timeout(&answers);
+            return Ok(answers);
+        }
         std::thread::scope(|scope| {
             for worker in self.workers.iter_mut().take(active) {
                 let next = &next;
