@@ -454,9 +454,10 @@ impl Tree {
 
     /// The direct children of `dir` (`""` for the root), in path order.
     ///
-    /// It seeks from one child to the next, past each child's own descendants (every path
-    /// below `c` lies in `c/` up to `c0`, `0` being the byte after `/`), so it costs a
-    /// lookup per child rather than a walk of everything below `dir`.
+    /// It walks the entries from `dir/` on and seeks past each child's own descendants
+    /// (every path below `c` lies in `c/` up to `c0`, `0` being the byte after `/`), so it
+    /// costs a step per child and a lookup per child directory, not a walk of everything
+    /// below `dir`.
     pub fn children(&self, dir: &str) -> Vec<RelPath> {
         use std::ops::Bound;
         let prefix = if dir.is_empty() {
@@ -465,20 +466,24 @@ impl Tree {
             format!("{dir}/")
         };
         let mut children = Vec::new();
-        let mut from: Bound<RelPath> = Bound::Included(Arc::from(prefix.as_str()));
-        while let Some((path, _)) = self.entries.range((from, Bound::Unbounded)).next() {
-            let Some(rest) = path.strip_prefix(prefix.as_str()) else {
-                break;
-            };
-            from = match rest.find('/') {
-                None => {
-                    children.push(path.clone());
-                    Bound::Excluded(path.clone())
+        let mut from: RelPath = Arc::from(prefix.as_str());
+        'seek: loop {
+            for (path, _) in self
+                .entries
+                .range((Bound::Included(from), Bound::Unbounded))
+            {
+                let Some(rest) = path.strip_prefix(prefix.as_str()) else {
+                    break 'seek;
+                };
+                match rest.find('/') {
+                    None => children.push(path.clone()),
+                    Some(end) => {
+                        from = Arc::from(format!("{prefix}{}0", &rest[..end]));
+                        continue 'seek;
+                    }
                 }
-                // Below a child the listing does not hold (a tree always holds a file's
-                // directories, so this is only a skip).
-                Some(end) => Bound::Included(Arc::from(format!("{prefix}{}0", &rest[..end]))),
-            };
+            }
+            break;
         }
         children
     }
