@@ -174,8 +174,8 @@ struct OverheadOpts {
     /// Tree sizes, in files, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
     files: Vec<usize>,
-    /// Probes per measurement (each one is a commit on the whole tree: about 1.6 s on
-    /// 10,000 files at the time of writing).
+    /// Probes per measurement (each one runs the command on the whole tree and commits:
+    /// about 2 ms on 10,000 files on tmpfs in December 2026).
     #[arg(long, default_value_t = 50)]
     probes: u64,
 }
