@@ -889,6 +889,17 @@ mod tests {
         assert_eq!(scan_exact(&root).unwrap().fingerprint(), tree.fingerprint());
     }
 
+    /// Rewrites `pkg/a.py` of `next` as `print()`, with the metadata it has in `tree`.
+    fn rewrite_a(tree: &Tree, next: &mut Tree) {
+        next.entries.insert(
+            Arc::from("pkg/a.py"),
+            Entry {
+                node: Node::file(Arc::from(&b"print()\n"[..])),
+                meta: tree.entries.get("pkg/a.py").unwrap().meta,
+            },
+        );
+    }
+
     #[test]
     fn the_listing_of_a_directory_a_commit_wrote_in_is_read_back_whole() {
         // The commit rewrites `pkg/a.py` only; the root and `pkg` are the directories it
@@ -898,13 +909,7 @@ mod tests {
         let mut ws = Workspace::private(dir.path().join("clean"));
         ws.apply(&tree).unwrap();
         let mut next = tree.clone();
-        next.entries.insert(
-            Arc::from("pkg/a.py"),
-            Entry {
-                node: Node::file(Arc::from(&b"print()\n"[..])),
-                meta: tree.entries.get("pkg/a.py").unwrap().meta,
-            },
-        );
+        rewrite_a(&tree, &mut next);
         ws.apply(&next).unwrap();
         assert_eq!(ws.read_back(&next).unwrap(), next);
         let times = |rel: &str| {
@@ -945,13 +950,7 @@ mod tests {
         );
         let mut next = tree.clone();
         next.remove_subtree("pkg/deep");
-        next.entries.insert(
-            Arc::from("pkg/a.py"),
-            Entry {
-                node: Node::file(Arc::from(&b"print()\n"[..])),
-                meta: tree.entries.get("pkg/a.py").unwrap().meta,
-            },
-        );
+        rewrite_a(&tree, &mut next);
         ws.apply(&next).unwrap();
         let changes = ws.last_changes();
         let paths: Vec<&str> = changes.paths.iter().map(|p| &**p).collect();

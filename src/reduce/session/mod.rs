@@ -69,7 +69,8 @@ pub struct Session {
     pub original: Arc<Tree>,
     /// The accepted state.
     pub edits: EditSet,
-    /// The accepted tree.
+    /// The accepted tree. Only a commit changes it: the session's key and fingerprint of it
+    /// follow.
     pub current: Tree,
     /// The set hash of `current` and its key: the accepted tree's identity in this run
     /// (see [`SetHash`]).
