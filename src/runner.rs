@@ -305,10 +305,15 @@ fn run_mounted(
     };
     become_subreaper();
     let guardian = guardian::get();
-    let (reader, writer) = nix::unistd::pipe().map_err(|errno| RunnerError::Setup {
-        action: "create an output pipe",
-        source: io::Error::from(errno),
-    })?;
+    // Close-on-exec: the command gets the write end as its stdout and stderr, and nothing
+    // else of it. Without the flag it also kept both ends at their own numbers, and a
+    // command another worker started meanwhile inherited them: it could write into this
+    // run's output, and this run saw no end-of-file until that command was done.
+    let (reader, writer) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|errno| RunnerError::Setup {
+            action: "create an output pipe",
+            source: io::Error::from(errno),
+        })?;
     set_nonblocking(&reader).map_err(|source| RunnerError::Setup {
         action: "configure the output pipe",
         source,
@@ -604,6 +609,46 @@ mod tests {
         assert_eq!(out.termination, Termination::Signaled(11));
         let out = go("printf %s \"$REPROMIN_TEST_VAR\"", Duration::from_secs(10));
         assert_eq!(out.output, b"v");
+    }
+
+    #[test]
+    fn a_command_holds_no_pipe_but_its_stdout_and_stderr_even_beside_another_run() {
+        // Two runs at once, as two workers make them: the second starts while the first
+        // is running. Each lists the pipes its shell holds: its output pipe at 1 and 2,
+        // nothing more (not the read end, not the other run's pipe). Pipes this test
+        // process inherited from whatever started it are not the runner's, and are left
+        // out.
+        let outside: Vec<String> = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .map(|t| t.to_string_lossy().into_owned())
+            .filter(|t| t.starts_with("pipe:"))
+            .collect();
+        let pipes = move |out: &RunOutcome| -> Vec<String> {
+            let text = String::from_utf8_lossy(&out.output).into_owned();
+            let mut fds: Vec<String> = text
+                .lines()
+                .filter_map(|l| l.split_once(" -> "))
+                .filter(|(_, target)| {
+                    target.starts_with("pipe:") && !outside.iter().any(|o| o == target)
+                })
+                .filter_map(|(fd, _)| fd.split_whitespace().last())
+                .map(str::to_string)
+                .collect();
+            fds.sort();
+            fds
+        };
+        let list = "ls -l /proc/$$/fd";
+        let first =
+            std::thread::spawn(move || go(&format!("sleep 1; {list}"), Duration::from_secs(20)));
+        std::thread::sleep(Duration::from_millis(300));
+        let second = go(&format!("{list}; sleep 1"), Duration::from_secs(20));
+        let first = first.join().unwrap();
+        for (name, out) in [("first", &first), ("second", &second)] {
+            assert_eq!(out.termination, Termination::Exited(0), "{name}");
+            let listing = String::from_utf8_lossy(&out.output);
+            assert_eq!(pipes(out), ["1", "2"], "{name}: {listing}");
+        }
     }
 
     #[test]
