@@ -71,7 +71,7 @@ pub(crate) struct Layers {
     redirect: bool,
 }
 
-/// What the child of one run mounts, prepared before the fork so that entering it
+/// What the leader of one run mounts, prepared before it starts so that entering it
 /// allocates nothing.
 #[derive(Clone, Debug)]
 pub(crate) struct Mount {
@@ -81,8 +81,8 @@ pub(crate) struct Mount {
 
 impl Mount {
     /// Enters a mount namespace of its own, mounts the overlay on the tree directory and
-    /// moves into it. Runs in the child between fork and exec: system calls only, on
-    /// strings made before the fork.
+    /// moves into it. Runs in the leader between its start and exec: system calls only, on
+    /// strings made before it started.
     ///
     /// # Errors
     /// The system call that failed.

@@ -15,15 +15,16 @@
 //! process in a process group of its own, started with the first run, that reads on its
 //! stdin which groups are running and, when that pipe closes because repromin is gone,
 //! sends SIGKILL to every group still listed. Both are in place before the command's first
-//! instruction runs: the leader arms its signal and lists its group itself, between fork
-//! and exec, so that a repromin killed while it is starting a command (before it even
-//! knows the command's process id) still leaves nothing of it running.
+//! instruction runs: the leader arms its signal and lists its group itself, between its
+//! start and exec, so that a repromin killed while it is starting a command (before it even
+//! knows the command's process id) still leaves nothing of it running. The leader starts as
+//! `posix_spawn` starts a process, in repromin's memory rather than a copy of it (see
+//! [`spawn`]).
 
+use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 mod guardian;
+mod spawn;
 
 /// The most output one run may produce, stdout and stderr together: 64 MiB.
 pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
@@ -189,7 +191,7 @@ fn signal_group(pgid: Pid, signal: Signal) {
 }
 
 /// Ends the whole group: SIGTERM, up to `grace` for the pipe to close, then SIGKILL.
-fn end_group(pgid: Pid, child: &mut Child, capture: &mut Capture, grace: Duration) {
+fn end_group(pgid: Pid, child: &mut spawn::Child, capture: &mut Capture, grace: Duration) {
     signal_group(pgid, Signal::SIGTERM);
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
@@ -229,38 +231,6 @@ fn become_subreaper() {
     ONCE.call_once(|| {
         let _ = nix::sys::prctl::set_child_subreaper(true);
     });
-}
-
-/// Ties the command to repromin before its first instruction. It gets the parent-death
-/// signal SIGKILL: the kernel sends it when the thread that forks it dies, which is when
-/// repromin dies (the thread waits for the group in [`run`]). If repromin is already gone
-/// when the signal is set, the command never starts. Then it writes its process id on
-/// `ids` (so that a failed exec can be taken off the guardian's list) and lists its group
-/// with the guardian on `guardian`, the guardian's stdin.
-#[allow(unsafe_code)]
-fn die_with_repromin(command: &mut Command, guardian: Option<RawFd>, ids: RawFd) {
-    let parent = nix::unistd::getpid();
-    // SAFETY: the hook runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: it makes system calls (prctl, getppid, getpid,
-    // write) on descriptors that stay open until exec, allocates nothing and takes no lock.
-    unsafe {
-        command.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
-            // The parent may have died before the signal was armed: then it never comes,
-            // and the child has already been handed to another parent.
-            if nix::unistd::getppid() != parent {
-                return Err(io::Error::from_raw_os_error(nix::libc::ESRCH));
-            }
-            let pid = nix::unistd::getpid().as_raw();
-            let _ = nix::unistd::write(BorrowedFd::borrow_raw(ids), &pid.to_ne_bytes());
-            if let Some(fd) = guardian {
-                let mut line = [0u8; guardian::LINE_MAX];
-                let len = guardian::line(b'+', pid, &mut line);
-                let _ = nix::unistd::write(BorrowedFd::borrow_raw(fd), &line[..len]);
-            }
-            Ok(())
-        });
-    }
 }
 
 /// The process id a leader wrote on `ids` before its exec failed, if it got that far.
@@ -318,8 +288,8 @@ fn run_mounted(
         action: "configure the output pipe",
         source,
     })?;
-    let writer2 = writer.try_clone().map_err(|source| RunnerError::Setup {
-        action: "duplicate the output pipe",
+    let stdin = std::fs::File::open("/dev/null").map_err(|source| RunnerError::Setup {
+        action: "open /dev/null for the command's stdin",
         source,
     })?;
     // The leader's id, written by the leader itself (non-blocking: read only after spawn).
@@ -330,36 +300,32 @@ fn run_mounted(
                 source: io::Error::from(errno),
             }
         })?;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(cwd)
-        .env("TMPDIR", tmpdir)
-        .env("TMP", tmpdir)
-        .env("TEMP", tmpdir)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer2))
-        .process_group(0);
-    die_with_repromin(
-        &mut command,
-        guardian.map(guardian::Guardian::fd),
-        std::os::fd::AsRawFd::as_raw_fd(&ids_write),
-    );
-    if let Some(mount) = mount {
-        let mount = mount.clone();
-        // SAFETY: `enter` makes system calls only (unshare, mount, chdir), on strings made
-        // before the fork; it allocates nothing and takes no lock.
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(move || mount.enter());
-        }
-    }
+    let overrides: Vec<(&OsStr, &OsStr)> = [
+        ("TMPDIR", tmpdir.as_os_str()),
+        ("TMP", tmpdir.as_os_str()),
+        ("TEMP", tmpdir.as_os_str()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (OsStr::new(k), v))
+    .chain(
+        spec.env
+            .iter()
+            .map(|(k, v)| (OsStr::new(k.as_str()), OsStr::new(v.as_str()))),
+    )
+    .collect();
+    let leader = spawn::Leader {
+        stdin: stdin.as_raw_fd(),
+        output: writer.as_raw_fd(),
+        cwd,
+        ids: ids_write.as_raw_fd(),
+        guardian: guardian.map(guardian::Guardian::fd),
+        mount,
+    };
     let start = Instant::now();
-    let spawned = command.spawn();
+    let spawned = spawn::spawn(program, args, &overrides, &leader);
     // Drop our copies of the write end so EOF means every writer is gone.
-    drop(command);
+    drop(writer);
+    drop(stdin);
     drop(ids_write);
     let mut child = match spawned {
         Ok(child) => child,
@@ -379,7 +345,7 @@ fn run_mounted(
     drop(ids_read);
     // The group is listed with the guardian already (by the leader).
     crate::export::pause_at("run:spawned");
-    let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let pgid = child.id();
     let mut capture = Capture {
         reader: std::fs::File::from(reader),
         output: Vec::new(),
@@ -406,10 +372,9 @@ fn run_mounted(
             Ok(Some(status)) => {
                 // The leader is done: collect what is buffered, then end what it left behind.
                 capture.pump(Duration::ZERO);
-                let result = match (status.code(), status.signal()) {
-                    (Some(code), _) => Termination::Exited(code),
-                    (None, Some(sig)) => Termination::Signaled(sig),
-                    (None, None) => Termination::Exited(-1),
+                let result = match status {
+                    spawn::Exit::Code(code) => Termination::Exited(code),
+                    spawn::Exit::Signal(sig) => Termination::Signaled(sig),
                 };
                 end_group(pgid, &mut child, &mut capture, GRACE);
                 break result;
@@ -709,5 +674,102 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("definitely-not-a-command-xyz"));
+        // A program that is there but cannot be run, and one in a directory that is gone.
+        for (program, kind) in [
+            ("/dev/null", io::ErrorKind::PermissionDenied),
+            ("/nonexistent/tool", io::ErrorKind::NotFound),
+        ] {
+            let spec = CommandSpec {
+                argv: vec![program.into()],
+                env: vec![],
+            };
+            let err = run(
+                &spec,
+                dir.path(),
+                dir.path(),
+                Duration::from_secs(5),
+                &never,
+            )
+            .unwrap_err();
+            let RunnerError::Spawn { source, .. } = err else {
+                panic!("{program}: {err}");
+            };
+            assert_eq!(source.kind(), kind, "{program}: {source}");
+        }
+    }
+
+    #[test]
+    fn a_program_is_found_on_the_command_s_own_path_and_a_script_without_a_shebang_runs_in_sh() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let tool = bin.join("repromin-test-tool");
+        // No `#!` line: the kernel refuses it, and it runs in /bin/sh as `execvp` does.
+        std::fs::write(&tool, "echo \"tool $1 $REPROMIN_TEST_VAR\"\n").unwrap();
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let spec = CommandSpec {
+            argv: vec!["repromin-test-tool".into(), "arg".into()],
+            env: vec![
+                ("PATH".into(), format!("/nonexistent:{}", bin.display())),
+                ("REPROMIN_TEST_VAR".into(), "v".into()),
+            ],
+        };
+        let never = AtomicBool::new(false);
+        let out = run(
+            &spec,
+            dir.path(),
+            dir.path(),
+            Duration::from_secs(10),
+            &never,
+        )
+        .unwrap();
+        assert_eq!(out.termination, Termination::Exited(0));
+        assert_eq!(String::from_utf8_lossy(&out.output), "tool arg v\n");
+    }
+
+    #[test]
+    fn a_command_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
+        // This thread blocks SIGUSR1 and the process ignores SIGPIPE (as the Rust runtime
+        // does): the command inherits neither.
+        let mut usr1 = nix::sys::signal::SigSet::empty();
+        usr1.add(Signal::SIGUSR1);
+        nix::sys::signal::pthread_sigmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&usr1),
+            None,
+        )
+        .unwrap();
+        #[allow(unsafe_code)]
+        // SAFETY: ignoring SIGPIPE, as the Rust runtime already does.
+        unsafe {
+            nix::sys::signal::signal(Signal::SIGPIPE, nix::sys::signal::SigHandler::SigIgn)
+                .unwrap();
+        }
+        // Read by grep itself (a shell may reset its own mask as it starts).
+        let dir = tempfile::tempdir().unwrap();
+        let spec = CommandSpec {
+            argv: ["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"]
+                .map(String::from)
+                .to_vec(),
+            env: vec![],
+        };
+        let never = AtomicBool::new(false);
+        let out = run(
+            &spec,
+            dir.path(),
+            dir.path(),
+            Duration::from_secs(10),
+            &never,
+        )
+        .unwrap();
+        let text = String::from_utf8_lossy(&out.output).into_owned();
+        let mask = |name: &str| -> u64 {
+            let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+            u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+        };
+        assert_eq!(mask("SigBlk:"), 0, "{text}");
+        let pipe = 1u64 << (Signal::SIGPIPE as u32 - 1);
+        assert_eq!(mask("SigIgn:") & pipe, 0, "{text}");
     }
 }

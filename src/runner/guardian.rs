@@ -4,7 +4,7 @@
 //! leader, so a command's children would go on running. The guardian is `/bin/sh` running
 //! [`SCRIPT`] in a process group of its own, started once per process with the first run.
 //! Its stdin is a pipe whose only write end repromin holds (close-on-exec, so no command
-//! inherits it). A command's leader writes `+PGID` itself, between fork and exec (see
+//! inherits it). A command's leader writes `+PGID` itself, between its start and exec (see
 //! [`line`]), so that its group is listed before the command's first instruction runs,
 //! even when repromin dies while it is still starting the command; the run writes `-PGID`
 //! when the group has been ended. A leader that is starting holds a copy of the write end
@@ -43,7 +43,7 @@ for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 pub(super) struct Guardian {
     stdin: Mutex<OwnedFd>,
     /// Its descriptor, for a leader to write its line on without taking the lock (the
-    /// lock may be held by another thread at fork time).
+    /// lock may be held by another thread when the leader starts).
     fd: RawFd,
     /// The guardian itself, reaped by [`finish`].
     child: Mutex<Option<Child>>,
@@ -53,7 +53,7 @@ pub(super) struct Guardian {
 pub(super) const LINE_MAX: usize = 16;
 
 /// Writes `SIGN PID \n` (`+123\n`) into `buf` and returns its length, without allocating:
-/// a leader calls it between fork and exec.
+/// a leader calls it between its start and exec.
 pub(super) fn line(sign: u8, pid: i32, buf: &mut [u8; LINE_MAX]) -> usize {
     let mut digits = [0u8; LINE_MAX];
     let mut n = pid.unsigned_abs();
