@@ -726,6 +726,21 @@ mod tests {
         .unwrap();
         assert_eq!(out.termination, Termination::Exited(0));
         assert_eq!(String::from_utf8_lossy(&out.output), "tool arg v\n");
+        // A relative directory of the search path is relative to the command's working
+        // directory, as for `execvp` run there.
+        let spec = CommandSpec {
+            argv: vec!["repromin-test-tool".into(), "rel".into()],
+            env: vec![("PATH".into(), "/nonexistent:bin".into())],
+        };
+        let out = run(
+            &spec,
+            dir.path(),
+            dir.path(),
+            Duration::from_secs(10),
+            &never,
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.output), "tool rel \n");
     }
 
     #[test]

@@ -111,12 +111,12 @@ pub(super) struct Leader<'a> {
 
 /// The program, its arguments and its environment as `execve` takes them.
 struct Exec {
-    path: CString,
+    /// The files to try, in order: the program itself when it names a path, otherwise it
+    /// in each directory of the command's `PATH`. Relative ones are relative to the
+    /// command's working directory, as the leader sees it when it calls `execve`.
+    candidates: Vec<CString>,
     argv: Vec<CString>,
     envp: Vec<CString>,
-    /// `/bin/sh PATH ARGS...`, for a file without the magic of an executable (as `execvp`
-    /// runs it).
-    sh_argv: Vec<CString>,
 }
 
 fn nul_error(what: &str) -> io::Error {
@@ -139,45 +139,36 @@ fn environment(overrides: &[(&OsStr, &OsStr)]) -> BTreeMap<OsString, OsString> {
     env
 }
 
-/// The file `program` names: itself when it holds a `/`, otherwise the first executable
-/// regular file of that name in the directories of `path` (the command's `PATH`; glibc's
-/// default when it has none), as `execvp` searches.
-fn resolve(program: &str, path: Option<&OsStr>) -> io::Result<CString> {
+/// The files `execvp` would try for `program` with the search path `path` (glibc's
+/// default when the command has none): the program itself when it holds a `/`, otherwise
+/// it in each directory of the path, an empty one meaning the working directory.
+fn candidates(program: &str, path: Option<&OsStr>) -> io::Result<Vec<CString>> {
     if program.is_empty() {
         return Err(io::Error::from(io::ErrorKind::NotFound));
     }
     if program.contains('/') {
-        return c_string(program.as_bytes(), "the program");
+        return Ok(vec![c_string(program.as_bytes(), "the program")?]);
     }
     let path = path.unwrap_or(OsStr::new("/bin:/usr/bin"));
-    let mut denied = false;
-    for dir in path.as_bytes().split(|b| *b == b':') {
-        let dir = if dir.is_empty() { b"." as &[u8] } else { dir };
-        let mut candidate = dir.to_vec();
-        candidate.push(b'/');
-        candidate.extend_from_slice(program.as_bytes());
-        let candidate = Path::new(OsStr::from_bytes(&candidate));
-        let Ok(meta) = std::fs::metadata(candidate) else {
-            continue;
-        };
-        if !meta.is_file() {
-            continue;
-        }
-        match nix::unistd::access(candidate, nix::unistd::AccessFlags::X_OK) {
-            Ok(()) => return c_string(candidate.as_os_str().as_bytes(), "the program"),
-            Err(_) => denied = true,
-        }
-    }
-    Err(io::Error::from(if denied {
-        io::ErrorKind::PermissionDenied
-    } else {
-        io::ErrorKind::NotFound
-    }))
+    path.as_bytes()
+        .split(|b| *b == b':')
+        .map(|dir| {
+            let mut file = if dir.is_empty() {
+                Vec::new()
+            } else {
+                let mut dir = dir.to_vec();
+                dir.push(b'/');
+                dir
+            };
+            file.extend_from_slice(program.as_bytes());
+            c_string(&file, "the search path")
+        })
+        .collect()
 }
 
 fn prepare(program: &str, args: &[String], overrides: &[(&OsStr, &OsStr)]) -> io::Result<Exec> {
     let env = environment(overrides);
-    let path = resolve(
+    let candidates = candidates(
         program,
         env.get(OsStr::new("PATH")).map(OsString::as_os_str),
     )?;
@@ -192,20 +183,17 @@ fn prepare(program: &str, args: &[String], overrides: &[(&OsStr, &OsStr)]) -> io
         pair.extend_from_slice(value.as_bytes());
         envp.push(c_string(&pair, "the environment")?);
     }
-    let mut sh_argv = vec![c"/bin/sh".to_owned(), path.clone()];
-    sh_argv.extend(argv.iter().skip(1).cloned());
     Ok(Exec {
-        path,
+        candidates,
         argv,
         envp,
-        sh_argv,
     })
 }
 
 /// Null-terminated pointers to `strings`, for `execve`.
-fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+fn pointers<'a>(strings: impl IntoIterator<Item = &'a CString>) -> Vec<*const libc::c_char> {
     strings
-        .iter()
+        .into_iter()
         .map(|s| s.as_ptr())
         .chain(std::iter::once(std::ptr::null()))
         .collect()
@@ -225,7 +213,14 @@ pub(super) fn spawn(
     let exec = prepare(program, args, overrides)?;
     let argv = pointers(&exec.argv);
     let envp = pointers(&exec.envp);
-    let sh_argv = pointers(&exec.sh_argv);
+    // For each candidate, `/bin/sh CANDIDATE ARGS...`: a file without the magic of an
+    // executable runs in the shell, as `execvp` runs it.
+    let sh = c"/bin/sh".to_owned();
+    let sh_argvs: Vec<Vec<*const libc::c_char>> = exec
+        .candidates
+        .iter()
+        .map(|file| pointers([&sh, file].into_iter().chain(exec.argv.iter().skip(1))))
+        .collect();
     let cwd = c_string(leader.cwd.as_os_str().as_bytes(), "the working directory")?;
     let parent = nix::unistd::getpid();
     let error = AtomicI32::new(0);
@@ -233,10 +228,10 @@ pub(super) fn spawn(
     let steps = Steps {
         leader,
         cwd: &cwd,
-        path: &exec.path,
+        candidates: &exec.candidates,
         argv: &argv,
         envp: &envp,
-        sh_argv: &sh_argv,
+        sh_argvs: &sh_argvs,
         parent,
         error: &error,
     };
@@ -277,10 +272,10 @@ pub(super) fn spawn(
 struct Steps<'a> {
     leader: &'a Leader<'a>,
     cwd: &'a CString,
-    path: &'a CString,
+    candidates: &'a [CString],
     argv: &'a [*const libc::c_char],
     envp: &'a [*const libc::c_char],
-    sh_argv: &'a [*const libc::c_char],
+    sh_argvs: &'a [Vec<*const libc::c_char>],
     parent: Pid,
     error: &'a AtomicI32,
 }
@@ -366,23 +361,36 @@ impl Steps<'_> {
         Ok(())
     }
 
-    /// `execve`, and `/bin/sh` for a file the kernel does not know how to run; the error
-    /// when both fail.
+    /// `execve` of each candidate in turn, as `execvp` searches: past one that is not there
+    /// (or that this user may not run, which is the error when nothing else runs), through
+    /// `/bin/sh` for one the kernel does not know how to run; the error when none ran.
     fn exec(&self) -> Errno {
-        // SAFETY: null-terminated arrays of pointers into `CString`s the parent keeps.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::execve(self.path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr());
-            let errno = Errno::last();
-            if errno != Errno::ENOEXEC {
-                return errno;
+        let mut denied = false;
+        let mut last = Errno::ENOENT;
+        for (file, sh_argv) in self.candidates.iter().zip(self.sh_argvs) {
+            // SAFETY: null-terminated arrays of pointers into `CString`s the parent keeps.
+            #[allow(unsafe_code)]
+            let errno = unsafe {
+                libc::execve(file.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr());
+                match Errno::last() {
+                    Errno::ENOEXEC => {
+                        libc::execve(c"/bin/sh".as_ptr(), sh_argv.as_ptr(), self.envp.as_ptr());
+                        Errno::last()
+                    }
+                    errno => errno,
+                }
+            };
+            match errno {
+                Errno::EACCES => denied = true,
+                Errno::ENOENT
+                | Errno::ENOTDIR
+                | Errno::ESTALE
+                | Errno::ENODEV
+                | Errno::ETIMEDOUT => {}
+                errno => return errno,
             }
-            libc::execve(
-                c"/bin/sh".as_ptr(),
-                self.sh_argv.as_ptr(),
-                self.envp.as_ptr(),
-            );
+            last = errno;
         }
-        Errno::ENOEXEC
+        if denied { Errno::EACCES } else { last }
     }
 }
