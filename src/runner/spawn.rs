@@ -9,9 +9,11 @@
 //!
 //! What the leader does before `execve` (see [`Leader`]) makes system calls only, on data
 //! prepared before the clone: it allocates nothing, takes no lock, and writes no memory the
-//! parent reads but the error it reports. Signals are blocked in the calling thread across
-//! the clone, so none is handled in the child before it has set every caught signal back to
-//! its default; then the child unblocks them all, as the command expects.
+//! parent reads but the error it reports (a failed system call also sets the calling
+//! thread's `errno`, which nothing reads after a clone that succeeded). Signals are blocked
+//! in the calling thread across the clone, so none is handled in the child before it has
+//! set every caught signal back to its default; then the child unblocks them all, as the
+//! command expects.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
