@@ -565,6 +565,19 @@ mod tests {
         run(&sh(script), dir.path(), dir.path(), timeout, &never).unwrap()
     }
 
+    /// Runs `argv` with the environment overrides `env` in `dir` (its TMPDIR too).
+    fn start(argv: &[&str], env: &[(&str, &str)], dir: &Path) -> Result<RunOutcome, RunnerError> {
+        let spec = CommandSpec {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let never = AtomicBool::new(false);
+        run(&spec, dir, dir, Duration::from_secs(10), &never)
+    }
+
     #[test]
     fn exit_codes_signals_and_combined_output_are_reported() {
         let out = go("echo out; echo err >&2; exit 3", Duration::from_secs(10));
@@ -679,18 +692,7 @@ mod tests {
             ("/dev/null", io::ErrorKind::PermissionDenied),
             ("/nonexistent/tool", io::ErrorKind::NotFound),
         ] {
-            let spec = CommandSpec {
-                argv: vec![program.into()],
-                env: vec![],
-            };
-            let err = run(
-                &spec,
-                dir.path(),
-                dir.path(),
-                Duration::from_secs(5),
-                &never,
-            )
-            .unwrap_err();
+            let err = start(&[program], &[], dir.path()).unwrap_err();
             let RunnerError::Spawn { source, .. } = err else {
                 panic!("{program}: {err}");
             };
@@ -708,38 +710,15 @@ mod tests {
         std::fs::write(&tool, "echo \"tool $1 $REPROMIN_TEST_VAR\"\n").unwrap();
         std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        let spec = CommandSpec {
-            argv: vec!["repromin-test-tool".into(), "arg".into()],
-            env: vec![
-                ("PATH".into(), format!("/nonexistent:{}", bin.display())),
-                ("REPROMIN_TEST_VAR".into(), "v".into()),
-            ],
-        };
-        let never = AtomicBool::new(false);
-        let out = run(
-            &spec,
-            dir.path(),
-            dir.path(),
-            Duration::from_secs(10),
-            &never,
-        )
-        .unwrap();
+        let path = format!("/nonexistent:{}", bin.display());
+        let env = [("PATH", path.as_str()), ("REPROMIN_TEST_VAR", "v")];
+        let out = start(&["repromin-test-tool", "arg"], &env, dir.path()).unwrap();
         assert_eq!(out.termination, Termination::Exited(0));
         assert_eq!(String::from_utf8_lossy(&out.output), "tool arg v\n");
         // A relative directory of the search path is relative to the command's working
         // directory, as for `execvp` run there.
-        let spec = CommandSpec {
-            argv: vec!["repromin-test-tool".into(), "rel".into()],
-            env: vec![("PATH".into(), "/nonexistent:bin".into())],
-        };
-        let out = run(
-            &spec,
-            dir.path(),
-            dir.path(),
-            Duration::from_secs(10),
-            &never,
-        )
-        .unwrap();
+        let env = [("PATH", "/nonexistent:bin")];
+        let out = start(&["repromin-test-tool", "rel"], &env, dir.path()).unwrap();
         assert_eq!(String::from_utf8_lossy(&out.output), "tool rel \n");
     }
 
@@ -763,21 +742,8 @@ mod tests {
         }
         // Read by grep itself (a shell may reset its own mask as it starts).
         let dir = tempfile::tempdir().unwrap();
-        let spec = CommandSpec {
-            argv: ["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"]
-                .map(String::from)
-                .to_vec(),
-            env: vec![],
-        };
-        let never = AtomicBool::new(false);
-        let out = run(
-            &spec,
-            dir.path(),
-            dir.path(),
-            Duration::from_secs(10),
-            &never,
-        )
-        .unwrap();
+        let status = ["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"];
+        let out = start(&status, &[], dir.path()).unwrap();
         let text = String::from_utf8_lossy(&out.output).into_owned();
         let mask = |name: &str| -> u64 {
             let line = text.lines().find(|l| l.starts_with(name)).unwrap();
