@@ -338,7 +338,11 @@ impl Steps<'_> {
         nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
         // Tied to repromin before the command's first instruction (see the runner's
         // module documentation): the parent-death signal, then the group on the list.
+        // The kernel sends the signal when the thread that started the leader dies, which
+        // is when repromin dies (that thread waits for the group in `run`).
         nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+        // The parent may have died before the signal was armed: then it never comes, and
+        // the leader has already been handed to another parent. It does not start.
         if nix::unistd::getppid() != self.parent {
             return Err(Errno::ESRCH);
         }
@@ -346,6 +350,8 @@ impl Steps<'_> {
         // SAFETY: the descriptors stay open in the parent until the child has exec'd.
         #[allow(unsafe_code)]
         let ids = unsafe { BorrowedFd::borrow_raw(leader.ids) };
+        // Its id, so that a start that fails after this can be taken off the guardian's
+        // list.
         let _ = nix::unistd::write(ids, &pid.to_ne_bytes());
         if let Some(fd) = leader.guardian {
             let mut line = [0u8; guardian::LINE_MAX];
