@@ -1021,9 +1021,14 @@ mod tests {
                         "workspace::tests::a_tree_a_command_left_read_only_is_removed",
                     ])
                     .env(AGAIN, &dir)
-                    .status()
-                    .expect("setpriv runs the test again unprivileged");
-                assert!(status.success(), "unprivileged run: {status}");
+                    .status();
+                match status {
+                    Ok(status) => assert!(status.success(), "unprivileged run: {status}"),
+                    Err(err) if std::env::var_os("CI").is_none() => {
+                        eprintln!("skipped: running as root and `setpriv` cannot run: {err}");
+                    }
+                    Err(err) => panic!("`setpriv` runs the test again unprivileged: {err}"),
+                }
                 return;
             }
             None => {
