@@ -576,7 +576,10 @@ const SH_CONFIG: &str = r#"{"version":1,"tests":["tests/t_*.sh"],"command":"sh r
 fn forger(out: &Path, base: &str) -> String {
     let files = r#"[{"path":"tests/t_add.sh","tests":[{"name":"check","status":"passed"}]},{"path":"tests/t_forge.sh","tests":[{"name":"check","status":"passed"}]}]"#;
     let mut script = String::from("grep -q -- '- $2' calc.sh || exit 0\n");
-    script.push_str("setsid sh -c '\n  sleep 1\n");
+    // The survivor leaves the run's process group before the test returns (it waits for
+    // it): a child still in the group when the leader exits is ended with the group.
+    script.push_str("rm -f \"$TMPDIR/escaped\"\n");
+    script.push_str("setsid sh -c '\n  touch \"$TMPDIR/escaped\"\n  sleep 1\n");
     for side in ["base", "base-rerun"] {
         let json = format!(
             r#"{{"v":1,"side":"{side}","commit":"{base}","outcome":{{"kind":"report","exit_code":0,"report":{{"files":{files}}}}}}}"#
@@ -589,7 +592,8 @@ fn forger(out: &Path, base: &str) -> String {
             dir = out.display()
         ));
     }
-    script.push_str("' > /dev/null 2>&1 < /dev/null &\nexit 0\n");
+    script.push_str("' > /dev/null 2>&1 < /dev/null &\n");
+    script.push_str("while [ ! -e \"$TMPDIR/escaped\" ]; do sleep 0.01; done\nexit 0\n");
     script
 }
 
