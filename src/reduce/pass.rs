@@ -900,13 +900,14 @@ pub(crate) mod tests {
 
     /// Runs `pass` once with one worker and once with two, each on a session over `files`
     /// with `script` as the command, and returns for each its phase's oracle samples, runs
-    /// ahead and cache hits. Both runs must commit nothing and leave the same tree.
+    /// ahead, cache hits and rejected candidates. Both runs must commit nothing and leave
+    /// the same tree.
     pub(crate) fn counts_by_jobs(
         files: &[(&str, &str)],
         script: &str,
         ctx: &PassContext,
         make: impl Fn() -> Box<dyn Pass>,
-    ) -> [(u64, u64, u64); 2] {
+    ) -> [(u64, u64, u64, u64); 2] {
         let mut trees = Vec::new();
         let counts = [1, 2].map(|jobs| {
             let scratch = tempfile::tempdir().unwrap();
@@ -921,7 +922,7 @@ pub(crate) mod tests {
                 .iter()
                 .find(|p| p.phase == pass.name())
                 .unwrap();
-            (p.oracle_samples, p.ran_ahead, p.cache_hits)
+            (p.oracle_samples, p.ran_ahead, p.cache_hits, p.rejected)
         });
         assert_eq!(trees[0], trees[1]);
         counts
@@ -938,7 +939,7 @@ pub(crate) mod tests {
             &context(false),
             || Box::new(crate::reduce::passes::lines::Lines::default()),
         );
-        assert_eq!(counts, [(2, 0, 0), (2, 1, 1)]);
+        assert_eq!(counts, [(2, 0, 0, 2), (2, 1, 1, 2)]);
     }
 
     #[test]

@@ -55,6 +55,6 @@ mod tests {
             &context(false),
             || Box::new(Blocks::default()),
         );
-        assert_eq!(counts, [(2, 0, 0), (2, 1, 1)]);
+        assert_eq!(counts, [(2, 0, 0, 2), (2, 1, 1, 2)]);
     }
 }

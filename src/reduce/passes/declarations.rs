@@ -108,10 +108,10 @@ impl Declarations {
         // what runs ahead if this one commits nothing.
         let count = if session.runs_ahead() { 2 } else { 1 };
         loop {
-            let Some(mut windows) = Declarations::windows(session, path, &tried, count) else {
+            let Some(windows) = Declarations::windows(session, path, &tried, count) else {
                 return Ok(Some(accepted));
             };
-            let mut windows = windows.drain(..);
+            let mut windows = windows.into_iter();
             let Some((candidates, names)) = windows.next() else {
                 return Ok(Some(accepted));
             };
@@ -241,6 +241,6 @@ mod tests {
             &context(false),
             || Box::new(Declarations),
         );
-        assert_eq!(counts, [(2, 0, 0), (2, 1, 1)]);
+        assert_eq!(counts, [(2, 0, 0, 2), (2, 1, 1, 2)]);
     }
 }

@@ -239,6 +239,6 @@ mod tests {
             &context(false),
             || Box::new(Files::default()),
         );
-        assert_eq!(counts, [(5, 0, 0), (5, 2, 2)]);
+        assert_eq!(counts, [(5, 0, 0, 5), (5, 2, 2, 5)]);
     }
 }

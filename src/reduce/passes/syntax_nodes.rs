@@ -156,9 +156,10 @@ mod tests {
             &context(true),
             || Box::new(Syntax::default()),
         );
-        let (samples, ahead, hits) = counts[0];
-        assert_eq!((ahead, hits), (0, 0));
+        let (samples, ahead, hits, rejected) = counts[0];
+        assert_eq!((ahead, hits, rejected), (0, 0, samples));
         // Every step after the first ran ahead of the one before it.
-        assert_eq!(counts[1], (samples, samples - 1, samples - 1), "{counts:?}");
+        let ran = (samples, samples - 1, samples - 1, rejected);
+        assert_eq!(counts[1], ran, "{counts:?}");
     }
 }
