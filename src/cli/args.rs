@@ -531,7 +531,8 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Budget")]
     pub max_duration: Option<Duration>,
 
-    /// The passes to run, comma-separated [default: the passes of --level].
+    /// The passes to run, comma-separated; they run in the order of the list below, whatever
+    /// the order given [default: the passes of --level].
     #[arg(
         long,
         value_name = "PASS",
