@@ -21,8 +21,9 @@
 //! The layers are used only where they work: when the session starts, each worker mounts
 //! an overlay once in a child, with the best of [`EXTRA_OPTIONS`] the kernel takes
 //! (`redirect_dir=on`, so that a command can rename directories as it could in a plain
-//! one, and `volatile`, so that no run waits for its layer to reach the disk); when that fails (no overlay filesystem, no privilege to mount, a path the mount
-//! options cannot spell), the worker falls back to delta application on a plain copy
+//! one, and `volatile`, so that no run waits for its layer to reach the disk); when that
+//! fails (no overlay filesystem, no privilege to mount, a path the mount options cannot
+//! spell), the worker falls back to delta application on a plain copy
 //! ([`crate::workspace`]), and says why through [`Layers::record`].
 
 use std::ffi::CString;
