@@ -624,7 +624,7 @@ mod tests {
             .lines()
             .find(|l| l.split(' ').nth(4) == Some(at.to_str().unwrap()))
             .unwrap_or_else(|| panic!("the run's tree is not a mount:\n{mountinfo}"));
-        // Kernels since 6.6 show `volatile` as `fsync=volatile`.
+        // Newer kernels show `volatile` as `fsync=volatile`.
         for options in [&["volatile", "fsync=volatile"][..], &["redirect_dir=on"]] {
             assert!(
                 line.split([' ', ',']).any(|o| options.contains(&o)),
