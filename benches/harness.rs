@@ -1293,8 +1293,8 @@ struct OverheadRow {
     per_probe_ms: f64,
     overhead_pct: f64,
     /// The same difference taken over the reports' `reduce_ms` (the passes alone), which
-    /// leaves out the copy in, the baseline, the export and the clean-up: on a disk file
-    /// system those fixed costs depend on what the run before left to write back.
+    /// leaves out the copy in, the baseline, the export and the clean-up: on an ext4
+    /// without a journal those fixed costs depend on what the run before deleted.
     loop_probe_ms: f64,
     loop_overhead_pct: f64,
 }

@@ -80,7 +80,7 @@ pub(crate) struct Layers {
 ///   a plain tree.
 /// - `volatile` (Linux 5.10) leaves out every sync of the upper layer, which is thrown away
 ///   after the run anyway. Without it, the unmount at the end of each run syncs the whole
-///   file system the layers are on: on ext4 that doubled what the overlay cost a run.
+///   file system the layers are on: on a journaled ext4, about 0.8 ms a run.
 const EXTRA_OPTIONS: [&str; 4] = [
     ",redirect_dir=on,volatile",
     ",redirect_dir=on",
