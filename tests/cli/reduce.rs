@@ -696,6 +696,61 @@ fn a_file_goes_together_with_the_lines_that_reference_it() {
 }
 
 #[test]
+fn a_module_goes_with_the_names_and_defaults_that_bind_it() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[
+            (
+                "app/main.py",
+                "from lib import cached, keys\n\n@cached(key=keys.typed)\ndef f():\n    return keys.typed()\n\nraise SystemExit('fatal: broken')\n",
+            ),
+            (
+                "app/lib/__init__.py",
+                "from . import keys\n\ndef cached(key=keys.hashkey):\n    return lambda fn: fn\n",
+            ),
+            ("app/lib/keys.py", "def hashkey():\n    pass\n\ndef typed():\n    pass\n"),
+        ],
+    );
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "files",
+            "--expect",
+            "fatal: broken",
+            "--",
+            "sh",
+            "-c",
+            "cd app && python3 main.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    let names: Vec<&str> = kept.keys().map(String::as_str).collect();
+    // `keys.py` can only go with the name taken out of the import, the decorator's argument
+    // and the default emptied: each of them alone leaves a NameError or an ImportError.
+    assert_eq!(names, ["app/lib/__init__.py", "app/main.py"], "{kept:#?}");
+    assert_eq!(
+        kept["app/main.py"],
+        "from lib import cached\n\n@cached(key=None)\ndef f():\n    return keys.typed()\n\nraise SystemExit('fatal: broken')\n"
+    );
+    assert_eq!(
+        kept["app/lib/__init__.py"],
+        "\ndef cached(key=None):\n    return lambda fn: fn\n"
+    );
+    let changes = changes(&report(&area.path("out")));
+    assert!(
+        changes.iter().any(|c| c
+            == "delete app/lib/keys.py with 2 lines that reference it and 2 values that name what they imported"),
+        "{changes:#?}"
+    );
+}
+
+#[test]
 fn syntax_nodes_go_with_their_separators() {
     let area = Area::new();
     area.write(

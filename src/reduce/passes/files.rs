@@ -40,9 +40,11 @@ impl Elements for Paths {
         let paths: Vec<RelPath> = chunk.iter().map(|&i| self.0[i].clone()).collect();
         let mut label = describe_removal(&paths);
         // The lines that name what goes (`mod x;`, `#include "x.h"`, `import x`) go too.
+        // So do the parameter defaults that name what those lines imported.
         let references = references_to(&session.current, &paths);
         let mut parts = vec![Mutation::Remove(paths)];
-        let lines: usize = references.iter().map(|(_, _, cut)| cut.len()).sum();
+        let lines: usize = references.iter().map(|e| e.lines).sum();
+        let defaults: usize = references.iter().map(|e| e.defaults).sum();
         if lines > 0 {
             label.push_str(&format!(
                 " with {lines} line{} that reference{} it",
@@ -50,14 +52,32 @@ impl Elements for Paths {
                 if lines == 1 { "s" } else { "" }
             ));
         }
-        for (path, digest, cut) in references {
-            let Some((data, _)) = file_state(session, &path) else {
+        if defaults > 0 {
+            label.push_str(&format!(
+                " and {defaults} value{} that name{} what {} imported",
+                if defaults == 1 { "" } else { "s" },
+                if defaults == 1 { "s" } else { "" },
+                if lines == 1 { "it" } else { "they" }
+            ));
+        }
+        for edit in references {
+            let Some((data, _)) = file_state(session, &edit.path) else {
                 continue;
             };
-            parts.push(Mutation::Keep {
-                path,
-                expect: digest,
-                keep: complement(data.len(), &cut),
+            let keep = complement(data.len(), &edit.cut);
+            parts.push(if edit.replace.is_empty() {
+                Mutation::Keep {
+                    path: edit.path,
+                    expect: edit.digest,
+                    keep,
+                }
+            } else {
+                Mutation::Replace {
+                    path: edit.path,
+                    expect: edit.digest,
+                    keep: Some(keep),
+                    replace: edit.replace,
+                }
             });
         }
         let mutation = if parts.len() == 1 {

@@ -6,13 +6,36 @@
 //! statements of the remaining files that reference it ([`references_to`]).
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::reduce::pass::line_ranges;
+use crate::reduce::syntax;
 use crate::tree::{Node, RelPath, Tree};
 
 /// Cuts in several files: per file, the digest of the content they were computed from and
 /// the byte ranges to cut.
 pub(crate) type FileCuts = Vec<(RelPath, [u8; 32], Vec<Range<usize>>)>;
+
+/// What one remaining file loses with a deletion: the lines that reference what goes, and
+/// the parameter defaults that name what those lines imported.
+#[derive(Debug)]
+pub(crate) struct FileEdit {
+    pub path: RelPath,
+    /// SHA-256 of the content the ranges refer to.
+    pub digest: [u8; 32],
+    /// The lines to cut, sorted.
+    pub cut: Vec<Range<usize>>,
+    /// How many lines are cut or have names taken out of them.
+    pub lines: usize,
+    /// How many of the replacements are defaults.
+    pub defaults: usize,
+    /// Defaults outside the cut lines that name a name they imported, each with the value
+    /// that names nothing (`key=keys.hashkey` becomes `key=None` when `from . import keys`
+    /// goes): without it the file no longer loads.
+    /// With them, the names an import keeps when it also names what goes (`from pkg import
+    /// Cache, keys` becomes `from pkg import Cache`).
+    pub replace: Vec<(Range<usize>, Arc<[u8]>)>,
+}
 
 /// Extensions of the files whose lines can reference another file.
 const SOURCE_EXTS: &[&str] = &[
@@ -269,9 +292,136 @@ fn js_specifier(t: &str) -> Option<&str> {
     Some(&rest[..rest.find(q)?])
 }
 
+/// The names a one-line Python import binds (`import a.b` binds `a`, `from m import x as
+/// y` binds `y`); `None` for `from m import *`, whose names are not known.
+fn python_bound(t: &str) -> Option<Vec<String>> {
+    let t = t.split('#').next().unwrap_or("").trim();
+    let alias = |part: &str, whole: fn(&str) -> &str| -> String {
+        let part = part.trim();
+        match part.split_once(" as ") {
+            Some((_, a)) => a.trim().to_string(),
+            None => whole(part).to_string(),
+        }
+    };
+    if let Some(rest) = t.strip_prefix("import ") {
+        return Some(
+            rest.split(',')
+                .map(|m| alias(m, |m| m.split('.').next().unwrap_or(m)))
+                .collect(),
+        );
+    }
+    let (_, names) = t.strip_prefix("from ")?.split_once(" import ")?;
+    let names: Vec<String> = names.split(',').map(|n| alias(n, |n| n)).collect();
+    (!names.iter().any(|n| n == "*")).then_some(names)
+}
+
+/// The names a one-line JavaScript or TypeScript import binds: `import x, { a, b as c }
+/// from "m"`, `import * as ns from "m"`, `const { a, b: c } = require("m")`.
+fn js_bound(t: &str) -> Vec<String> {
+    let clause = if let Some(rest) = t.strip_prefix("import ") {
+        match rest.find(" from ") {
+            Some(i) => rest[..i].trim_start_matches("type ").to_string(),
+            None => return Vec::new(),
+        }
+    } else if let Some(i) = t.find("require(") {
+        let head = t[..i].trim_end().trim_end_matches('=').trim();
+        let head = ["const ", "let ", "var "]
+            .iter()
+            .find_map(|k| head.strip_prefix(k))
+            .unwrap_or("");
+        // `{ a, b: c }` binds `c`: the part after the colon is the name.
+        head.split(',')
+            .map(|p| p.rsplit(':').next().unwrap_or(p))
+            .collect::<Vec<_>>()
+            .join(",")
+    } else {
+        return Vec::new();
+    };
+    clause
+        .split(',')
+        .map(|p| p.trim().trim_matches(['{', '}']).trim())
+        .map(|p| p.strip_prefix("type ").unwrap_or(p))
+        .map(|p| p.rsplit(" as ").next().unwrap_or(p).trim())
+        .filter(|p| {
+            !p.is_empty()
+                && *p != "*"
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// A one-line Python import that names some modules of `gone` and something else too
+/// (`from pkg import Cache, keys` with `pkg/keys.py` gone): the byte range of its list of
+/// names within `text`, the list without the gone ones, and the names those bound.
+fn python_partial(
+    from: &str,
+    text: &str,
+    gone: &[RelPath],
+    tree: &Tree,
+) -> Option<(Range<usize>, String, Vec<String>)> {
+    let code = text.split('#').next().unwrap_or("");
+    let end = code.trim_end().len();
+    let start = code.len() - code.trim_start().len();
+    let t = code.get(start..end)?;
+    if t.contains(['(', ';']) || t.ends_with('\\') {
+        return None;
+    }
+    let list_start = if let Some(rest) = t.strip_prefix("from ") {
+        start + "from ".len() + rest.find(" import ")? + " import ".len()
+    } else if t.starts_with("import ") {
+        start + "import ".len()
+    } else {
+        return None;
+    };
+    let parts: Vec<&str> = code
+        .get(list_start..end)?
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let modules = python_import(from, t)?;
+    if modules.len() != parts.len() {
+        return None; // `from m import *`
+    }
+    let dropped: Vec<bool> = modules
+        .iter()
+        .map(|m| gone.iter().any(|g| python_names(g, m, tree)))
+        .collect();
+    if !dropped.contains(&true) || !dropped.contains(&false) {
+        return None;
+    }
+    let kept: Vec<&str> = parts
+        .iter()
+        .zip(&dropped)
+        .filter(|(_, d)| !**d)
+        .map(|(p, _)| *p)
+        .collect();
+    let statement = t.split_once(" import ").map_or("import", |(head, _)| head);
+    let unbound = parts
+        .iter()
+        .zip(&dropped)
+        .filter(|(_, d)| **d)
+        .filter_map(|(p, _)| python_bound(&format!("{statement} import {p}")))
+        .flatten()
+        .collect();
+    Some((list_start..end, kept.join(", "), unbound))
+}
+
+/// The names line `text` of file `from` binds, for the defaults that name them.
+fn bound_names(from: &str, text: &str) -> Vec<String> {
+    let t = text.trim();
+    match ext(from) {
+        "py" | "pyi" => python_bound(t).unwrap_or_default(),
+        "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => js_bound(t),
+        _ => Vec::new(),
+    }
+}
+
 /// For each remaining file that references one of `gone`, the byte ranges of its lines that
-/// do (with the attribute lines right above a Rust `mod`).
-pub(crate) fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
+/// do (with the attribute lines right above a Rust `mod`), and the parameter defaults that
+/// name what those lines imported (see [`FileEdit::replace`]).
+pub(crate) fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<FileEdit> {
     let relevant = gone.iter().any(|g| {
         matches!(tree.entries.get(&**g).map(|e| &e.node), Some(Node::Dir)) || is_source(g)
     });
@@ -291,11 +441,23 @@ pub(crate) fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
         }
         let lines = line_ranges(data);
         let mut cut: Vec<Range<usize>> = Vec::new();
+        let mut bound: Vec<String> = Vec::new();
+        let mut names: Vec<(Range<usize>, Arc<[u8]>)> = Vec::new();
         for (i, r) in lines.iter().enumerate() {
             let Ok(text) = std::str::from_utf8(&data[r.clone()]) else {
                 continue;
             };
-            if references(path, text, gone, tree) {
+            if !references(path, text, gone, tree) {
+                if let Some((within, kept, unbound)) = matches!(ext(path), "py" | "pyi")
+                    .then(|| python_partial(path, text, gone, tree))
+                    .flatten()
+                {
+                    let at = r.start + within.start..r.start + within.end;
+                    names.push((at, Arc::from(kept.as_bytes())));
+                    bound.extend(unbound);
+                }
+            } else {
+                bound.extend(bound_names(path, text));
                 let mut start = i;
                 if ext(path) == "rs" {
                     while start > 0
@@ -308,9 +470,30 @@ pub(crate) fn references_to(tree: &Tree, gone: &[RelPath]) -> FileCuts {
                 cut.push(lines[start].start..r.end);
             }
         }
-        if !cut.is_empty() {
-            out.push((path.clone(), *digest, cut));
+        if cut.is_empty() && names.is_empty() {
+            continue;
         }
+        // A file that does not parse gets no replacements of defaults: the cut alone is
+        // still offered.
+        let edited = names.len();
+        let mut replace = names;
+        replace.extend(
+            syntax::lang_for_path(path)
+                .and_then(|lang| syntax::defaults_naming(lang, data, &bound).ok())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(r, _)| !cut.iter().any(|c| c.start < r.end && r.start < c.end))
+                .map(|(r, with)| (r, Arc::from(with.as_bytes()))),
+        );
+        replace.sort_by_key(|(r, _)| r.start);
+        out.push(FileEdit {
+            path: path.clone(),
+            digest: *digest,
+            lines: cut.len() + edited,
+            defaults: replace.len() - edited,
+            cut,
+            replace,
+        });
     }
     out
 }
@@ -345,16 +528,114 @@ mod tests {
     fn cut_lines(tree: &Tree, gone: &[&str]) -> Vec<(String, String)> {
         let gone: Vec<RelPath> = gone.iter().map(|g| RelPath::from(*g)).collect();
         let mut out = Vec::new();
-        for (path, _, cuts) in references_to(tree, &gone) {
-            let Some(Node::File { data, .. }) = tree.entries.get(&path).map(|e| &e.node) else {
+        for edit in references_to(tree, &gone) {
+            let Some(Node::File { data, .. }) = tree.entries.get(&edit.path).map(|e| &e.node)
+            else {
                 continue;
             };
-            for r in cuts {
+            let path = edit.path;
+            for r in edit.cut {
                 let text = String::from_utf8_lossy(&data[r]).trim().to_string();
                 out.push((path.to_string(), text));
             }
         }
         out
+    }
+
+    /// Each file `references_to` edits, as the text it becomes.
+    fn edited(tree: &Tree, gone: &[&str]) -> Vec<(String, String)> {
+        let gone: Vec<RelPath> = gone.iter().map(|g| RelPath::from(*g)).collect();
+        let mut out = Vec::new();
+        for edit in references_to(tree, &gone) {
+            let Some(Node::File { data, .. }) = tree.entries.get(&edit.path).map(|e| &e.node)
+            else {
+                continue;
+            };
+            let mut text = Vec::new();
+            let mut at = 0;
+            let mut spans: Vec<(Range<usize>, &[u8])> =
+                edit.cut.iter().map(|r| (r.clone(), &b""[..])).collect();
+            spans.extend(edit.replace.iter().map(|(r, with)| (r.clone(), &with[..])));
+            spans.sort_by_key(|(r, _)| r.start);
+            for (r, with) in spans {
+                assert!(at <= r.start, "overlapping edits in {}", edit.path);
+                text.extend_from_slice(&data[at..r.start]);
+                text.extend_from_slice(with);
+                at = r.end;
+            }
+            text.extend_from_slice(&data[at..]);
+            out.push((
+                edit.path.to_string(),
+                String::from_utf8(text).expect("UTF-8"),
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn what_a_removed_import_bound_is_no_longer_named_where_the_module_loads() {
+        let tree = crate::reduce::edits::tests::tree(&[
+            ("pkg", ""),
+            (
+                "pkg/__init__.py",
+                "import os\nfrom . import keys\n\ndef cached(cache, key=keys.hashkey, lock=None):\n    return keys.hashkey\n",
+            ),
+            ("pkg/keys.py", "def hashkey(): pass\n"),
+            (
+                "test_a.py",
+                "from pkg import cached, keys as k  # the API\n\n@cached(None, key=k.typedkey, lock=cached)\ndef f(x=k, y=os.sep):\n    return k.hashkey\n",
+            ),
+            (
+                "web.js",
+                "import { hash, keys as k } from './pkg/keys.js';\nfunction f(a = k.hash, b = other) { return hash(a); }\n",
+            ),
+            ("pkg/keys.js", "export const hash = 1;\n"),
+        ]);
+        assert_eq!(
+            edited(&tree, &["pkg/keys.py", "pkg/keys.js"]),
+            vec![
+                (
+                    "pkg/__init__.py".to_string(),
+                    "import os\n\ndef cached(cache, key=None, lock=None):\n    return keys.hashkey\n"
+                        .to_string()
+                ),
+                (
+                    "test_a.py".to_string(),
+                    "from pkg import cached  # the API\n\n@cached(None, key=None, lock=cached)\ndef f(x=None, y=os.sep):\n    return k.hashkey\n"
+                        .to_string()
+                ),
+                (
+                    "web.js".to_string(),
+                    "function f(a = null, b = other) { return hash(a); }\n".to_string()
+                ),
+            ]
+        );
+        // An import of which nothing goes is left alone, and so are the defaults.
+        assert!(edited(&tree, &["pkg/other.py"]).is_empty());
+    }
+
+    #[test]
+    fn the_names_an_import_binds() {
+        assert_eq!(
+            python_bound("import a.b, c as d"),
+            Some(vec!["a".into(), "d".into()])
+        );
+        assert_eq!(
+            python_bound("from .m import x, y as z  # note"),
+            Some(vec!["x".into(), "z".into()])
+        );
+        assert_eq!(python_bound("from m import *"), None);
+        assert_eq!(
+            js_bound("import def, { a, b as c, type T } from './m';"),
+            vec!["def", "a", "c", "T"]
+        );
+        assert_eq!(js_bound("import * as ns from \"./m\";"), vec!["ns"]);
+        assert_eq!(js_bound("import './side-effect.js';"), Vec::<String>::new());
+        assert_eq!(
+            js_bound("const { a, b: c } = require('./m');"),
+            vec!["a", "c"]
+        );
+        assert_eq!(js_bound("const m = require('./m');"), vec!["m"]);
     }
 
     #[test]

@@ -128,6 +128,65 @@ pub fn literals(lang: Lang, src: &[u8]) -> Result<Vec<(Range<usize>, &'static st
     Ok(out)
 }
 
+/// Whether the expression `value` names one of `names`: an identifier of the list anywhere
+/// in it, other than an attribute's member (`x.keys`) or a keyword argument's name.
+fn names_any(value: tree_sitter::Node<'_>, src: &[u8], names: &[String]) -> bool {
+    let mut cursor = value.walk();
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "identifier" {
+            let member = node.parent().is_some_and(|p| {
+                let field = match p.kind() {
+                    "attribute" => "attribute",
+                    "keyword_argument" => "name",
+                    _ => return false,
+                };
+                p.child_by_field_name(field) == Some(node)
+            });
+            let text = src.get(node.byte_range()).unwrap_or_default();
+            if !member && names.iter().any(|n| n.as_bytes() == text) {
+                return true;
+            }
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    false
+}
+
+/// The parameter defaults and Python keyword arguments of `src` whose value names one of
+/// `names` (`key=keys.hashkey` names `keys`), in source order, each with the value that
+/// names nothing (`None`, `null`): what must change with a removed import of those names
+/// for the file to still load (a default and a decorator's argument are evaluated when it
+/// does).
+pub fn defaults_naming(
+    lang: Lang,
+    src: &[u8],
+    names: &[String],
+) -> Result<Vec<(Range<usize>, &'static str)>, SyntaxError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tree = parse(lang, src, PARSE_TIMEOUT)?;
+    let mut out: Vec<(Range<usize>, &'static str)> = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let argument = (lang == Lang::Python && node.kind() == "keyword_argument")
+            .then(|| node.child_by_field_name("value").map(|v| (v, "None")))
+            .flatten();
+        if let Some((value, with)) = default_value(lang, node).or(argument)
+            && !value.has_error()
+            && names_any(value, src, names)
+        {
+            out.push((value.byte_range(), with));
+            continue;
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    out.sort_by_key(|(r, _)| r.start);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

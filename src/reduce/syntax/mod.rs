@@ -56,7 +56,7 @@ mod stubs;
 #[cfg(test)]
 mod tests;
 
-pub use literals::literals;
+pub use literals::{defaults_naming, literals};
 pub use names::{declarations, identifier_names, member_declarations};
 pub use replace::replacements;
 pub use stubs::stubs;
