@@ -233,6 +233,47 @@ fn become_subreaper() {
     });
 }
 
+/// Marks every descriptor above 2 that this process holds close-on-exec, so that no
+/// command it starts inherits one: a workflow step's open files and sockets never reach the
+/// pull request's test code. repromin opens its own close-on-exec already, so this changes
+/// only what it inherited. A gate side calls it before it runs anything.
+///
+/// # Errors
+/// The kernel refused. Where `close_range` is missing (Linux before 5.11), each descriptor
+/// listed in `/proc/self/fd` is marked instead, and an error there is returned.
+pub fn seal_inherited_descriptors() -> io::Result<()> {
+    use nix::libc;
+    // SAFETY: `close_range` with CLOSE_RANGE_CLOEXEC only sets a flag on descriptors; it
+    // touches no memory.
+    #[allow(unsafe_code)]
+    let sealed =
+        unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
+    if sealed == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if !matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EINVAL)) {
+        return Err(err);
+    }
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")?
+        .filter_map(|item| item.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: F_SETFD on a descriptor number only sets its flag; a number that is no
+        // longer open (the listing's own) fails with EBADF.
+        #[allow(unsafe_code)]
+        let set = unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        if set != 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EBADF) {
+                return Err(err);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The process id a leader wrote on `ids` before its exec failed, if it got that far.
 fn failed_leader(ids: &OwnedFd) -> Option<Pid> {
     let mut bytes = [0u8; 4];

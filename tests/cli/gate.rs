@@ -940,6 +940,60 @@ fn the_sandbox_clears_the_environment() {
 }
 
 #[test]
+fn no_test_inherits_a_descriptor_repromin_inherited() {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", SH_CONFIG),
+            ("run_tests.sh", SH_RUNNER),
+        ],
+        "base",
+    );
+    // The test passes only where descriptor 7 is not open; where it is, it writes there.
+    let head = repo.commit(
+        &[(
+            "tests/t_fd.sh",
+            "if { printf leaked >&7; } 2>/dev/null; then exit 1; fi\n",
+        )],
+        "fd test",
+    );
+    let leak = tempfile::NamedTempFile::new().unwrap();
+    let path = repo.path().display().to_string();
+    let line = |extra: &[&str]| -> serde_json::Value {
+        // A workflow step that opened descriptor 7 without close-on-exec, then ran repromin.
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "exec 7>>\"$0\"; exec \"$@\""])
+            .arg(leak.path())
+            .arg(crate::util::bin())
+            .args([
+                "run",
+                "--no-reduce",
+                "--base",
+                &base,
+                "--head",
+                &head,
+                "--repo",
+                &path,
+            ])
+            .args(extra)
+            .current_dir(repo.path())
+            .stdin(std::process::Stdio::null());
+        crate::util::clean_env(&mut command);
+        let o = crate::util::output_within(command, crate::util::RUN_TIMEOUT);
+        serde_json::from_str(stdout(&o).trim().strip_prefix("repromin/v1 ").unwrap()).unwrap()
+    };
+    let seen = line(&[]);
+    assert_eq!(seen["tests"][0]["base"], "passed", "{seen}");
+    assert_eq!(seen["tests"][0]["head"], "passed", "{seen}");
+    if sandbox() {
+        let seen = line(&["--sandbox-user", SANDBOX_USER]);
+        assert_eq!(seen["tests"][0]["base"], "passed", "{seen}");
+    }
+    assert_eq!(std::fs::read_to_string(leak.path()).unwrap(), "");
+}
+
+#[test]
 fn exec_fails_when_it_cannot_write_its_reports() {
     let (repo, base) = python_base();
     let dir = tempfile::tempdir().unwrap();

@@ -55,6 +55,9 @@ pub(crate) enum SideError {
     /// A mutation could not be written.
     #[error(transparent)]
     Inside(#[from] InsideError),
+    /// The descriptors repromin inherited could not be kept from the commands it starts.
+    #[error("cannot keep the descriptors repromin inherited from the commands it runs: {0}")]
+    Descriptors(std::io::Error),
     /// The side's deadline passed.
     #[error("timeout: the side's deadline passed")]
     Deadline,

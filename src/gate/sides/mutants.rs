@@ -27,6 +27,8 @@ pub(super) fn run_mutants(
     interrupt: &AtomicBool,
 ) -> Result<MutantsReport, SideError> {
     let deadline = Deadline(Instant::now() + options.budget);
+    // Nothing the workflow step left open reaches the test code.
+    crate::runner::seal_inherited_descriptors().map_err(SideError::Descriptors)?;
     let repo = Repo::new(&options.repo);
     let base = options.base.as_str();
     repo.commit(base)?;

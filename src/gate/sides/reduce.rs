@@ -99,6 +99,8 @@ fn run_reduce_side(
 ) -> Result<ReduceOutcome, SideError> {
     let options = side.options;
     let started = Instant::now();
+    // Nothing the workflow step left open reaches the test code.
+    crate::runner::seal_inherited_descriptors().map_err(SideError::Descriptors)?;
     // A sandbox user that cannot be used is an error before anything runs.
     let sandbox = side_sandbox(options)?;
     let repo = Repo::new(&options.repo);
