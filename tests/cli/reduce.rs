@@ -751,6 +751,54 @@ fn a_module_goes_with_the_names_and_defaults_that_bind_it() {
 }
 
 #[test]
+fn a_parameter_only_its_callers_need_goes_with_their_arguments() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[
+            (
+                "lib.py",
+                "def check(value, mode, verbose=False):\n    raise SystemExit('fatal: ' + value)\n",
+            ),
+            (
+                "main.py",
+                "from lib import check\n\ncheck('broken', 'fast', verbose=True)\n",
+            ),
+        ],
+    );
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "declarations",
+            "--expect",
+            "fatal: broken",
+            "--",
+            "python3",
+            "main.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    // Neither the parameter nor the argument can go alone: a TypeError either way.
+    assert_eq!(
+        kept["lib.py"],
+        "def check(value):\n    raise SystemExit('fatal: ' + value)\n"
+    );
+    assert_eq!(kept["main.py"], "from lib import check\n\ncheck('broken')\n");
+    let changes = changes(&report(&area.path("out")));
+    assert!(
+        changes
+            .iter()
+            .any(|c| c == "parameter mode of check in lib.py with 1 argument"),
+        "{changes:#?}"
+    );
+}
+
+#[test]
 fn syntax_nodes_go_with_their_separators() {
     let area = Area::new();
     area.write(

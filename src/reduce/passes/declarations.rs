@@ -149,6 +149,9 @@ impl Declarations {
         // Then the members (variants, fields, methods): a member still matched or
         // constructed somewhere can go only with those uses.
         declared.extend(syntax::member_declarations(lang, &data).unwrap_or_default());
+        // Then each parameter its function's body never names, with the arguments the
+        // calls pass for it, looked at under the name `function(parameter)`.
+        let unused = syntax::unused_parameters(lang, &data).unwrap_or_default();
         let mut uses_of = Uses::new(&session.current);
         let mut seen: HashSet<String> = tried.clone();
         let mut windows = Vec::with_capacity(count);
@@ -166,9 +169,78 @@ impl Declarations {
                     candidates.push(candidate);
                 }
             }
+            for param in &unused {
+                let key = format!("{}({})", param.function, param.name);
+                if candidates.len() == UNION_WINDOW || !seen.insert(key.clone()) {
+                    continue;
+                }
+                looked.push(key);
+                if let Some(candidate) =
+                    Declarations::with_arguments(session, &uses_of, path, lang, param)
+                {
+                    candidates.push(candidate);
+                }
+            }
             windows.push((candidates, looked));
         }
         Some(windows)
+    }
+
+    /// The candidate that deletes the parameter `param` of `path` with the argument each
+    /// call of its function passes for it, in every file of the same language that names
+    /// the function; `None` when no call passes one (the syntax pass tries the parameter
+    /// alone) or a call cannot be read (a spread before it).
+    fn with_arguments(
+        session: &Session,
+        uses_of: &Uses<'_>,
+        path: &RelPath,
+        lang: syntax::Lang,
+        param: &syntax::Unused,
+    ) -> Option<Candidate> {
+        let files: std::collections::BTreeSet<&RelPath> = uses_of
+            .at
+            .get(&param.function)?
+            .iter()
+            .map(|(file, _)| *file)
+            .filter(|file| syntax::lang_for_path(file) == Some(lang))
+            .collect();
+        let mut cuts: std::collections::BTreeMap<&RelPath, Vec<Range<usize>>> =
+            std::collections::BTreeMap::new();
+        cuts.entry(path).or_default().push(param.range.clone());
+        let mut arguments = 0;
+        for file in files {
+            let (data, _) = file_state(session, file)?;
+            let found =
+                syntax::argument_cuts(lang, &data, &param.function, param.index, &param.name)
+                    .ok()??;
+            arguments += found.len();
+            cuts.entry(file).or_default().extend(found);
+        }
+        if arguments == 0 {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for (file, mut cut) in cuts {
+            let (now, digest) = file_state(session, file)?;
+            cut.sort_by_key(|r| r.start);
+            if cut.windows(2).any(|w| w[0].end > w[1].start) {
+                return None;
+            }
+            parts.push(Mutation::Keep {
+                path: file.clone(),
+                expect: digest,
+                keep: complement(now.len(), &cut),
+            });
+        }
+        Some(Candidate {
+            mutation: Mutation::Union(parts),
+            label: format!(
+                "parameter {} of {} in {path} with {arguments} argument{}",
+                param.name,
+                param.function,
+                if arguments == 1 { "" } else { "s" }
+            ),
+        })
     }
 
     /// The candidate that deletes the declaration `name` at `range` of `path` with every

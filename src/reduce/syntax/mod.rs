@@ -49,6 +49,7 @@ mod lang;
 mod languages;
 mod literals;
 mod names;
+mod params;
 mod replace;
 mod select;
 mod stubs;
@@ -58,6 +59,7 @@ mod tests;
 
 pub use literals::{defaults_naming, literals};
 pub use names::{declarations, identifier_names, member_declarations};
+pub use params::{Unused, argument_cuts, unused_parameters};
 pub use replace::replacements;
 pub use stubs::stubs;
 

@@ -453,7 +453,7 @@ const PARAMETER_LISTS: &[&str] = &[
 /// The identifiers of the body of the function whose parameter list is `params` (the
 /// `body` field of its parent or, for a C declarator, its grandparent); `None` when there
 /// is no body.
-fn body_words<'s>(
+pub(super) fn body_words<'s>(
     params: Node,
     src: &'s [u8],
 ) -> Option<std::collections::HashMap<&'s str, usize>> {
@@ -469,7 +469,7 @@ fn body_words<'s>(
 /// Whether the parameter at `range` binds a word the body uses: any identifier of its text
 /// before a default value (`=`) counts, which covers names before their type (`x: int`,
 /// `x int`) and after it (`int x`).
-fn still_used(
+pub(super) fn still_used(
     src: &[u8],
     range: &Range<usize>,
     body: &std::collections::HashMap<&str, usize>,
