@@ -788,7 +788,10 @@ fn a_parameter_only_its_callers_need_goes_with_their_arguments() {
         kept["lib.py"],
         "def check(value):\n    raise SystemExit('fatal: ' + value)\n"
     );
-    assert_eq!(kept["main.py"], "from lib import check\n\ncheck('broken')\n");
+    assert_eq!(
+        kept["main.py"],
+        "from lib import check\n\ncheck('broken')\n"
+    );
     let changes = changes(&report(&area.path("out")));
     assert!(
         changes

@@ -169,15 +169,23 @@ impl Declarations {
                     candidates.push(candidate);
                 }
             }
+            // One parameter of a function per window: two neighbours cut together would
+            // leave the comma between them (`f(a, )`), where one after the other leaves
+            // none. The next waits for the next window, on the tree this one left.
+            let mut functions: HashSet<&str> = HashSet::new();
             for param in &unused {
                 let key = format!("{}({})", param.function, param.name);
-                if candidates.len() == UNION_WINDOW || !seen.insert(key.clone()) {
+                if candidates.len() == UNION_WINDOW
+                    || functions.contains(param.function.as_str())
+                    || !seen.insert(key.clone())
+                {
                     continue;
                 }
                 looked.push(key);
                 if let Some(candidate) =
                     Declarations::with_arguments(session, &uses_of, path, lang, param)
                 {
+                    functions.insert(&param.function);
                     candidates.push(candidate);
                 }
             }
