@@ -153,6 +153,9 @@ impl Declarations {
         // calls pass for it, looked at under the name `function(parameter)`.
         let unused = syntax::unused_parameters(lang, &data).unwrap_or_default();
         let mut uses_of = Uses::new(&session.current);
+        // Each file that calls one of them, parsed once.
+        let mut sites: std::collections::HashMap<RelPath, Option<syntax::CallSites>> =
+            std::collections::HashMap::new();
         let mut seen: HashSet<String> = tried.clone();
         let mut windows = Vec::with_capacity(count);
         for _ in 0..count {
@@ -183,7 +186,7 @@ impl Declarations {
                 }
                 looked.push(key);
                 if let Some(candidate) =
-                    Declarations::with_arguments(session, &uses_of, path, lang, param)
+                    Declarations::with_arguments(session, &uses_of, &mut sites, path, lang, param)
                 {
                     functions.insert(&param.function);
                     candidates.push(candidate);
@@ -201,13 +204,16 @@ impl Declarations {
     fn with_arguments(
         session: &Session,
         uses_of: &Uses<'_>,
+        sites: &mut std::collections::HashMap<RelPath, Option<syntax::CallSites>>,
         path: &RelPath,
         lang: syntax::Lang,
         param: &syntax::Unused,
     ) -> Option<Candidate> {
-        let files: std::collections::BTreeSet<&RelPath> = uses_of
-            .at
-            .get(&param.function)?
+        let uses = uses_of.at.get(&param.function)?;
+        if uses.len() > MAX_USES {
+            return None;
+        }
+        let files: std::collections::BTreeSet<&RelPath> = uses
             .iter()
             .map(|(file, _)| *file)
             .filter(|file| syntax::lang_for_path(file) == Some(lang))
@@ -217,10 +223,13 @@ impl Declarations {
         cuts.entry(path).or_default().push(param.range.clone());
         let mut arguments = 0;
         for file in files {
-            let (data, _) = file_state(session, file)?;
-            let found =
-                syntax::argument_cuts(lang, &data, &param.function, param.index, &param.name)
-                    .ok()??;
+            let calls = sites.entry(file.clone()).or_insert_with(|| {
+                let (data, _) = file_state(session, file)?;
+                syntax::CallSites::new(lang, data).ok()
+            });
+            let found = calls
+                .as_ref()?
+                .cuts(&param.function, param.index, &param.name)?;
             arguments += found.len();
             cuts.entry(file).or_default().extend(found);
         }

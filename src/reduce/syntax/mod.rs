@@ -59,7 +59,7 @@ mod tests;
 
 pub use literals::{defaults_naming, literals};
 pub use names::{declarations, identifier_names, member_declarations};
-pub use params::{Unused, argument_cuts, unused_parameters};
+pub use params::{CallSites, Unused, unused_parameters};
 pub use replace::replacements;
 pub use stubs::stubs;
 

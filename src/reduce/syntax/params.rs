@@ -207,62 +207,81 @@ fn calls<'t>(lang: Lang, root: Node<'t>, src: &[u8], function: &str) -> Vec<Node
     out
 }
 
-/// The deletion ranges, in `src`, of the arguments that the calls of `function` pass for
-/// its parameter `name` at position `index` (`None`: keyword-only): the argument at that
-/// position, or a keyword argument of that name. `Ok(None)` when a call cannot be read that
-/// way (a spread `*args` or `...xs` at or before the position).
-///
-/// # Errors
-/// The file cannot be parsed.
-pub fn argument_cuts(
+/// The calls of one file, parsed once for every parameter asked about.
+pub struct CallSites {
     lang: Lang,
-    src: &[u8],
-    function: &str,
-    index: Option<usize>,
-    name: &str,
-) -> Result<Option<Vec<Range<usize>>>, SyntaxError> {
-    let tree = parse(lang, src, PARSE_TIMEOUT)?;
-    let found = calls(lang, tree.root_node(), src, function);
-    if found.is_empty() {
-        return Ok(Some(Vec::new()));
+    src: std::sync::Arc<[u8]>,
+    tree: tree_sitter::Tree,
+}
+
+impl CallSites {
+    /// Parses `src`.
+    ///
+    /// # Errors
+    /// The file cannot be parsed.
+    pub fn new(lang: Lang, src: std::sync::Arc<[u8]>) -> Result<CallSites, SyntaxError> {
+        let tree = parse(lang, &src, PARSE_TIMEOUT)?;
+        Ok(CallSites { lang, src, tree })
     }
-    let mut out = Vec::new();
-    for args in found {
-        let mut positional = 0;
-        let mut cut = None;
-        let mut walk = args.walk();
-        for arg in args.named_children(&mut walk) {
-            match arg.kind() {
-                "comment" => {}
-                "keyword_argument" => {
-                    let key = arg.child_by_field_name("name").map(|n| text(n, src));
-                    if key == Some(name) {
-                        cut = Some(list_element(arg, src));
+
+    /// The deletion ranges of the arguments that the calls of `function` pass for its
+    /// parameter `name` at position `index` (`None`: keyword-only): the argument at that
+    /// position, or a keyword argument of that name. `None` when a call cannot be read that
+    /// way (a spread `*args` or `...xs` at or before the position).
+    pub fn cuts(
+        &self,
+        function: &str,
+        index: Option<usize>,
+        name: &str,
+    ) -> Option<Vec<Range<usize>>> {
+        let src = &self.src[..];
+        let mut out = Vec::new();
+        for args in calls(self.lang, self.tree.root_node(), src, function) {
+            let mut positional = 0;
+            let mut cut = None;
+            let mut walk = args.walk();
+            for arg in args.named_children(&mut walk) {
+                match arg.kind() {
+                    "comment" | "dictionary_splat" => {}
+                    "keyword_argument" => {
+                        let key = arg.child_by_field_name("name").map(|n| text(n, src));
+                        if key == Some(name) {
+                            cut = Some(list_element(arg, src));
+                        }
                     }
-                }
-                "list_splat" | "spread_element" => {
-                    if index.is_some_and(|i| positional <= i) && cut.is_none() {
-                        return Ok(None);
+                    "list_splat" | "spread_element" => {
+                        if index.is_some_and(|i| positional <= i) && cut.is_none() {
+                            return None;
+                        }
                     }
-                }
-                "dictionary_splat" => {}
-                _ => {
-                    if Some(positional) == index {
-                        cut = Some(list_element(arg, src));
+                    _ => {
+                        if Some(positional) == index {
+                            cut = Some(list_element(arg, src));
+                        }
+                        positional += 1;
                     }
-                    positional += 1;
                 }
             }
+            out.extend(cut);
         }
-        out.extend(cut);
+        out.sort_by_key(|r| r.start);
+        Some(out)
     }
-    out.sort_by_key(|r| r.start);
-    Ok(Some(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn argument_cuts(
+        lang: Lang,
+        src: &[u8],
+        function: &str,
+        index: Option<usize>,
+        name: &str,
+    ) -> Result<Option<Vec<Range<usize>>>, SyntaxError> {
+        Ok(CallSites::new(lang, std::sync::Arc::from(src))?.cuts(function, index, name))
+    }
 
     fn cut(src: &str, ranges: &[Range<usize>]) -> String {
         let mut ranges = ranges.to_vec();
