@@ -357,4 +357,50 @@ mod tests {
             "fn h(a: u8) -> u8 { a }\nimpl S { fn m(&self, z: u8) {} }\nfn main() { h(1); }\n"
         );
     }
+
+    /// Over every sample and some odd inputs: each unused parameter cut with the
+    /// arguments its calls pass for it leaves UTF-8 that still parses where the source did,
+    /// and never cuts the same byte twice.
+    #[test]
+    fn every_parameter_cut_with_its_arguments_still_parses() {
+        let mut inputs = crate::reduce::syntax::tests::samples();
+        inputs.extend([
+            (Lang::Python, "def f(a, b, /, c, *, d):\n    return a\nf(1, 2, 3, d=4)\nf(*x)\n"),
+            (Lang::Python, "def é(α, β=None):\n    pass\né('ü', β='名')\né(α=1)\n"),
+            (Lang::Python, "def f(a,\n      b,\n      ):\n    pass\nf(\n  1,\n  2,\n)\n"),
+            (Lang::JavaScript, "function f(a, {b}, c = 1, ...r) {}\nf(1, {b: 2}, 3, 4);\nf(...xs);\n"),
+            (Lang::TypeScript, "function f(a: number, b?: string): void {}\nf(1, 'x');\n"),
+            (Lang::Rust, "fn f(a: u8, (b, c): (u8, u8)) {}\nfn g() { f(1, (2, 3)); f(f(1, (2, 3)), (4, 5)); }\n"),
+            (Lang::Python, "def f(a, b):\n    pass\nf(f(1, 2), 3)\n"),
+        ]);
+        for (lang, src) in inputs {
+            if !matches!(
+                lang,
+                Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Rust
+            ) {
+                continue;
+            }
+            let clean = crate::reduce::syntax::parses_cleanly(lang, src.as_bytes()).unwrap();
+            let sites = CallSites::new(lang, std::sync::Arc::from(src.as_bytes())).unwrap();
+            for u in unused_parameters(lang, src.as_bytes()).unwrap() {
+                let Some(mut ranges) = sites.cuts(&u.function, u.index, &u.name) else {
+                    continue;
+                };
+                ranges.push(u.range.clone());
+                ranges.sort_by_key(|r| r.start);
+                if ranges.windows(2).any(|w| w[0].end > w[1].start) {
+                    // Nested calls: the pass offers no candidate for these.
+                    continue;
+                }
+                assert!(ranges.iter().all(|r| r.end <= src.len()), "{lang}: {u:?}");
+                let out = cut(src, &ranges);
+                if clean {
+                    assert!(
+                        crate::reduce::syntax::parses_cleanly(lang, out.as_bytes()).unwrap(),
+                        "{lang}: {u:?} of\n{src}\ngives\n{out}"
+                    );
+                }
+            }
+        }
+    }
 }
