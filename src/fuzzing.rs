@@ -18,6 +18,7 @@
 //! | [`semantic_answer`] | `reduce::semantic::parse_answer` and `safe_path` | carry at most 64 edits, each path it calls safe made of normal components only |
 //! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
 //! | [`access_log`] | `reduce::access::parse` (a strace log the traced command may have written to) | touch only normal relative paths under the root, each with its ancestors |
+//! | [`references`] | `reduce::passes::references::references_to` (the lines and defaults a deleted module takes with it, read from the tree's source) | give sorted, disjoint, in-bounds edits, cuts on whole lines, each file still UTF-8 |
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};
@@ -465,6 +466,101 @@ pub fn edits(data: &[u8]) -> Broken {
     Ok(())
 }
 
+/// What the files pass takes with a deleted module: the bytes are files, each after a line
+/// `=== PATH`; the first file is deleted, and [`references_to`] gives, for each other file,
+/// the lines to cut and the names and defaults to replace. Every edit of a file must lie
+/// inside it, the cuts on whole lines, no two edits may share a byte, and the file must
+/// stay UTF-8.
+///
+/// [`references_to`]: crate::reduce::passes::references::references_to
+///
+/// # Errors
+/// What the edits broke.
+pub fn references(data: &[u8]) -> Broken {
+    use crate::tree::{Entry, Meta, Node, Tree};
+    use std::sync::Arc;
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let meta = Meta {
+        mode: 0o644,
+        mtime_ns: 0,
+    };
+    let mut tree = Tree::empty(meta);
+    let mut first = None;
+    for part in text.split("=== ").skip(1) {
+        let (path, body) = part.split_once('\n').unwrap_or((part, ""));
+        let path = path.trim();
+        let safe = !path.is_empty()
+            && path
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !safe || tree.entries.contains_key(path) {
+            continue;
+        }
+        let mut dir = String::new();
+        for component in path
+            .split('/')
+            .collect::<Vec<_>>()
+            .split_last()
+            .map_or(&[][..], |(_, d)| d)
+        {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(component);
+            tree.entries.insert(
+                Arc::from(dir.as_str()),
+                Entry {
+                    node: Node::Dir,
+                    meta,
+                },
+            );
+        }
+        let node = Node::file(Arc::from(body.as_bytes()));
+        tree.entries.insert(Arc::from(path), Entry { node, meta });
+        first.get_or_insert_with(|| path.to_string());
+    }
+    let Some(gone) = first else {
+        return Ok(());
+    };
+    for edit in crate::reduce::passes::references::references_to(&tree, &[Arc::from(gone.as_str())])
+    {
+        let Some(data) = tree.entries.get(&edit.path).and_then(|e| e.node.data()) else {
+            return Err(format!("an edit of `{}`, which is no file", edit.path));
+        };
+        let mut spans: Vec<(std::ops::Range<usize>, &[u8])> =
+            edit.cut.iter().map(|r| (r.clone(), &b""[..])).collect();
+        for r in &edit.cut {
+            let starts_line = r.start == 0 || data.get(r.start - 1) == Some(&b'\n');
+            let ends_line = r.end == data.len() || data.get(r.end - 1) == Some(&b'\n');
+            if !starts_line || !ends_line {
+                return Err(format!("`{}`: cut {r:?} is not whole lines", edit.path));
+            }
+        }
+        spans.extend(edit.replace.iter().map(|(r, with)| (r.clone(), &with[..])));
+        spans.sort_by_key(|(r, _)| r.start);
+        let mut out = Vec::new();
+        let mut at = 0;
+        for (r, with) in spans {
+            if r.start < at || r.end > data.len() || r.start > r.end {
+                return Err(format!(
+                    "`{}`: edit {r:?} overlaps or leaves the file",
+                    edit.path
+                ));
+            }
+            out.extend_from_slice(&data[at..r.start]);
+            out.extend_from_slice(with);
+            at = r.end;
+        }
+        out.extend_from_slice(&data[at..]);
+        if std::str::from_utf8(&out).is_err() {
+            return Err(format!("`{}` is no longer UTF-8", edit.path));
+        }
+    }
+    Ok(())
+}
+
 /// The tree the [`edits`] target edits: two files in a directory and one at the root.
 fn edits_tree() -> crate::tree::Tree {
     use crate::tree::{Entry, Meta, Node, Tree};
@@ -493,7 +589,7 @@ mod tests {
 
     type Target = fn(&[u8]) -> Broken;
 
-    const TARGETS: [(&str, Target); 13] = [
+    const TARGETS: [(&str, Target); 14] = [
         ("line", line),
         ("decode", decode),
         ("junit", junit),
@@ -507,6 +603,7 @@ mod tests {
         ("edits", edits),
         ("semantic_answer", semantic_answer),
         ("access_log", access_log),
+        ("references", references),
     ];
 
     /// Every committed seed of every fuzz target passes its target's checks, and most of
