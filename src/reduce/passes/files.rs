@@ -40,7 +40,8 @@ impl Elements for Paths {
         let paths: Vec<RelPath> = chunk.iter().map(|&i| self.0[i].clone()).collect();
         let mut label = describe_removal(&paths);
         // The lines that name what goes (`mod x;`, `#include "x.h"`, `import x`) go too.
-        // So do the parameter defaults that name what those lines imported.
+        // So do a name a longer import takes of it, and the defaults and keyword arguments
+        // that name what the removed imports bound (set to `None` or `null`).
         let references = references_to(&session.current, &paths);
         let mut parts = vec![Mutation::Remove(paths)];
         let lines: usize = references.iter().map(|e| e.lines).sum();

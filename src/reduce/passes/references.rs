@@ -3,7 +3,10 @@
 //! Deleting a module usually fails only because something still names it: Rust's `mod x;`,
 //! C's `#include "x.h"`, Python's `import pkg.x`, JavaScript's `import ... from './x'`. The
 //! files pass therefore deletes a file or directory together with the single-line
-//! statements of the remaining files that reference it ([`references_to`]).
+//! statements of the remaining files that reference it ([`references_to`]), the name a
+//! longer Python import takes of it, and what in those files still names what the removed
+//! imports bound where the file loads (a parameter's default, a decorator's keyword
+//! argument), set to `None` or `null`.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -16,8 +19,8 @@ use crate::tree::{Node, RelPath, Tree};
 /// the byte ranges to cut.
 pub(crate) type FileCuts = Vec<(RelPath, [u8; 32], Vec<Range<usize>>)>;
 
-/// What one remaining file loses with a deletion: the lines that reference what goes, and
-/// the parameter defaults that name what those lines imported.
+/// What one remaining file loses with a deletion: the lines that reference what goes, the
+/// names an import takes of it, and the values that name what those imports bound.
 #[derive(Debug)]
 pub(crate) struct FileEdit {
     pub path: RelPath,
@@ -27,13 +30,14 @@ pub(crate) struct FileEdit {
     pub cut: Vec<Range<usize>>,
     /// How many lines are cut or have names taken out of them.
     pub lines: usize,
-    /// How many of the replacements are defaults.
+    /// How many of the replacements are values (defaults, keyword arguments).
     pub defaults: usize,
-    /// Defaults outside the cut lines that name a name they imported, each with the value
-    /// that names nothing (`key=keys.hashkey` becomes `key=None` when `from . import keys`
-    /// goes): without it the file no longer loads.
-    /// With them, the names an import keeps when it also names what goes (`from pkg import
-    /// Cache, keys` becomes `from pkg import Cache`).
+    /// The replacements outside the cut lines, sorted: the list of names of a Python import
+    /// that also names what goes, without it (`from pkg import Cache, keys` becomes `from
+    /// pkg import Cache`), and each parameter default or Python keyword argument that names
+    /// what a cut or shortened import bound, with the value that names nothing
+    /// (`key=keys.hashkey` becomes `key=None` when `from . import keys` goes): without them
+    /// the file no longer loads.
     pub replace: Vec<(Range<usize>, Arc<[u8]>)>,
 }
 
