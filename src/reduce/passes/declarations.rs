@@ -6,6 +6,10 @@
 //! the match arms that name it. The [`Declarations`] pass
 //! therefore deletes it with, in every file, the smallest syntax element (or, in a file
 //! without a grammar, the line) around each whole-word use of its name.
+//!
+//! The same coupling for parameters: a parameter its function's body never names goes with
+//! the argument each call passes for it ([`crate::reduce::syntax::unused_parameters`]),
+//! which neither the parameter's deletion nor the argument's allows alone.
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -135,8 +139,10 @@ impl Declarations {
     /// Up to `count` successive windows of `path`'s declarations on the current tree, each
     /// of up to [`UNION_WINDOW`] declarations whose names are not in `tried` nor in an
     /// earlier window, each declaration with its uses, and with the names the window looked
-    /// at (a name used nowhere else is looked at and skipped). A window is empty when no
-    /// name is left. `None` when the file is gone or cannot be parsed.
+    /// at (a name used nowhere else is looked at and skipped); after the declarations, the
+    /// parameters only their callers need, each with its arguments (see
+    /// [`Declarations::with_arguments`]). A window is empty when no name is left. `None`
+    /// when the file is gone or cannot be parsed.
     fn windows(
         session: &Session,
         path: &RelPath,
