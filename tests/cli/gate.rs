@@ -891,11 +891,9 @@ fn a_failed_install_is_an_error_marker_naming_the_step() {
     );
 }
 
-#[test]
-fn the_sandbox_clears_the_environment() {
-    if !sandbox() {
-        return;
-    }
+/// A repository of shell tests run through [`SH_RUNNER`], whose head adds the test
+/// `path` with `body`.
+fn sh_repo(path: &str, body: &str) -> (GitRepo, String, String) {
     let repo = GitRepo::new();
     let base = repo.commit(
         &[
@@ -904,12 +902,18 @@ fn the_sandbox_clears_the_environment() {
         ],
         "base",
     );
-    let head = repo.commit(
-        &[(
-            "tests/t_env.sh",
-            "[ -z \"$GITHUB_TOKEN\" ] && [ -z \"$GITHUB_OUTPUT\" ]\n",
-        )],
-        "env test",
+    let head = repo.commit(&[(path, body)], "a test");
+    (repo, base, head)
+}
+
+#[test]
+fn the_sandbox_clears_the_environment() {
+    if !sandbox() {
+        return;
+    }
+    let (repo, base, head) = sh_repo(
+        "tests/t_env.sh",
+        "[ -z \"$GITHUB_TOKEN\" ] && [ -z \"$GITHUB_OUTPUT\" ]\n",
     );
     let path = repo.path().display().to_string();
     let line = |extra: &[&str]| -> serde_json::Value {
@@ -941,21 +945,10 @@ fn the_sandbox_clears_the_environment() {
 
 #[test]
 fn no_test_inherits_a_descriptor_repromin_inherited() {
-    let repo = GitRepo::new();
-    let base = repo.commit(
-        &[
-            (".github/repromin.json", SH_CONFIG),
-            ("run_tests.sh", SH_RUNNER),
-        ],
-        "base",
-    );
     // The test passes only where descriptor 7 is not open; where it is, it writes there.
-    let head = repo.commit(
-        &[(
-            "tests/t_fd.sh",
-            "if { printf leaked >&7; } 2>/dev/null; then exit 1; fi\n",
-        )],
-        "fd test",
+    let (repo, base, head) = sh_repo(
+        "tests/t_fd.sh",
+        "if { printf leaked >&7; } 2>/dev/null; then exit 1; fi\n",
     );
     let leak = tempfile::NamedTempFile::new().unwrap();
     let path = repo.path().display().to_string();
@@ -981,7 +974,7 @@ fn no_test_inherits_a_descriptor_repromin_inherited() {
             .stdin(std::process::Stdio::null());
         crate::util::clean_env(&mut command);
         let o = crate::util::output_within(command, crate::util::RUN_TIMEOUT);
-        serde_json::from_str(stdout(&o).trim().strip_prefix("repromin/v1 ").unwrap()).unwrap()
+        crate::util::line(&stdout(&o))
     };
     let seen = line(&[]);
     assert_eq!(seen["tests"][0]["base"], "passed", "{seen}");
