@@ -407,7 +407,8 @@ pub struct SamplingArgs {
 /// A reduction pass.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum PassArg {
-    /// Delete files and directories.
+    /// Delete files and directories, each with the lines and import names that name it
+    /// and the defaults that name what those imported.
     Files,
     /// Empty each file; strip blank and comment lines.
     Prelude,
@@ -417,7 +418,8 @@ pub enum PassArg {
     /// C, C++).
     Syntax,
     /// Delete each declaration (top-level, or a member: variant, field, method) together
-    /// with the uses of its name.
+    /// with the uses of its name, and each parameter its function never uses together with
+    /// the arguments its calls pass for it.
     Declarations,
     /// Delete blocks by indentation and brackets, level by level.
     Blocks,
