@@ -529,8 +529,6 @@ pub fn references(data: &[u8]) -> Broken {
         let Some(data) = tree.entries.get(&edit.path).and_then(|e| e.node.data()) else {
             return Err(format!("an edit of `{}`, which is no file", edit.path));
         };
-        let mut spans: Vec<(std::ops::Range<usize>, &[u8])> =
-            edit.cut.iter().map(|r| (r.clone(), &b""[..])).collect();
         for r in &edit.cut {
             let starts_line = r.start == 0 || data.get(r.start - 1) == Some(&b'\n');
             let ends_line = r.end == data.len() || data.get(r.end - 1) == Some(&b'\n');
@@ -538,24 +536,17 @@ pub fn references(data: &[u8]) -> Broken {
                 return Err(format!("`{}`: cut {r:?} is not whole lines", edit.path));
             }
         }
-        spans.extend(edit.replace.iter().map(|(r, with)| (r.clone(), &with[..])));
-        spans.sort_by_key(|(r, _)| r.start);
-        let mut out = Vec::new();
-        let mut at = 0;
-        for (r, with) in spans {
-            if r.start < at || r.end > data.len() || r.start > r.end {
-                return Err(format!(
-                    "`{}`: edit {r:?} overlaps or leaves the file",
-                    edit.path
-                ));
-            }
-            out.extend_from_slice(&data[at..r.start]);
-            out.extend_from_slice(with);
-            at = r.end;
-        }
-        out.extend_from_slice(&data[at..]);
-        if std::str::from_utf8(&out).is_err() {
-            return Err(format!("`{}` is no longer UTF-8", edit.path));
+        // Applied as the files pass applies it: out-of-bounds or overlapping edits are
+        // refused there.
+        let path = edit.path.clone();
+        let mutation = edit.mutation(data.len());
+        let after = match crate::reduce::edits::EditSet::default().apply(&tree, &tree, &mutation) {
+            Ok((_, after)) => after,
+            Err(stale) => return Err(format!("`{path}`: the edit does not apply: {stale:?}")),
+        };
+        let out = after.entries.get(&path).and_then(|e| e.node.data());
+        if out.is_none_or(|d| std::str::from_utf8(d).is_err()) {
+            return Err(format!("`{path}` is no longer UTF-8"));
         }
     }
     Ok(())

@@ -242,21 +242,17 @@ impl Declarations {
         if arguments == 0 {
             return None;
         }
-        let mut parts = Vec::new();
+        let mut by_file: FileCuts = Vec::new();
         for (file, mut cut) in cuts {
-            let (now, digest) = file_state(session, file)?;
+            let (_, digest) = file_state(session, file)?;
             cut.sort_by_key(|r| r.start);
             if cut.windows(2).any(|w| w[0].end > w[1].start) {
                 return None;
             }
-            parts.push(Mutation::Keep {
-                path: file.clone(),
-                expect: digest,
-                keep: complement(now.len(), &cut),
-            });
+            by_file.push((file.clone(), digest, cut));
         }
         Some(Candidate {
-            mutation: Mutation::Union(parts),
+            mutation: cut_mutation(session, by_file),
             label: format!(
                 "parameter {} of {} in {path} with {arguments} argument{}",
                 param.name,
@@ -277,25 +273,30 @@ impl Declarations {
     ) -> Option<Candidate> {
         let cuts = uses_of.cuts(path, range, name)?;
         let uses: usize = cuts.iter().map(|(_, _, c)| c.len()).sum::<usize>() - 1;
-        let mut parts = Vec::new();
-        for (file, digest, cut) in cuts {
-            let Some((now, _)) = file_state(session, &file) else {
-                continue;
-            };
-            parts.push(Mutation::Keep {
-                path: file,
-                expect: digest,
-                keep: complement(now.len(), &cut),
-            });
-        }
         Some(Candidate {
-            mutation: Mutation::Union(parts),
+            mutation: cut_mutation(session, cuts),
             label: format!(
                 "declaration {name} of {path} with {uses} use{}",
                 if uses == 1 { "" } else { "s" }
             ),
         })
     }
+}
+
+/// The union of `cuts`, each file keeping what its cuts leave of its current content.
+fn cut_mutation(session: &Session, cuts: FileCuts) -> Mutation {
+    let mut parts = Vec::new();
+    for (file, digest, cut) in cuts {
+        let Some((now, _)) = file_state(session, &file) else {
+            continue;
+        };
+        parts.push(Mutation::Keep {
+            path: file,
+            expect: digest,
+            keep: complement(now.len(), &cut),
+        });
+    }
+    Mutation::Union(parts)
 }
 
 impl Pass for Declarations {

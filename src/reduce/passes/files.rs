@@ -5,8 +5,8 @@ use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
 use crate::reduce::minimise::first_window;
 use crate::reduce::pass::{
-    Elements, NeededShare, Pass, PassContext, PassResult, PassState, complement, file_state,
-    minimise, minimise_then,
+    Elements, NeededShare, Pass, PassContext, PassResult, PassState, file_state, minimise,
+    minimise_then,
 };
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
@@ -65,21 +65,7 @@ impl Elements for Paths {
             let Some((data, _)) = file_state(session, &edit.path) else {
                 continue;
             };
-            let keep = complement(data.len(), &edit.cut);
-            parts.push(if edit.replace.is_empty() {
-                Mutation::Keep {
-                    path: edit.path,
-                    expect: edit.digest,
-                    keep,
-                }
-            } else {
-                Mutation::Replace {
-                    path: edit.path,
-                    expect: edit.digest,
-                    keep: Some(keep),
-                    replace: edit.replace,
-                }
-            });
+            parts.push(edit.mutation(data.len()));
         }
         let mutation = if parts.len() == 1 {
             parts.pop()?

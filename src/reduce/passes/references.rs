@@ -11,7 +11,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::reduce::pass::line_ranges;
+use crate::reduce::edits::Mutation;
+use crate::reduce::pass::{complement, line_ranges};
 use crate::reduce::syntax;
 use crate::tree::{Node, RelPath, Tree};
 
@@ -39,6 +40,28 @@ pub(crate) struct FileEdit {
     /// (`key=keys.hashkey` becomes `key=None` when `from . import keys` goes): without them
     /// the file no longer loads.
     pub replace: Vec<(Range<usize>, Arc<[u8]>)>,
+}
+
+impl FileEdit {
+    /// The edit as a mutation of the file, whose current content is `len` bytes long: a
+    /// cut, or a cut with the replacements inside what it keeps.
+    pub(crate) fn mutation(self, len: usize) -> Mutation {
+        let keep = complement(len, &self.cut);
+        if self.replace.is_empty() {
+            Mutation::Keep {
+                path: self.path,
+                expect: self.digest,
+                keep,
+            }
+        } else {
+            Mutation::Replace {
+                path: self.path,
+                expect: self.digest,
+                keep: Some(keep),
+                replace: self.replace,
+            }
+        }
+    }
 }
 
 /// Extensions of the files whose lines can reference another file.
@@ -546,31 +569,28 @@ mod tests {
         out
     }
 
-    /// Each file `references_to` edits, as the text it becomes.
+    /// Each file `references_to` edits, as the text it becomes through the mutation the
+    /// files pass applies.
     fn edited(tree: &Tree, gone: &[&str]) -> Vec<(String, String)> {
         let gone: Vec<RelPath> = gone.iter().map(|g| RelPath::from(*g)).collect();
         let mut out = Vec::new();
         for edit in references_to(tree, &gone) {
-            let Some(Node::File { data, .. }) = tree.entries.get(&edit.path).map(|e| &e.node)
-            else {
-                continue;
+            let path = edit.path.clone();
+            let len = tree
+                .entries
+                .get(&path)
+                .and_then(|e| e.node.data())
+                .map_or(0, |d| d.len());
+            let mutation = edit.mutation(len);
+            let (_, after) = crate::reduce::edits::EditSet::default()
+                .apply(tree, tree, &mutation)
+                .expect("the edit applies");
+            let Some(Node::File { data, .. }) = after.entries.get(&path).map(|e| &e.node) else {
+                panic!("{path} is gone");
             };
-            let mut text = Vec::new();
-            let mut at = 0;
-            let mut spans: Vec<(Range<usize>, &[u8])> =
-                edit.cut.iter().map(|r| (r.clone(), &b""[..])).collect();
-            spans.extend(edit.replace.iter().map(|(r, with)| (r.clone(), &with[..])));
-            spans.sort_by_key(|(r, _)| r.start);
-            for (r, with) in spans {
-                assert!(at <= r.start, "overlapping edits in {}", edit.path);
-                text.extend_from_slice(&data[at..r.start]);
-                text.extend_from_slice(with);
-                at = r.end;
-            }
-            text.extend_from_slice(&data[at..]);
             out.push((
-                edit.path.to_string(),
-                String::from_utf8(text).expect("UTF-8"),
+                path.to_string(),
+                String::from_utf8(data.to_vec()).expect("UTF-8"),
             ));
         }
         out
