@@ -87,10 +87,6 @@ fn list_element(node: Node, src: &[u8]) -> Range<usize> {
     }
 }
 
-fn text<'s>(node: Node, src: &'s [u8]) -> &'s str {
-    std::str::from_utf8(src.get(node.byte_range()).unwrap_or_default()).unwrap_or("")
-}
-
 /// What one parameter node is: its name when it is a plain one, and whether it ends the
 /// positional ones (`*`, `*args`, `...rest`).
 enum Param {
@@ -101,7 +97,9 @@ enum Param {
 
 fn param(lang: Lang, node: Node, src: &[u8]) -> Param {
     let name = |n: Option<Node>| match n {
-        Some(n) if n.kind() == "identifier" => Param::Named(text(n, src).to_string()),
+        Some(n) if n.kind() == "identifier" => {
+            Param::Named(n.utf8_text(src).unwrap_or("").to_string())
+        }
         _ => Param::Other,
     };
     match (lang, node.kind()) {
@@ -170,7 +168,7 @@ pub fn unused_parameters(lang: Lang, src: &[u8]) -> Result<Vec<Unused>, SyntaxEr
                 continue;
             }
             out.push(Unused {
-                function: text(fname, src).to_string(),
+                function: fname.utf8_text(src).unwrap_or("").to_string(),
                 name,
                 index: at,
                 range: list_element(p, src),
@@ -198,7 +196,8 @@ fn calls<'t>(lang: Lang, root: Node<'t>, src: &[u8], function: &str) -> Vec<Node
             continue;
         }
         let callee = node.child_by_field_name("function");
-        if callee.is_some_and(|c| c.kind() == "identifier" && text(c, src) == function)
+        if callee
+            .is_some_and(|c| c.kind() == "identifier" && c.utf8_text(src).unwrap_or("") == function)
             && let Some(args) = node.child_by_field_name("arguments")
         {
             out.push(args);
@@ -244,7 +243,9 @@ impl CallSites {
                 match arg.kind() {
                     "comment" | "dictionary_splat" => {}
                     "keyword_argument" => {
-                        let key = arg.child_by_field_name("name").map(|n| text(n, src));
+                        let key = arg
+                            .child_by_field_name("name")
+                            .map(|n| n.utf8_text(src).unwrap_or(""));
                         if key == Some(name) {
                             cut = Some(list_element(arg, src));
                         }
