@@ -87,6 +87,37 @@ fn list_element(node: Node, src: &[u8]) -> Range<usize> {
     }
 }
 
+/// For a Python keyword-only parameter that is the only one after a bare `*` (`def f(a, *,
+/// d)`, `def f(*, d, **kw)`), the range that deletes it together with that `*`: Python
+/// rejects a bare `*` that no named parameter follows (`def f(a, *)`). `None` otherwise.
+fn lone_keyword_only(lang: Lang, node: Node, src: &[u8]) -> Option<Range<usize>> {
+    if lang != Lang::Python {
+        return None;
+    }
+    // Back over the list to the `*`, through no other parameter.
+    let mut star = node.prev_named_sibling();
+    while let Some(n) = star.filter(|n| n.kind() == "comment") {
+        star = n.prev_named_sibling();
+    }
+    let star = star.filter(|n| n.kind() == "keyword_separator")?;
+    // Ahead, nothing but the end of the list or `**kwargs`.
+    let mut next = node.next_named_sibling();
+    while let Some(n) = next.filter(|n| n.kind() == "comment") {
+        next = n.next_named_sibling();
+    }
+    if next.is_some_and(|n| n.kind() != "dictionary_splat_pattern") {
+        return None;
+    }
+    let (first, last) = (list_element(star, src), list_element(node, src));
+    Some(if last.start < node.start_byte() {
+        // `node` is last and takes the comma before it: the `*` takes the one before it.
+        let before = star.prev_sibling().filter(|n| n.kind() == ",");
+        before.map_or(star.start_byte(), |c| c.start_byte())..node.end_byte()
+    } else {
+        first.start..last.end
+    })
+}
+
 /// What one parameter node is: its name when it is a plain one, and whether it ends the
 /// positional ones (`*`, `*args`, `...rest`).
 enum Param {
@@ -171,7 +202,7 @@ pub fn unused_parameters(lang: Lang, src: &[u8]) -> Result<Vec<Unused>, SyntaxEr
                 function: fname.utf8_text(src).unwrap_or("").to_string(),
                 name,
                 index: at,
-                range: list_element(p, src),
+                range: lone_keyword_only(lang, p, src).unwrap_or_else(|| list_element(p, src)),
             });
         }
     }
@@ -328,6 +359,61 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(args.len(), 1);
+    }
+
+    /// Python rejects a bare `*` that no named parameter follows: the last keyword-only
+    /// parameter goes with it. Each result is compiled by Python where it runs.
+    #[test]
+    fn the_last_keyword_only_parameter_goes_with_its_bare_star() {
+        let cases = [
+            (
+                "def f(a, *, d):\n    return a\nf(1, d=2)\n",
+                "def f(a):\n    return a\nf(1)\n",
+            ),
+            (
+                "def f(*, d):\n    pass\nf(d=2)\n",
+                "def f():\n    pass\nf()\n",
+            ),
+            (
+                "def f(a, *, d, **kw):\n    return a, kw\nf(1, d=2, e=3)\n",
+                "def f(a, **kw):\n    return a, kw\nf(1, e=3)\n",
+            ),
+            // Another keyword-only parameter keeps the `*`.
+            (
+                "def f(a, *, d, e):\n    return a, e\nf(1, d=2, e=3)\n",
+                "def f(a, *, e):\n    return a, e\nf(1, e=3)\n",
+            ),
+            // A named `*args` is no bare `*`.
+            (
+                "def f(a, *r, d):\n    return a, r\nf(1, d=2)\n",
+                "def f(a, *r):\n    return a, r\nf(1)\n",
+            ),
+        ];
+        for (src, want) in cases {
+            let unused = unused_parameters(Lang::Python, src.as_bytes()).unwrap();
+            let d = unused.iter().find(|u| u.name == "d").unwrap();
+            let mut all = argument_cuts(Lang::Python, src.as_bytes(), "f", d.index, &d.name)
+                .unwrap()
+                .unwrap();
+            all.push(d.range.clone());
+            all.sort_by_key(|r| r.start);
+            let out = cut(src, &all);
+            assert_eq!(out, want, "from\n{src}");
+            match std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import sys; compile(sys.argv[1], 'f.py', 'exec')",
+                    &out,
+                ])
+                .status()
+            {
+                Ok(status) => assert!(status.success(), "Python rejects\n{out}"),
+                Err(err) if std::env::var_os("CI").is_none() => {
+                    eprintln!("not compiled: python3 does not run here: {err}");
+                }
+                Err(err) => panic!("python3 runs: {err}"),
+            }
+        }
     }
 
     #[test]
