@@ -4,7 +4,9 @@
 //! and stderr share one pipe, drained continuously into one buffer capped at
 //! [`OUTPUT_CAP`] bytes (overflow ends the run as a resource failure). On timeout the group
 //! gets SIGTERM, a grace period, then SIGKILL. When the command itself returns, whatever it
-//! left running in its group is ended the same way, so nothing outlives a probe. A process
+//! left running in its group is ended the same way, so nothing outlives a probe. The
+//! leader's end wakes the run at once through a `pidfd` (Linux 5.3; see
+//! [`spawn::Child::ended`]), even while what it left behind still holds the output pipe. A process
 //! that escapes with `setsid()` leaves the group and cannot be reached this way; its hold on
 //! the output pipe is cut when the run ends.
 //!
@@ -23,7 +25,7 @@
 
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -152,12 +154,31 @@ impl Capture {
     /// Reads what is available, waiting at most `wait` for the first byte. Returns at once
     /// when the pipe has reached end-of-file or the output is over the cap.
     fn pump(&mut self, wait: Duration) {
+        self.pump_until(wait, None);
+    }
+
+    /// As [`Capture::pump`], but the wait also ends as soon as `ended` polls readable (the
+    /// leader's end, see [`spawn::Child::ended`]); after end-of-file it waits for that
+    /// alone.
+    fn pump_until(&mut self, wait: Duration, ended: Option<BorrowedFd<'_>>) {
+        let millis = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
         if self.eof || self.overflow {
+            if let Some(ended) = ended {
+                let _ = poll(
+                    &mut [PollFd::new(ended, PollFlags::POLLIN)],
+                    PollTimeout::from(millis),
+                );
+            }
             return;
         }
-        let millis = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(self.reader.as_fd(), PollFlags::POLLIN)];
-        let _ = poll(&mut fds, PollTimeout::from(millis));
+        let output = PollFd::new(self.reader.as_fd(), PollFlags::POLLIN);
+        let _ = match ended {
+            Some(ended) => poll(
+                &mut [output, PollFd::new(ended, PollFlags::POLLIN)],
+                PollTimeout::from(millis),
+            ),
+            None => poll(&mut [output], PollTimeout::from(millis)),
+        };
         let mut chunk = [0u8; 64 * 1024];
         loop {
             match self.reader.read(&mut chunk) {
@@ -394,16 +415,20 @@ fn run_mounted(
         eof: false,
     };
     let deadline = start + timeout;
-    // Once the pipe is closed, the leader is usually a few microseconds from exiting: look
-    // for its exit after a short wait that doubles up to the usual polling period.
+    // The wait ends with output, or the leader's end where the kernel can signal it (then
+    // nothing sleeps between the two). Without that, once the pipe is closed, the leader is
+    // usually a few microseconds from exiting: look for its exit after a short wait that
+    // doubles up to the usual polling period.
     let mut settle = SETTLE_FIRST;
     let termination = loop {
-        if capture.eof {
-            let left = deadline.saturating_duration_since(Instant::now());
-            std::thread::sleep(settle.min(left));
-            settle = (settle * 2).min(POLL);
-        } else {
-            capture.pump(POLL);
+        let left = deadline.saturating_duration_since(Instant::now());
+        match child.ended() {
+            Some(ended) => capture.pump_until(POLL.min(left), Some(ended)),
+            None if capture.eof => {
+                std::thread::sleep(settle.min(left));
+                settle = (settle * 2).min(POLL);
+            }
+            None => capture.pump(POLL),
         }
         if capture.overflow {
             end_group(pgid, &mut child, &mut capture, Duration::ZERO);
@@ -699,6 +724,68 @@ mod tests {
             .unwrap();
         let alive = nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok();
         assert!(!alive, "background sleep {pid} survived the run");
+    }
+
+    /// The leader's end wakes the run at once, even while a process it left behind still
+    /// holds the output pipe: the child's descriptor polls readable exactly when the leader
+    /// has ended, and is not inherited by what runs next.
+    #[test]
+    fn a_leader_s_end_is_signalled_on_a_descriptor_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let stdin = std::fs::File::open("/dev/null").unwrap();
+        let (reader, writer) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let (_ids_read, ids_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let leader = spawn::Leader {
+            stdin: stdin.as_raw_fd(),
+            output: writer.as_raw_fd(),
+            cwd: dir.path(),
+            ids: ids_write.as_raw_fd(),
+            guardian: None,
+            mount: None,
+        };
+        // The leader waits for its marker file, then exits, leaving `sleep` with the output
+        // pipe.
+        let go = dir.path().join("go");
+        let script = format!(
+            "(sleep 30 &); while [ ! -e {} ]; do sleep 0.01; done; exit 4",
+            go.display()
+        );
+        let args = ["-c".to_string(), script];
+        let mut child = spawn::spawn("sh", &args, &[], &leader).unwrap();
+        drop(writer);
+        if child.ended().is_none() && std::env::var_os("CI").is_none() {
+            signal_group(child.id(), Signal::SIGKILL);
+            std::fs::write(&go, b"").unwrap();
+            let _ = child.wait();
+            eprintln!("skipped: this kernel has no pidfd_open (Linux 5.3)");
+            return;
+        }
+        let readable = |child: &spawn::Child, wait: u16| {
+            let ended = child
+                .ended()
+                .expect("pidfd_open (Linux 5.3) on this kernel");
+            let mut fds = [PollFd::new(ended, PollFlags::POLLIN)];
+            poll(&mut fds, PollTimeout::from(wait)).unwrap() == 1
+        };
+        assert!(!readable(&child, 200), "readable while the leader runs");
+        std::fs::write(&go, b"").unwrap();
+        assert!(
+            readable(&child, 10_000),
+            "not readable after the leader ended"
+        );
+        assert_eq!(child.try_wait().unwrap(), Some(spawn::Exit::Code(4)));
+        // The pipe is still held by the `sleep` the leader left.
+        set_nonblocking(&reader).unwrap();
+        let mut pipe = std::fs::File::from(reader);
+        let mut byte = [0u8; 1];
+        assert_eq!(
+            pipe.read(&mut byte).map_err(|e| e.kind()),
+            Err(io::ErrorKind::WouldBlock)
+        );
+        signal_group(child.id(), Signal::SIGKILL);
+        // Close-on-exec, as every descriptor of the runner's.
+        let flags = fcntl(child.ended().unwrap(), FcntlArg::F_GETFD).unwrap();
+        assert!(flags & nix::libc::FD_CLOEXEC != 0);
     }
 
     #[test]

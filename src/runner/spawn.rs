@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -49,12 +49,21 @@ pub(super) enum Exit {
 pub(super) struct Child {
     pid: Pid,
     exit: Option<Exit>,
+    /// A descriptor that becomes readable when the leader has ended (`pidfd_open`, Linux
+    /// 5.3), so that its end wakes a `poll` at once; `None` where the kernel has none.
+    ended: Option<OwnedFd>,
 }
 
 impl Child {
     /// The leader's process id (its group's id too).
     pub(super) fn id(&self) -> Pid {
         self.pid
+    }
+
+    /// A descriptor that polls readable once the leader has ended, where the kernel
+    /// gives one.
+    pub(super) fn ended(&self) -> Option<BorrowedFd<'_>> {
+        self.ended.as_ref().map(AsFd::as_fd)
     }
 
     /// How it ended, if it has.
@@ -260,13 +269,31 @@ pub(super) fn spawn(
     };
     let _ = nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&blocked), None);
     let pid = started.map_err(io::Error::from)?;
-    let mut child = Child { pid, exit: None };
+    let mut child = Child {
+        pid,
+        exit: None,
+        ended: pidfd_open(pid),
+    };
     match error.load(Ordering::SeqCst) {
         0 => Ok(child),
         errno => {
             let _ = child.wait();
             Err(io::Error::from_raw_os_error(errno))
         }
+    }
+}
+
+/// A descriptor for `pid` that polls readable once it has ended; `None` where the kernel
+/// has no `pidfd_open` (before Linux 5.3) or refuses it. The child is not reaped yet, so
+/// `pid` cannot name another process.
+fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
+    // SAFETY: `pidfd_open` takes a process id and flags and returns a new descriptor, or
+    // -1; a descriptor returned is owned by nothing else.
+    #[allow(unsafe_code)]
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0);
+        let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+        Some(OwnedFd::from_raw_fd(fd))
     }
 }
 
