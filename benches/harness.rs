@@ -1297,7 +1297,13 @@ struct OverheadRow {
     /// without a journal those fixed costs depend on what the run before deleted.
     loop_probe_ms: f64,
     loop_overhead_pct: f64,
+    /// Per probe, from the reports' `probe_time` (the long run's less the short one's):
+    /// preparing the tree, the command, cleaning up around it, the commit, in ms.
+    split: [f64; 4],
 }
+
+/// The fields of a report's `probe_time`, in the order of [`OverheadRow::split`].
+const PROBE_TIME: [&str; 4] = ["prepare_ms", "command_ms", "clean_up_ms", "commit_ms"];
 
 /// Lays out `n` small two-line files, 100 per directory.
 fn generate_tree(root: &Path, n: usize) -> Res<()> {
@@ -1359,7 +1365,7 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
         let bare_ms = start.elapsed().as_secs_f64() * 1000.0 / opts.probes as f64;
         eprintln!("{bare_ms:.2} ms each");
 
-        let reduce_run = |attempts: u64, out: &str| -> Res<(f64, u64, f64)> {
+        let reduce_run = |attempts: u64, out: &str| -> Res<(f64, u64, f64, [f64; 4])> {
             fs::write(&counter, b"")?;
             let mut cmd = Command::new(repromin);
             cmd.args(["reduce", "tree", out, "--exit-code", "0", "--allow-trivial"])
@@ -1389,16 +1395,28 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
             let loop_ms = report["reduce_ms"]
                 .as_f64()
                 .ok_or("the report has no reduce_ms")?;
-            Ok((finished.wall.as_secs_f64(), counter_len(&counter), loop_ms))
+            let mut split = [0.0; 4];
+            for (slot, field) in split.iter_mut().zip(PROBE_TIME) {
+                *slot = report["probe_time"][field]
+                    .as_f64()
+                    .ok_or_else(|| format!("the report has no probe_time.{field}"))?;
+            }
+            Ok((
+                finished.wall.as_secs_f64(),
+                counter_len(&counter),
+                loop_ms,
+                split,
+            ))
         };
         eprint!("overhead {n} files: repromin, 1 probe ... ");
-        let (short_wall, short_calls, short_loop) = reduce_run(1, "out-short")?;
+        let (short_wall, short_calls, short_loop, short_split) = reduce_run(1, "out-short")?;
         eprintln!("{short_wall:.2} s, {short_calls} calls");
         eprint!(
             "overhead {n} files: repromin, {} probes ... ",
             opts.probes + 1
         );
-        let (long_wall, long_calls, long_loop) = reduce_run(opts.probes + 1, "out-long")?;
+        let (long_wall, long_calls, long_loop, long_split) =
+            reduce_run(opts.probes + 1, "out-long")?;
         eprintln!("{long_wall:.2} s, {long_calls} calls");
         let extra = long_calls.saturating_sub(short_calls).max(1);
         let per_probe_ms = (long_wall - short_wall) * 1000.0 / extra as f64;
@@ -1415,6 +1433,7 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
             overhead_pct: (per_probe_ms - bare_ms) / bare_ms * 100.0,
             loop_probe_ms,
             loop_overhead_pct: (loop_probe_ms - bare_ms) / bare_ms * 100.0,
+            split: std::array::from_fn(|i| (long_split[i] - short_split[i]) / extra as f64),
         });
     }
     Ok(rows)
@@ -1455,6 +1474,32 @@ fn write_overhead(md: &mut String, rows: &[OverheadRow], opts: &OverheadOpts) {
             r.overhead_pct,
             r.loop_probe_ms,
             r.loop_overhead_pct
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nWhere a probe's time goes, from the reports' `probe_time` (the same difference, per \
+         probe, in ms): the tree shown to the run, the command (its start, overlay mount and \
+         namespace included, to its group's end), the clean-up around it, the commit, and the \
+         rest of the passes' time (the search: making, keying and choosing candidates).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| files | bare spawn | prepare | command | clean-up | commit | search | per probe |"
+    );
+    let _ = writeln!(
+        md,
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for r in rows {
+        let [prepare, command, clean_up, commit] = r.split;
+        let search = r.loop_probe_ms - (prepare + command + clean_up + commit);
+        let _ = writeln!(
+            md,
+            "| {} | {:.3} | {prepare:.3} | {command:.3} | {clean_up:.3} | {commit:.3} | {search:.3} | {:.3} |",
+            thousands(r.files as u64),
+            r.bare_ms,
+            r.loop_probe_ms
         );
     }
     let _ = writeln!(md);

@@ -151,6 +151,36 @@ pub struct HoldoutFacts {
     pub iid_assumption: String,
 }
 
+/// Where the time of the passes' commands went, in milliseconds summed over every run of
+/// every worker (so with `--jobs` above 1 they can add up to more than `reduce_ms`). What
+/// `reduce_ms` holds beyond them (with one worker) is the search itself: making, keying and
+/// choosing the candidates.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProbeTimeRecord {
+    /// Showing each run its candidate tree (the overlay's upper layer written, or the plain
+    /// copy brought to the candidate, what the last run wrote undone first).
+    pub prepare_ms: u64,
+    /// The commands themselves, from each start (its overlay mount included) until its
+    /// process group has ended and its output is read.
+    pub command_ms: u64,
+    /// Around each command: its `TMPDIR` emptied before it, its overlay layer removed after.
+    pub clean_up_ms: u64,
+    /// Each accepted cut written to the clean copy of the accepted tree and read back.
+    pub commit_ms: u64,
+}
+
+impl ProbeTimeRecord {
+    fn of(time: crate::reduce::session::ProbeTime) -> ProbeTimeRecord {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        ProbeTimeRecord {
+            prepare_ms: ms(time.prepare),
+            command_ms: ms(time.command),
+            clean_up_ms: ms(time.clean_up),
+            commit_ms: ms(time.commit),
+        }
+    }
+}
+
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -188,6 +218,8 @@ pub struct Report {
     pub oracle_samples: u64,
     /// Wall time of the passes in milliseconds.
     pub reduce_ms: u64,
+    /// Where the time of the passes' commands went, summed over the workers.
+    pub probe_time: ProbeTimeRecord,
     /// Files the baseline output names.
     pub named_files: Vec<String>,
     /// Entries of SOURCE left out by ignore rules (top-most only), relative to SOURCE.
@@ -319,6 +351,7 @@ pub fn build(
         cache_hits: reduction.phases.iter().map(|p| p.cache_hits).sum(),
         oracle_samples: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
         reduce_ms: reduction.reduce_ms,
+        probe_time: ProbeTimeRecord::of(reduction.probe_time),
         named_files: reduction.preflight.named.clone(),
         left_out: reduction.preflight.scan.ignored.clone(),
         execution: Execution {

@@ -179,6 +179,8 @@ pub struct Reduction {
     pub final_run: Option<BaselineRun>,
     /// Wall time of the reduction passes.
     pub reduce_ms: u64,
+    /// Where the time of the passes' runs went.
+    pub probe_time: session::ProbeTime,
     /// The per-candidate timeout in force at the end (see [`Session::timeout`]).
     pub final_timeout: Duration,
     /// The oracle summary.
@@ -937,6 +939,7 @@ pub fn run_reduction(
         stopped,
         final_run,
         reduce_ms,
+        probe_time: session.probe_time(),
         final_timeout: session.timeout(),
         oracle: preflight.oracle.summary(),
         preflight,

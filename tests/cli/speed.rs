@@ -584,3 +584,44 @@ fn runs_through_an_overlay_leave_nothing_for_the_next_and_publish_what_plain_cop
         [("keep.txt".to_string(), "needle\n".to_string())].into();
     assert_eq!(trees[0], only);
 }
+
+/// The report says where the time of the passes' runs went: each command's own time
+/// (here at least the 50 ms every run sleeps) and repromin's work around it, which with one
+/// worker all falls within the passes' wall time.
+#[test]
+fn the_report_says_where_the_time_of_the_runs_went() {
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[("a.txt", "hay\nneedle\nhay\nstraw\n"), ("b.txt", "more\n")],
+    );
+    // The script is outside the tree, so that no candidate takes its sleep out.
+    let script = area.path("run.sh");
+    std::fs::write(
+        &script,
+        "sleep 0.05\ngrep -q needle a.txt || exit 0\necho 'Error: needle' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let o = run(
+        &["reduce", "proj", "out", "--jobs", "1", "--", "sh", script],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&area.path("out"));
+    let ms = |field: &str| r["probe_time"][field].as_u64().unwrap();
+    let runs = r["oracle_samples"].as_u64().unwrap();
+    assert!(runs >= 3, "{runs} runs");
+    assert!(
+        ms("command_ms") >= 50 * runs,
+        "{runs} runs: {}",
+        r["probe_time"]
+    );
+    let sum = ms("prepare_ms") + ms("command_ms") + ms("clean_up_ms") + ms("commit_ms");
+    assert!(
+        sum <= r["reduce_ms"].as_u64().unwrap(),
+        "{} of {}",
+        r["probe_time"],
+        r["reduce_ms"]
+    );
+}

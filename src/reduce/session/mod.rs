@@ -47,7 +47,7 @@ mod worker;
 
 pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
 use worker::{Answer, Lower, probe};
-pub use worker::{Setup, Worker};
+pub use worker::{ProbeTime, Setup, Worker};
 
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
 /// `--jobs`.
@@ -83,6 +83,8 @@ pub struct Session {
     current_size: crate::tree::Size,
     setup: Setup,
     workers: Vec<Worker>,
+    /// Time spent writing accepted cuts to the clean copy and reading them back.
+    commit_time: Duration,
     clean: Workspace,
     cache: HashMap<TreeKey, bool>,
     phases: Vec<PhaseStats>,
@@ -183,6 +185,8 @@ impl Session {
         // Whether the runs go through an overlay is settled before any of them, so that the
         // report says the same whether they ran or a resumed session replayed them.
         for worker in &mut workers {
+            // An adopted worker's count starts with this session.
+            worker.reset_time();
             worker.try_overlay(Lower {
                 dir: clean.root(),
                 tree: &current,
@@ -200,6 +204,7 @@ impl Session {
             recent_passes: std::collections::VecDeque::new(),
             setup,
             workers,
+            commit_time: Duration::ZERO,
             clean,
             cache: HashMap::new(),
             phases: Vec::new(),
@@ -388,6 +393,19 @@ impl Session {
             untouched,
         });
         Ok(access)
+    }
+
+    /// Where the time of the passes' runs went: each worker's, summed, and the commits'.
+    pub fn probe_time(&self) -> ProbeTime {
+        let workers = self
+            .workers
+            .iter()
+            .map(Worker::time)
+            .fold(ProbeTime::default(), ProbeTime::plus);
+        workers.plus(ProbeTime {
+            commit: self.commit_time,
+            ..ProbeTime::default()
+        })
     }
 
     /// Whether the runs saw their tree through an overlay mount, or why not (the first
@@ -1114,10 +1132,13 @@ impl Session {
         union: bool,
         family: (Option<u64>, f64),
     ) -> Result<(), ReduceError> {
+        let start = std::time::Instant::now();
         self.clean.apply(&tree)?;
         // `tree` is what the oracle saw: the disk must hold the same in every part this
         // commit wrote. Only when some part differs are the two fingerprinted in full.
-        if let Some(found) = self.clean.verify(&tree)? {
+        let differs = self.clean.verify(&tree)?;
+        self.commit_time += start.elapsed();
+        if let Some(found) = differs {
             let (expected, on_disk) = (tree.fingerprint(), found.fingerprint());
             if on_disk != expected {
                 return Err(ReduceError::Unfaithful {

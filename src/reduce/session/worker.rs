@@ -54,6 +54,36 @@ pub(crate) struct Lower<'a> {
     pub(crate) tree: &'a Tree,
 }
 
+/// Where the time of the passes' runs went, summed over their commands (and over the
+/// workers, which run side by side): what repromin does around each command, beside the
+/// command itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProbeTime {
+    /// Showing each run its candidate tree: the overlay's upper layer written, or the
+    /// plain copy brought to the candidate (what the last run wrote undone first).
+    pub prepare: Duration,
+    /// The commands, from the start of each (its mount included) until its process group
+    /// has ended and its output is read.
+    pub command: Duration,
+    /// Around each command: its `TMPDIR` emptied before it, its layer removed after it.
+    pub clean_up: Duration,
+    /// Each accepted cut written to the clean copy and read back from it.
+    pub commit: Duration,
+}
+
+impl ProbeTime {
+    /// The two summed.
+    #[must_use]
+    pub fn plus(self, other: ProbeTime) -> ProbeTime {
+        ProbeTime {
+            prepare: self.prepare + other.prepare,
+            command: self.command + other.command,
+            clean_up: self.clean_up + other.clean_up,
+            commit: self.commit + other.commit,
+        }
+    }
+}
+
 /// One place where candidates run: a workspace, its run layout and its normaliser, and
 /// the confinement of its runs when they are confined.
 pub struct Worker {
@@ -62,6 +92,8 @@ pub struct Worker {
     normalizer: Normalizer,
     confinement: Option<Arc<dyn Confinement>>,
     layers: Layers,
+    /// Where the time of the passes' runs here went.
+    time: ProbeTime,
 }
 
 impl Worker {
@@ -77,6 +109,7 @@ impl Worker {
             dirs,
             normalizer,
             confinement: None,
+            time: ProbeTime::default(),
         }
     }
 
@@ -93,6 +126,7 @@ impl Worker {
             workspace,
             normalizer,
             confinement: None,
+            time: ProbeTime::default(),
         }
     }
 
@@ -119,6 +153,16 @@ impl Worker {
     /// over `lower`.
     pub(crate) fn try_overlay(&mut self, lower: Lower<'_>) {
         self.layers.usable(lower.dir, lower.tree, &self.dirs.tree);
+    }
+
+    /// Where the time of the passes' runs here went, since the session began.
+    pub(crate) fn time(&self) -> ProbeTime {
+        self.time
+    }
+
+    /// Starts that count again (a session adopting this worker starts its own).
+    pub(crate) fn reset_time(&mut self) {
+        self.time = ProbeTime::default();
     }
 
     /// Whether this worker's runs go through an overlay, or why not.
@@ -232,8 +276,13 @@ pub(crate) fn probe(
     for t in 1..=plan.runs {
         // Each sample starts from exactly the candidate tree: whatever the last one did is
         // undone first.
+        let start = Instant::now();
         let mount = worker.place(tree, Some(lower))?;
+        let placed = Instant::now();
         let outcome = worker.exec(&setup.command, timeout, &setup.interrupt, mount.as_ref())?;
+        worker.time.prepare += placed - start;
+        worker.time.command += outcome.duration;
+        worker.time.clean_up += placed.elapsed().saturating_sub(outcome.duration);
         duration += outcome.duration;
         let answer = |pass: bool, early: bool| Answer {
             pass,
