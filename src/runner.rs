@@ -6,9 +6,9 @@
 //! gets SIGTERM, a grace period, then SIGKILL. When the command itself returns, whatever it
 //! left running in its group is ended the same way, so nothing outlives a probe. The
 //! leader's end wakes the run at once through a `pidfd` (Linux 5.3; see
-//! [`spawn::Child::ended`]), even while what it left behind still holds the output pipe. A process
-//! that escapes with `setsid()` leaves the group and cannot be reached this way; its hold on
-//! the output pipe is cut when the run ends.
+//! [`spawn::Child::ended`]), even while what it left behind still holds the output pipe. A
+//! process that escapes with `setsid()` leaves the group and cannot be reached this way; its
+//! hold on the output pipe is cut when the run ends.
 //!
 //! Nothing outlives repromin either, even when it is killed with SIGKILL and cannot end
 //! anything itself. The group leader gets the parent-death signal SIGKILL, so it dies with
