@@ -515,13 +515,18 @@ pub fn to_markdown(report: &Report) -> String {
     let _ = writeln!(
         md,
         "\nEnded by: {}. Candidates tried: {}, commands run: {}, cache hits: {}, commits: {}, \
-         time in passes: {:.1} s.\n",
+         time in passes: {:.1} s. The commands took {:.1} s, repromin's own work around them \
+         {:.1} s (summed over the workers; `probe_time` in report.json).\n",
         report.ended_by,
         report.attempts,
         report.oracle_samples,
         report.cache_hits,
         report.accepted_mutations,
-        report.reduce_ms as f64 / 1000.0
+        report.reduce_ms as f64 / 1000.0,
+        report.probe_time.command_ms as f64 / 1000.0,
+        (report.probe_time.prepare_ms + report.probe_time.clean_up_ms + report.probe_time.commit_ms)
+            as f64
+            / 1000.0
     );
     let _ = writeln!(
         md,

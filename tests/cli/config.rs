@@ -107,12 +107,12 @@ fn report_without_times(area: &Area, out: &str) -> String {
     serde_json::to_string_pretty(&value).unwrap()
 }
 
-/// `REPROMIN.md` beside `out`, with its one time left out.
+/// `REPROMIN.md` beside `out`, with its times left out.
 fn md_without_times(area: &Area, out: &str) -> String {
     let text = std::fs::read_to_string(area.path(&format!("{out}.repromin/REPROMIN.md"))).unwrap();
-    regex::Regex::new(r"time in passes: [\d.]+ s")
+    regex::Regex::new(r"(time in passes:|The commands took|work around them) [\d.]+ s")
         .unwrap()
-        .replace_all(&text, "[..]")
+        .replace_all(&text, "$1 [s]")
         .to_string()
 }
 
