@@ -4,7 +4,7 @@
 //! changes left out and its tests laid over the base) and at head. A test that fails on base
 //! and passes on head reproduces the bug. Worker [`sides`] write encoded reports; the
 //! [`judge`] reads only those reports plus git, runs no code of either commit, and prints one
-//! strict [`line`].
+//! strict [`line`](mod@line).
 //!
 //! - [`git`]: the git calls; [`config`]: `.github/repromin.json`; [`detect`]: the defaults
 //!   detected without it;
@@ -16,7 +16,7 @@
 //! - [`judge`]: the judgement; [`certificate`]: the reduce report and its check;
 //! - [`mutants`]: mutation specs of pull requests that change tests alone;
 //! - [`local`]: `run`, every side then the judge in one process; [`table`]: what it shows;
-//! - [`line`]: the `repromin/v1` line, formatter and strict parser;
+//! - [`line`](mod@line): the `repromin/v1` line, formatter and strict parser;
 //! - [`github`]: job outputs, the step summary and annotations; [`feedback`]: the check
 //!   run and the sticky comment; [`check`]: `check-test`.
 

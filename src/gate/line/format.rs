@@ -204,7 +204,7 @@ pub fn truncate_to_fit(result: &ResultLine) -> Result<ResultLine, LineError> {
 }
 
 /// Writes the compact line for `result`, without a newline, refusing any
-/// result that [`parse_line`] would refuse. A line that would be over
+/// result that [`parse_line`](super::parse_line) would refuse. A line that would be over
 /// [`MAX_LINE_BYTES`] loses entries one at a time, last first: `killed`
 /// entries of `mutants.results`, then `tests` entries of other classes
 /// than `reproduces`, then `reproduces` entries, then `deletedTests`, then

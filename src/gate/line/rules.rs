@@ -18,7 +18,7 @@ pub const MAX_LINE_BYTES: usize = 4096;
 pub const MAX_ERROR_CHARS: usize = 300;
 
 /// The message of a `certified` certificate that lost its test to fit the
-/// line (its verdict becomes `error`, see [`format_line`]).
+/// line (its verdict becomes `error`, see [`format_line`](super::format_line)).
 pub const CERT_DID_NOT_FIT: &str = "certificate did not fit the line";
 
 pub(super) const TOP_KEYS: [&str; 11] = [
@@ -197,7 +197,7 @@ fn in_object(object: &str) -> String {
 
 impl ResultLine {
     /// Checks every rule of the schema that is not about the JSON text;
-    /// [`parse_line`] and [`format_line`] both apply it.
+    /// [`parse_line`](super::parse_line) and [`format_line`](super::format_line) both apply it.
     pub fn validate(&self) -> Result<(), LineError> {
         for (field, sha) in [("head", &self.head), ("mergeBase", &self.merge_base)] {
             if !is_hex(sha, 40) {

@@ -231,7 +231,7 @@ pub fn apply_deletion(src: &[u8], range: &Range<usize>) -> Vec<u8> {
 }
 
 /// Removes the elements `selected` (indices into `group`) of one group
-/// returned by [`deletion_levels`] from `src`.
+/// returned by [`deletion_levels`](super::deletion_levels) from `src`.
 ///
 /// Overlapping ranges are merged, and a merged cut that starts a line and
 /// leaves only blanks on it takes the rest of the line. When a run of
