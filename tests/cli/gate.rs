@@ -906,6 +906,21 @@ fn sh_repo(path: &str, body: &str) -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
+/// The arguments of `repromin run` without its reduce side, on `base` and `head` of the
+/// repository at `repo`.
+fn run_without_reduce<'a>(base: &'a str, head: &'a str, repo: &'a str) -> [&'a str; 8] {
+    [
+        "run",
+        "--no-reduce",
+        "--base",
+        base,
+        "--head",
+        head,
+        "--repo",
+        repo,
+    ]
+}
+
 #[test]
 fn the_sandbox_clears_the_environment() {
     if !sandbox() {
@@ -917,23 +932,14 @@ fn the_sandbox_clears_the_environment() {
     );
     let path = repo.path().display().to_string();
     let line = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec![
-            "run",
-            "--no-reduce",
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &path,
-        ];
+        let mut args = run_without_reduce(&base, &head, &path).to_vec();
         args.extend_from_slice(extra);
         let o = crate::util::run_env(
             &args,
             repo.path(),
             &[("GITHUB_TOKEN", "secret"), ("GITHUB_OUTPUT", "/tmp/x")],
         );
-        serde_json::from_str(stdout(&o).trim().strip_prefix("repromin/v1 ").unwrap()).unwrap()
+        crate::util::line(&stdout(&o))
     };
     // Without the sandbox the test sees the token; in it, it does not.
     assert_eq!(line(&[])["tests"][0]["base"], "failed");
@@ -959,16 +965,7 @@ fn no_test_inherits_a_descriptor_repromin_inherited() {
             .args(["-c", "exec 7>>\"$0\"; exec \"$@\""])
             .arg(leak.path())
             .arg(crate::util::bin())
-            .args([
-                "run",
-                "--no-reduce",
-                "--base",
-                &base,
-                "--head",
-                &head,
-                "--repo",
-                &path,
-            ])
+            .args(run_without_reduce(&base, &head, &path))
             .args(extra)
             .current_dir(repo.path())
             .stdin(std::process::Stdio::null());
