@@ -171,12 +171,12 @@ pub struct ProbeTimeRecord {
 
 impl ProbeTimeRecord {
     fn of(time: crate::reduce::session::ProbeTime) -> ProbeTimeRecord {
-        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        use crate::reduce::millis;
         ProbeTimeRecord {
-            prepare_ms: ms(time.prepare),
-            command_ms: ms(time.command),
-            clean_up_ms: ms(time.clean_up),
-            commit_ms: ms(time.commit),
+            prepare_ms: millis(time.prepare),
+            command_ms: millis(time.command),
+            clean_up_ms: millis(time.clean_up),
+            commit_ms: millis(time.commit),
         }
     }
 }
@@ -356,7 +356,7 @@ pub fn build(
         left_out: reduction.preflight.scan.ignored.clone(),
         execution: Execution {
             jobs: options.jobs,
-            timeout_ms: u64::try_from(reduction.preflight.timeout.as_millis()).unwrap_or(u64::MAX),
+            timeout_ms: crate::reduce::millis(reduction.preflight.timeout),
             timeout_given: options.timeout.is_some(),
             final_timeout_ms: u64::try_from(reduction.final_timeout.as_millis())
                 .unwrap_or(u64::MAX),

@@ -382,7 +382,8 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
     Ok(())
 }
 
-fn millis(d: Duration) -> u64 {
+/// `d` in whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

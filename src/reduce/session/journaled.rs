@@ -13,9 +13,7 @@ use crate::reduce::error::ReduceError;
 use crate::runner::Termination;
 use crate::tree::Fingerprint;
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
+use crate::reduce::millis;
 
 impl Session {
     /// Makes the session durable (or not).

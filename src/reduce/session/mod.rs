@@ -555,7 +555,7 @@ impl Session {
 
     /// Records the wall time of a pass, and the `unparsable` cuts its syntax guard skipped.
     pub fn end_pass(&mut self, name: &str, started: Instant, unparsable: u64) {
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let ms = crate::reduce::millis(started.elapsed());
         let stats = self.phase(name);
         stats.wall_ms += ms;
         stats.unparsable += unparsable;
@@ -1092,7 +1092,7 @@ impl Session {
         let stats = self.phase(phase);
         stats.oracle_samples += answer.samples;
         stats.oracle_sample_uses += answer.samples;
-        stats.oracle_ms += u64::try_from(answer.duration.as_millis()).unwrap_or(u64::MAX);
+        stats.oracle_ms += crate::reduce::millis(answer.duration);
         stats.samples_saved += answer.saved;
         stats.early_acceptances += u64::from(answer.early_accept);
         stats.early_rejections += u64::from(answer.early_reject);
