@@ -906,21 +906,6 @@ fn sh_repo(path: &str, body: &str) -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
-/// The arguments of `repromin run` without its reduce side, on `base` and `head` of the
-/// repository at `repo`.
-fn run_without_reduce<'a>(base: &'a str, head: &'a str, repo: &'a str) -> [&'a str; 8] {
-    [
-        "run",
-        "--no-reduce",
-        "--base",
-        base,
-        "--head",
-        head,
-        "--repo",
-        repo,
-    ]
-}
-
 #[test]
 fn the_sandbox_clears_the_environment() {
     if !sandbox() {
@@ -930,16 +915,9 @@ fn the_sandbox_clears_the_environment() {
         "tests/t_env.sh",
         "[ -z \"$GITHUB_TOKEN\" ] && [ -z \"$GITHUB_OUTPUT\" ]\n",
     );
-    let path = repo.path().display().to_string();
     let line = |extra: &[&str]| -> serde_json::Value {
-        let mut args = run_without_reduce(&base, &head, &path).to_vec();
-        args.extend_from_slice(extra);
-        let o = crate::util::run_env(
-            &args,
-            repo.path(),
-            &[("GITHUB_TOKEN", "secret"), ("GITHUB_OUTPUT", "/tmp/x")],
-        );
-        crate::util::line(&stdout(&o))
+        let env = [("GITHUB_TOKEN", "secret"), ("GITHUB_OUTPUT", "/tmp/x")];
+        crate::util::gate_run_env(&repo, &base, &head, extra, &env).0
     };
     // Without the sandbox the test sees the token; in it, it does not.
     assert_eq!(line(&[])["tests"][0]["base"], "failed");
@@ -965,7 +943,7 @@ fn no_test_inherits_a_descriptor_repromin_inherited() {
             .args(["-c", "exec 7>>\"$0\"; exec \"$@\""])
             .arg(leak.path())
             .arg(crate::util::bin())
-            .args(run_without_reduce(&base, &head, &path))
+            .args(crate::util::no_reduce_args(&base, &head, &path))
             .args(extra)
             .current_dir(repo.path())
             .stdin(std::process::Stdio::null());

@@ -40,17 +40,7 @@ fn spec(mutations: &[serde_json::Value]) -> String {
 /// `repromin run` (without the reduce side); the line and the table.
 fn gate_run(repo: &GitRepo, base: &str, head: &str) -> (serde_json::Value, String) {
     let path = repo.path().display().to_string();
-    let args = [
-        "run",
-        "--no-reduce",
-        "--base",
-        base,
-        "--head",
-        head,
-        "--repo",
-        &path,
-    ];
-    let o = run(&args, repo.path());
+    let o = run(&crate::util::no_reduce_args(base, head, &path), repo.path());
     assert!(o.status.success(), "{}", stderr(&o));
     (line(&stdout(&o)), stderr(&o))
 }

@@ -503,6 +503,21 @@ pub(crate) fn gate_run(
     gate_run_env(repo, base, head, extra, &[])
 }
 
+/// The arguments of `repromin run` without its reduce side, on `base` and `head` of the
+/// repository at `repo`.
+pub(crate) fn no_reduce_args<'a>(base: &'a str, head: &'a str, repo: &'a str) -> [&'a str; 8] {
+    [
+        "run",
+        "--no-reduce",
+        "--base",
+        base,
+        "--head",
+        head,
+        "--repo",
+        repo,
+    ]
+}
+
 /// [`gate_run`] with `env` added to the environment `run` (and so every side's command)
 /// inherits.
 pub(crate) fn gate_run_env(
@@ -513,16 +528,7 @@ pub(crate) fn gate_run_env(
     env: &[(&str, &str)],
 ) -> (serde_json::Value, String) {
     let path = repo.path().display().to_string();
-    let mut args = vec![
-        "run",
-        "--no-reduce",
-        "--base",
-        base,
-        "--head",
-        head,
-        "--repo",
-        &path,
-    ];
+    let mut args = no_reduce_args(base, head, &path).to_vec();
     args.extend_from_slice(extra);
     let o = run_env(&args, repo.path(), env);
     assert!(o.status.success(), "{}", stderr(&o));
