@@ -1300,6 +1300,11 @@ struct OverheadRow {
     /// Per probe, from the reports' `probe_time` (the long run's less the short one's):
     /// preparing the tree, the command, cleaning up around it, the commit, in ms.
     split: [f64; 4],
+    /// The same command spawned the bare way but through `fork` (a hook before `exec`
+    /// that does nothing), and with a hook that gives it what kernel-enforced undo needs
+    /// at the least, a mount namespace of its own with an overlay of the tree (see
+    /// [`hooked_spawns`]): ms per spawn each; `None` where this process cannot mount.
+    floor_ms: Option<(f64, f64)>,
 }
 
 /// The fields of a report's `probe_time`, in the order of [`OverheadRow::split`].
@@ -1364,6 +1369,26 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
         }
         let bare_ms = start.elapsed().as_secs_f64() * 1000.0 / opts.probes as f64;
         eprintln!("{bare_ms:.2} ms each");
+        eprint!(
+            "overhead {n} files: forked spawn, then in a namespace with an overlay, x{} each ... ",
+            opts.probes
+        );
+        let floor_ms =
+            match hooked_spawns(&tree, &oracle, base, opts.probes, false).and_then(|fork| {
+                Ok((
+                    fork,
+                    hooked_spawns(&tree, &oracle, base, opts.probes, true)?,
+                ))
+            }) {
+                Ok((fork, floor)) => {
+                    eprintln!("{fork:.2} and {floor:.2} ms each");
+                    Some((fork, floor))
+                }
+                Err(e) => {
+                    eprintln!("skipped: {e}");
+                    None
+                }
+            };
 
         let reduce_run = |attempts: u64, out: &str| -> Res<(f64, u64, f64, [f64; 4])> {
             fs::write(&counter, b"")?;
@@ -1434,9 +1459,96 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
             loop_probe_ms,
             loop_overhead_pct: (loop_probe_ms - bare_ms) / bare_ms * 100.0,
             split: std::array::from_fn(|i| (long_split[i] - short_split[i]) / extra as f64),
+            floor_ms,
         });
     }
     Ok(rows)
+}
+
+/// `probes` spawns of `/bin/sh ORACLE` in `tree` as the bare rows spawn it, but with a
+/// hook in the child before `exec` (so the standard library forks rather than using
+/// `posix_spawn`). With `isolate`, the hook gives the command what any probe whose undo
+/// the kernel enforces pays at the least: a mount namespace of its own, its mounts made
+/// private, and an overlay of `tree` (a fresh, empty upper layer, made before the clock
+/// starts) mounted on it; the namespace and the mount go when the command exits, before
+/// its exit is reported. Without, the hook does nothing. Nothing of repromin runs: the
+/// difference is the floor under its per-probe cost. Milliseconds per spawn; an error
+/// where the overlay cannot be mounted (no privilege, no overlay).
+fn hooked_spawns(tree: &Path, oracle: &Path, base: &Path, probes: u64, isolate: bool) -> Res<f64> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let layers = base.join("floor-layers");
+    let target = CString::new(tree.as_os_str().as_bytes())?;
+    // The mount options of each spawn, naming its own upper and work directories, made
+    // before the clock starts; the first, untimed spawn gets a pair of its own.
+    let mut options = Vec::new();
+    for i in 0..=probes {
+        let (upper, work) = (layers.join(format!("u{i}")), layers.join(format!("w{i}")));
+        if isolate {
+            fs::create_dir_all(&upper)?;
+            fs::create_dir_all(&work)?;
+        }
+        options.push(CString::new(format!(
+            "lowerdir={},upperdir={},workdir={},volatile",
+            tree.display(),
+            upper.display(),
+            work.display()
+        ))?);
+    }
+    let spawn = |options: &CString| -> Res<()> {
+        let target = target.clone();
+        let options = options.clone();
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg(oracle)
+            .current_dir(tree)
+            .stdin(Stdio::null())
+            .process_group(0);
+        // SAFETY: between fork and exec the child makes system calls only, on strings
+        // made before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                use nix::mount::{MsFlags, mount};
+                if !isolate {
+                    return Ok(());
+                }
+                nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)?;
+                mount(
+                    None::<&std::ffi::CStr>,
+                    c"/",
+                    None::<&std::ffi::CStr>,
+                    MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+                    None::<&std::ffi::CStr>,
+                )?;
+                mount(
+                    Some(c"overlay"),
+                    target.as_c_str(),
+                    Some(c"overlay"),
+                    MsFlags::empty(),
+                    Some(options.as_c_str()),
+                )?;
+                nix::unistd::chdir(target.as_c_str())?;
+                Ok(())
+            });
+        }
+        let out = cmd.output()?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("the oracle failed: {:?}", out.status).into())
+        }
+    };
+    // One spawn first, untimed: it says whether mounting works here at all.
+    let (first, timed) = options.split_first().ok_or("no probes")?;
+    spawn(first).map_err(|e| format!("cannot run the command in a namespace: {e}"))?;
+    let start = Instant::now();
+    for options in timed {
+        spawn(options)?;
+    }
+    let ms = start.elapsed().as_secs_f64() * 1000.0 / probes as f64;
+    if isolate {
+        fs::remove_dir_all(&layers)?;
+    }
+    Ok(ms)
 }
 
 fn write_overhead(md: &mut String, rows: &[OverheadRow], opts: &OverheadOpts) {
@@ -1501,6 +1613,44 @@ fn write_overhead(md: &mut String, rows: &[OverheadRow], opts: &OverheadOpts) {
             r.bare_ms,
             r.loop_probe_ms
         );
+    }
+    let _ = writeln!(
+        md,
+        "\nThe floor under a probe: the same command spawned through `fork` (a hook before \
+         `exec` that does nothing), and with a hook that gives it only what kernel-enforced \
+         undo needs (a mount namespace of its own and an overlay of the tree with an empty \
+         upper layer, both gone when it exits); nothing of repromin runs. *Isolation* is the \
+         difference, in ms and as a share of the bare spawn: no probe that the kernel keeps \
+         from writing into the tree costs less over the bare spawn.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| files | bare spawn | forked spawn | in a namespace with an overlay | isolation | isolation / bare spawn | repromin per probe |"
+    );
+    let _ = writeln!(md, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for r in rows {
+        match r.floor_ms {
+            Some((fork, floor)) => {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.3} | {fork:.3} | {floor:.3} | {:.3} | {:.0}% | {:.3} |",
+                    thousands(r.files as u64),
+                    r.bare_ms,
+                    floor - fork,
+                    (floor - fork) / r.bare_ms * 100.0,
+                    r.loop_probe_ms
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.3} | not measured: no overlay here | | | | {:.3} |",
+                    thousands(r.files as u64),
+                    r.bare_ms,
+                    r.loop_probe_ms
+                );
+            }
+        }
     }
     let _ = writeln!(md);
 }
