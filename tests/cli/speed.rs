@@ -213,6 +213,66 @@ fn the_confirming_round_runs_the_cuts_a_settled_search_answered_from_memory() {
     assert_eq!(out["a.txt"], "", "{out:#?}");
 }
 
+/// A Python file whose `needed` must still return 42 and whose `other` must still return
+/// `Y`, and a second file that names `Y` and can go. The failure names `a.py`, so the
+/// syntax pass searches it first: `needed`'s stub fails there. Deleting `b.py`'s `Y`
+/// then takes an occurrence of a name `a.py` holds, so `a.py` is searched again, and that
+/// search proposes the same stub, which is answered from the memory of failed cuts (no
+/// name it holds lost a use); the confirming round runs it once more. The result is the
+/// one reached without the memory.
+#[test]
+fn a_stub_that_failed_is_answered_from_memory_in_the_next_search() {
+    if !require_tool("python3", tool_runs("python3")) {
+        return;
+    }
+    let area = Area::new();
+    area.write(
+        "proj",
+        &[
+            (
+                "a.py",
+                "Y = 5\n\n\ndef needed():\n    return 41 + 1\n\n\ndef other():\n    return Y\n",
+            ),
+            ("b.py", "Y\n"),
+        ],
+    );
+    area.write(
+        "script",
+        &[(
+            "run.sh",
+            "if python3 -c 'import a, sys; sys.exit(0 if (a.needed(), a.other()) == (42, 5) else 3)' 2>/dev/null; then\n  echo 'Error: boom in a.py' >&2; exit 1\nfi\nexit 0\n",
+        )],
+    );
+    let script = area.path("script/run.sh").display().to_string();
+    let trace = area.path("trace.tsv").display().to_string();
+    let mut trees = Vec::new();
+    for (out, extra) in [("settled", None), ("unsettled", Some("--no-settle"))] {
+        let mut args = vec!["reduce", "proj", out, "--passes", "syntax", "--no-trace"];
+        args.extend(extra);
+        args.extend(["--", "sh", script.as_str()]);
+        let env: &[(&str, &str)] = if extra.is_none() {
+            &[("REPROMIN_TRACE", trace.as_str())]
+        } else {
+            &[]
+        };
+        let o = run_env(&args, area.dir.path(), env);
+        assert!(o.status.success(), "{}", stderr(&o));
+        trees.push(files(&area.path(out)));
+    }
+    assert_eq!(trees[0], trees[1]);
+    assert_eq!(trees[0]["b.py"], "", "{:#?}", trees[0]);
+    assert!(trees[0]["a.py"].contains("41 + 1"), "{:#?}", trees[0]);
+    let log = std::fs::read_to_string(&trace).unwrap();
+    let stub = |how: &str| {
+        log.lines()
+            .filter(|l| l.starts_with(&format!("syntax\t{how}\tbody at line 5 of a.py")))
+            .count()
+    };
+    assert!(stub("recalled-fail") >= 1, "{log}");
+    // Run in the first search, and in the confirming round, which recalls nothing.
+    assert!(stub("fail") + stub("ahead-fail") >= 2, "{log}");
+}
+
 #[test]
 fn settling_saves_commands_on_a_python_project_and_publishes_the_same_tree() {
     let area = Area::new();

@@ -4,8 +4,13 @@
 //! identifies it across states of the file: for each cut range within one line, its bytes
 //! and how often they occur before it; for a range over several lines, its first line and
 //! the line after it (see [`hash_range`]); a union of such cuts (a declaration with its
-//! uses) by all of them. A deletion of whole entries (a [`Mutation::Remove`], alone or with
-//! the lines that reference them) is remembered by its paths, and holds every identifier of
+//! uses) by all of them. A replacement (a [`Mutation::Replace`]: a function's body by a
+//! stub, a literal by a smaller one, names by shorter ones) is remembered the same way,
+//! each replaced range by the lines it is written on, from the line that holds what comes
+//! before it (see [`written_on`]), with what replaces it; it holds the names from that
+//! line's start to its end, so a body's stub holds its function's name and is freed when a
+//! caller goes. A deletion of whole entries (a [`Mutation::Remove`], alone or with the
+//! lines that reference them) is remembered by its paths, and holds every identifier of
 //! the files it deletes; the deletion of one file that holds no identifier is not
 //! remembered.
 //!
@@ -64,13 +69,13 @@ pub(super) struct Cut {
     pub(super) pieces: Vec<Piece>,
 }
 
-/// The cut `mutation` makes in `tree`: a [`Mutation::Keep`], a [`Mutation::Remove`] of
-/// entries, or a union of these; `None` for anything else, or for a cut that does not apply
-/// to `tree`.
+/// The cut `mutation` makes in `tree`: a [`Mutation::Keep`], a [`Mutation::Replace`], a
+/// [`Mutation::Remove`] of entries, or a union of these; `None` for a conflict, or for a
+/// cut that does not apply to `tree`.
 ///
-/// A cut of a file's content is known by the bytes it cuts (and where they recur); a
-/// deletion of entries by their paths alone, so that a file that shrank elsewhere is still
-/// the same deletion.
+/// A cut of a file's content is known by the bytes it cuts (and where they recur), a
+/// replacement by the line it is written on and what replaces it; a deletion of entries
+/// by their paths alone, so that a file that shrank elsewhere is still the same deletion.
 pub(super) fn cut_of(tree: &Tree, mutation: &Mutation) -> Option<Cut> {
     let mut hasher = Sha256::new();
     let mut pieces = Vec::new();
@@ -110,6 +115,59 @@ fn add(
             }
             pieces.push((data.clone(), cut));
         }
+        Mutation::Replace {
+            path,
+            expect,
+            keep,
+            replace,
+        } => {
+            let Node::File { data, digest } = &tree.entries.get(path)?.node else {
+                return None;
+            };
+            if digest != expect
+                || replace
+                    .iter()
+                    .any(|(r, _)| r.start >= r.end || r.end > data.len())
+                || replace.windows(2).any(|w| w[1].0.start < w[0].0.end)
+                || keep.as_ref().is_some_and(|keep| {
+                    keep.iter().any(|r| r.start > r.end || r.end > data.len())
+                        || keep.windows(2).any(|w| w[1].start < w[0].end)
+                })
+            {
+                return None;
+            }
+            hasher.update(b"p");
+            hasher.update(path.len().to_le_bytes());
+            hasher.update(path.as_bytes());
+            hasher.update(replace.len().to_le_bytes());
+            let mut taken = Vec::with_capacity(replace.len());
+            for (r, with) in replace {
+                // Known from the lines it is written on, whole: a function's body by its
+                // signature, a literal by its line (see `written_on`), with where in
+                // them it starts and ends and what replaces it.
+                let from = written_on(data, r.start);
+                let to = data[r.end..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(data.len(), |i| r.end + i + 1);
+                hasher.update((r.start - from).to_le_bytes());
+                hasher.update((to - r.end).to_le_bytes());
+                hash_range(hasher, data, &(from..to))?;
+                hasher.update(with.len().to_le_bytes());
+                hasher.update(with);
+                taken.push(from..r.end);
+            }
+            if let Some(keep) = keep {
+                let cut = crate::reduce::pass::complement(data.len(), keep);
+                hasher.update(b"k");
+                hasher.update(cut.len().to_le_bytes());
+                for r in &cut {
+                    hash_range(hasher, data, r)?;
+                }
+                taken.extend(cut);
+            }
+            pieces.push((data.clone(), merged(taken)));
+        }
         Mutation::Remove(paths) => {
             // The deletion of a file that holds no identifier is never answered from
             // memory: what makes it possible later (an empty `__init__.py` and the module
@@ -142,7 +200,7 @@ fn add(
                 add(tree, part, hasher, pieces)?;
             }
         }
-        Mutation::Replace { .. } | Mutation::Conflict(_) => return None,
+        Mutation::Conflict(_) => return None,
     }
     Some(())
 }
@@ -176,6 +234,36 @@ fn hash_range(hasher: &mut Sha256, data: &[u8], r: &Range<usize>) -> Option<()> 
         .map_or(rest.len(), |i| i + 1)];
     part(b"a", after, r.end);
     Some(())
+}
+
+/// Where the text that a replacement at `at` belongs to starts: the start of the line that
+/// holds the last byte before `at` that is not white space (or of the file). A function's
+/// body is known by its signature (`fn name(..) {` in Rust, the `def` line above a Python
+/// body), so the cut holds the function's name, and a caller that goes frees it; a literal
+/// is known by what precedes it on its line.
+fn written_on(data: &[u8], at: usize) -> usize {
+    let before = &data[..at.min(data.len())];
+    let anchor = before
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .unwrap_or(0);
+    before[..anchor]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// `ranges` sorted, with those that overlap or touch made one.
+fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 /// How many times `needle` occurs in `data` ending at or before `end`.
@@ -465,5 +553,83 @@ mod tests {
             cut_of(&tree, &mutation).expect("a cut").key
         };
         assert_ne!(second(twice), key_of(twice, "class A:\n    x = 1\n"));
+    }
+
+    /// The cut of replacing `what` (the first occurrence in `text`, the file `m.rs`) by
+    /// `with`.
+    fn replaced(text: &str, what: &str, with: &str) -> Cut {
+        let tree = crate::reduce::edits::tests::tree(&[("m.rs", text)]);
+        let Node::File { digest, .. } = &tree.entries["m.rs"].node else {
+            panic!("no file");
+        };
+        let start = text.find(what).expect("in the text");
+        let mutation = Mutation::Replace {
+            path: Arc::from("m.rs"),
+            expect: *digest,
+            keep: None,
+            replace: vec![(start..start + what.len(), Arc::from(with.as_bytes()))],
+        };
+        cut_of(&tree, &mutation).expect("a cut")
+    }
+
+    #[test]
+    fn a_replaced_body_is_known_by_its_signature_and_holds_its_function_s_name() {
+        let body = "{\n    let x = 2;\n    x + 1\n}";
+        let shrunk = "{\n    3\n}";
+        let text = format!("fn top() {{}}\nfn used() -> u8 {body}\nfn main() {{ used(); }}\n");
+        let stub = replaced(&text, body, "{ todo!() }");
+        // Its name is what the cut holds: a caller that goes frees the stub.
+        let held = stub.held();
+        assert_eq!(held.get("used"), Some(&1), "{held:?}");
+        assert_eq!(held.get("top"), None, "{held:?}");
+        // The same stub after the body shrank, and after a function above it went.
+        let later = format!("fn used() -> u8 {shrunk}\nfn main() {{ used(); }}\n");
+        assert_eq!(replaced(&later, shrunk, "{ todo!() }").key, stub.key);
+        // Another replacement of the same body, or the same stub of another function's
+        // body, is another cut; so is the deletion of the body.
+        assert_ne!(replaced(&text, body, "{ 0 }").key, stub.key);
+        let other = format!("fn other() -> u8 {body}\nfn main() {{ other(); }}\n");
+        assert_ne!(replaced(&other, body, "{ todo!() }").key, stub.key);
+        let tree = crate::reduce::edits::tests::tree(&[("m.rs", text.as_str())]);
+        let Node::File { digest, .. } = &tree.entries["m.rs"].node else {
+            panic!("no file");
+        };
+        let start = text.find(body).expect("in the text");
+        let cut = Mutation::Keep {
+            path: Arc::from("m.rs"),
+            expect: *digest,
+            keep: vec![0..start, start + body.len()..text.len()],
+        };
+        assert_ne!(cut_of(&tree, &cut).expect("a cut").key, stub.key);
+        // A Python body starts on the line after its `def`, which still names it.
+        let py = "def f(a):\n    return a + 1\n";
+        let cut = replaced(py, "return a + 1", "...");
+        let held = cut.held();
+        assert_eq!(held.get("f"), Some(&1), "{held:?}");
+    }
+
+    #[test]
+    fn a_replaced_literal_is_known_by_its_line_and_a_stale_replacement_is_no_cut() {
+        let text = "let a = f(12345);\nlet b = f(12345);\n";
+        let first = replaced(text, "12345", "0");
+        // The second literal, the same bytes after the same text on another line, is
+        // another cut (the first line occurs once before it).
+        let tree = crate::reduce::edits::tests::tree(&[("m.rs", text)]);
+        let Node::File { digest, .. } = &tree.entries["m.rs"].node else {
+            panic!("no file");
+        };
+        let second = text.rfind("12345").expect("in the text");
+        let replace = |range: Range<usize>, expect: [u8; 32]| Mutation::Replace {
+            path: Arc::from("m.rs"),
+            expect,
+            keep: None,
+            replace: vec![(range, Arc::from(&b"0"[..]))],
+        };
+        let other = cut_of(&tree, &replace(second..second + 5, *digest)).expect("a cut");
+        assert_ne!(other.key, first.key);
+        // Stale, empty or past the end: no cut, never a panic.
+        assert!(cut_of(&tree, &replace(second..second + 5, [0; 32])).is_none());
+        assert!(cut_of(&tree, &replace(3..3, *digest)).is_none());
+        assert!(cut_of(&tree, &replace(30..99, *digest)).is_none());
     }
 }
