@@ -166,7 +166,7 @@ fn add(
                 }
                 taken.extend(cut);
             }
-            pieces.push((data.clone(), merged(taken)));
+            pieces.push((data.clone(), crate::reduce::edits::normalise(taken)));
         }
         Mutation::Remove(paths) => {
             // The deletion of a file that holds no identifier is never answered from
@@ -251,19 +251,6 @@ fn written_on(data: &[u8], at: usize) -> usize {
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |i| i + 1)
-}
-
-/// `ranges` sorted, with those that overlap or touch made one.
-fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
-    ranges.sort_by_key(|r| r.start);
-    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
 }
 
 /// How many times `needle` occurs in `data` ending at or before `end`.
@@ -364,24 +351,30 @@ const FEW_OUTSIDE: u64 = 2;
 mod tests {
     use super::*;
 
+    /// The digest of the file `path` of `tree`.
+    fn digest_of(tree: &Tree, path: &str) -> [u8; 32] {
+        let Node::File { digest, .. } = &tree.entries[path].node else {
+            panic!("{path} is no file");
+        };
+        *digest
+    }
+
     #[test]
     fn a_cut_that_does_not_apply_is_no_cut() {
         let tree = crate::reduce::edits::tests::tree(&[("m.txt", "abc\n")]);
-        let Node::File { digest, .. } = &tree.entries["m.txt"].node else {
-            panic!("no file");
-        };
+        let digest = digest_of(&tree, "m.txt");
         let keep = |keep: Vec<Range<usize>>, expect: [u8; 32]| Mutation::Keep {
             path: Arc::from("m.txt"),
             expect,
             keep,
         };
-        assert!(cut_of(&tree, &keep(vec![0..1], *digest)).is_some());
+        assert!(cut_of(&tree, &keep(vec![0..1], digest)).is_some());
         // Past the end, backwards, overlapping, another content: refused, never a panic.
-        assert!(cut_of(&tree, &keep(vec![0..1, 9..12], *digest)).is_none());
+        assert!(cut_of(&tree, &keep(vec![0..1, 9..12], digest)).is_none());
         #[expect(clippy::reversed_empty_ranges, reason = "the bad input under test")]
         let backwards = vec![3..1];
-        assert!(cut_of(&tree, &keep(backwards, *digest)).is_none());
-        assert!(cut_of(&tree, &keep(vec![0..3, 1..2], *digest)).is_none());
+        assert!(cut_of(&tree, &keep(backwards, digest)).is_none());
+        assert!(cut_of(&tree, &keep(vec![0..3, 1..2], digest)).is_none());
         assert!(cut_of(&tree, &keep(vec![0..1], [0; 32])).is_none());
     }
 
@@ -427,14 +420,12 @@ mod tests {
         // A missing path is no cut.
         assert!(cut_of(&before, &remove(&["gone"])).is_none());
         // With the line that imports it: a union, another cut again.
-        let Node::File { digest, .. } = &before.entries["m.py"].node else {
-            panic!("no file");
-        };
+        let digest = digest_of(&before, "m.py");
         let with_import = Mutation::Union(vec![
             remove(&["d"]),
             Mutation::Keep {
                 path: Arc::from("m.py"),
-                expect: *digest,
+                expect: digest,
                 keep: vec![],
             },
         ]);
@@ -510,13 +501,11 @@ mod tests {
     /// The key of the cut that deletes `range` (a substring, its first occurrence) of `text`.
     fn key_of(text: &str, range: &str) -> [u8; 32] {
         let tree = crate::reduce::edits::tests::tree(&[("m.py", text)]);
-        let Node::File { digest, .. } = &tree.entries["m.py"].node else {
-            panic!("no file");
-        };
+        let digest = digest_of(&tree, "m.py");
         let start = text.find(range).expect("in the text");
         let mutation = Mutation::Keep {
             path: Arc::from("m.py"),
-            expect: *digest,
+            expect: digest,
             keep: vec![0..start, start + range.len()..text.len()],
         };
         cut_of(&tree, &mutation).expect("a cut").key
@@ -542,12 +531,10 @@ mod tests {
         let twice = "class A:\n    x = 1\nclass A:\n    x = 1\n";
         let second = |t: &str| {
             let tree = crate::reduce::edits::tests::tree(&[("m.py", t)]);
-            let Node::File { digest, .. } = &tree.entries["m.py"].node else {
-                panic!("no file");
-            };
+            let digest = digest_of(&tree, "m.py");
             let mutation = Mutation::Keep {
                 path: Arc::from("m.py"),
-                expect: *digest,
+                expect: digest,
                 keep: vec![0..19],
             };
             cut_of(&tree, &mutation).expect("a cut").key
@@ -559,13 +546,11 @@ mod tests {
     /// `with`.
     fn replaced(text: &str, what: &str, with: &str) -> Cut {
         let tree = crate::reduce::edits::tests::tree(&[("m.rs", text)]);
-        let Node::File { digest, .. } = &tree.entries["m.rs"].node else {
-            panic!("no file");
-        };
+        let digest = digest_of(&tree, "m.rs");
         let start = text.find(what).expect("in the text");
         let mutation = Mutation::Replace {
             path: Arc::from("m.rs"),
-            expect: *digest,
+            expect: digest,
             keep: None,
             replace: vec![(start..start + what.len(), Arc::from(with.as_bytes()))],
         };
@@ -591,13 +576,11 @@ mod tests {
         let other = format!("fn other() -> u8 {body}\nfn main() {{ other(); }}\n");
         assert_ne!(replaced(&other, body, "{ todo!() }").key, stub.key);
         let tree = crate::reduce::edits::tests::tree(&[("m.rs", text.as_str())]);
-        let Node::File { digest, .. } = &tree.entries["m.rs"].node else {
-            panic!("no file");
-        };
+        let digest = digest_of(&tree, "m.rs");
         let start = text.find(body).expect("in the text");
         let cut = Mutation::Keep {
             path: Arc::from("m.rs"),
-            expect: *digest,
+            expect: digest,
             keep: vec![0..start, start + body.len()..text.len()],
         };
         assert_ne!(cut_of(&tree, &cut).expect("a cut").key, stub.key);
@@ -615,9 +598,7 @@ mod tests {
         // The second literal, the same bytes after the same text on another line, is
         // another cut (the first line occurs once before it).
         let tree = crate::reduce::edits::tests::tree(&[("m.rs", text)]);
-        let Node::File { digest, .. } = &tree.entries["m.rs"].node else {
-            panic!("no file");
-        };
+        let digest = digest_of(&tree, "m.rs");
         let second = text.rfind("12345").expect("in the text");
         let replace = |range: Range<usize>, expect: [u8; 32]| Mutation::Replace {
             path: Arc::from("m.rs"),
@@ -625,11 +606,11 @@ mod tests {
             keep: None,
             replace: vec![(range, Arc::from(&b"0"[..]))],
         };
-        let other = cut_of(&tree, &replace(second..second + 5, *digest)).expect("a cut");
+        let other = cut_of(&tree, &replace(second..second + 5, digest)).expect("a cut");
         assert_ne!(other.key, first.key);
         // Stale, empty or past the end: no cut, never a panic.
         assert!(cut_of(&tree, &replace(second..second + 5, [0; 32])).is_none());
-        assert!(cut_of(&tree, &replace(3..3, *digest)).is_none());
-        assert!(cut_of(&tree, &replace(30..99, *digest)).is_none());
+        assert!(cut_of(&tree, &replace(3..3, digest)).is_none());
+        assert!(cut_of(&tree, &replace(30..99, digest)).is_none());
     }
 }
