@@ -99,10 +99,7 @@ fn add(
             };
             // A cut that does not apply (stale, or ranges past the end) is no cut: applying
             // it is refused before anything runs.
-            if digest != expect
-                || keep.iter().any(|r| r.start > r.end || r.end > data.len())
-                || keep.windows(2).any(|w| w[1].start < w[0].end)
-            {
+            if digest != expect || !kept_in_order(keep, data.len()) {
                 return None;
             }
             let cut = crate::reduce::pass::complement(data.len(), keep);
@@ -129,10 +126,9 @@ fn add(
                     .iter()
                     .any(|(r, _)| r.start >= r.end || r.end > data.len())
                 || replace.windows(2).any(|w| w[1].0.start < w[0].0.end)
-                || keep.as_ref().is_some_and(|keep| {
-                    keep.iter().any(|r| r.start > r.end || r.end > data.len())
-                        || keep.windows(2).any(|w| w[1].start < w[0].end)
-                })
+                || keep
+                    .as_ref()
+                    .is_some_and(|keep| !kept_in_order(keep, data.len()))
             {
                 return None;
             }
@@ -234,6 +230,13 @@ fn hash_range(hasher: &mut Sha256, data: &[u8], r: &Range<usize>) -> Option<()> 
         .map_or(rest.len(), |i| i + 1)];
     part(b"a", after, r.end);
     Some(())
+}
+
+/// Whether `keep` lists ranges of a content of `len` bytes in order: none backwards, past
+/// the end, or overlapping the one before.
+fn kept_in_order(keep: &[Range<usize>], len: usize) -> bool {
+    keep.iter().all(|r| r.start <= r.end && r.end <= len)
+        && keep.windows(2).all(|w| w[1].start >= w[0].end)
 }
 
 /// Where the text that a replacement at `at` belongs to starts: the start of the line that
@@ -542,14 +545,14 @@ mod tests {
         assert_ne!(second(twice), key_of(twice, "class A:\n    x = 1\n"));
     }
 
-    /// The cut of replacing `what` (the first occurrence in `text`, the file `m.rs`) by
-    /// `with`.
+    /// The cut of replacing `what` (the first occurrence in `text`, the file `m.py`, as in
+    /// [`key_of`]: the memory does not read the language) by `with`.
     fn replaced(text: &str, what: &str, with: &str) -> Cut {
-        let tree = crate::reduce::edits::tests::tree(&[("m.rs", text)]);
-        let digest = digest_of(&tree, "m.rs");
+        let tree = crate::reduce::edits::tests::tree(&[("m.py", text)]);
+        let digest = digest_of(&tree, "m.py");
         let start = text.find(what).expect("in the text");
         let mutation = Mutation::Replace {
-            path: Arc::from("m.rs"),
+            path: Arc::from("m.py"),
             expect: digest,
             keep: None,
             replace: vec![(start..start + what.len(), Arc::from(with.as_bytes()))],
@@ -575,15 +578,7 @@ mod tests {
         assert_ne!(replaced(&text, body, "{ 0 }").key, stub.key);
         let other = format!("fn other() -> u8 {body}\nfn main() {{ other(); }}\n");
         assert_ne!(replaced(&other, body, "{ todo!() }").key, stub.key);
-        let tree = crate::reduce::edits::tests::tree(&[("m.rs", text.as_str())]);
-        let digest = digest_of(&tree, "m.rs");
-        let start = text.find(body).expect("in the text");
-        let cut = Mutation::Keep {
-            path: Arc::from("m.rs"),
-            expect: digest,
-            keep: vec![0..start, start + body.len()..text.len()],
-        };
-        assert_ne!(cut_of(&tree, &cut).expect("a cut").key, stub.key);
+        assert_ne!(key_of(&text, body), stub.key);
         // A Python body starts on the line after its `def`, which still names it.
         let py = "def f(a):\n    return a + 1\n";
         let cut = replaced(py, "return a + 1", "...");
@@ -597,20 +592,34 @@ mod tests {
         let first = replaced(text, "12345", "0");
         // The second literal, the same bytes after the same text on another line, is
         // another cut (the first line occurs once before it).
-        let tree = crate::reduce::edits::tests::tree(&[("m.rs", text)]);
-        let digest = digest_of(&tree, "m.rs");
+        let tree = crate::reduce::edits::tests::tree(&[("m.py", text)]);
+        let digest = digest_of(&tree, "m.py");
         let second = text.rfind("12345").expect("in the text");
         let replace = |range: Range<usize>, expect: [u8; 32]| Mutation::Replace {
-            path: Arc::from("m.rs"),
+            path: Arc::from("m.py"),
             expect,
             keep: None,
             replace: vec![(range, Arc::from(&b"0"[..]))],
         };
+        let at = text.find("12345").expect("in the text");
+        let again = cut_of(&tree, &replace(at..at + 5, digest)).expect("a cut");
+        assert_eq!(again.key, first.key);
         let other = cut_of(&tree, &replace(second..second + 5, digest)).expect("a cut");
         assert_ne!(other.key, first.key);
         // Stale, empty or past the end: no cut, never a panic.
         assert!(cut_of(&tree, &replace(second..second + 5, [0; 32])).is_none());
         assert!(cut_of(&tree, &replace(3..3, digest)).is_none());
         assert!(cut_of(&tree, &replace(30..99, digest)).is_none());
+        // So is one whose kept ranges run past the end.
+        let Mutation::Replace { replace: parts, .. } = replace(at..at + 5, digest) else {
+            unreachable!("a replacement");
+        };
+        let past = Mutation::Replace {
+            path: Arc::from("m.py"),
+            expect: digest,
+            keep: Some(vec![0..at + 5, at + 6..99]),
+            replace: parts,
+        };
+        assert!(cut_of(&tree, &past).is_none());
     }
 }
