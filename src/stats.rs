@@ -12,7 +12,10 @@
 //! Contents: the exact gate and the pass count it requires, Clopper-Pearson,
 //! Wilson and Jeffreys lower bounds, early acceptance and rejection of a
 //! sequentially sampled candidate, a harmonic split of a run-wide error budget
-//! over many tests, and fixed-size holdout plans.
+//! over many tests, and fixed-size holdout plans; [`flake`]: the gate's test that a test
+//! fails on the merge base and passes on head because of the change, not by chance.
+
+pub mod flake;
 
 use std::f64::consts::PI;
 

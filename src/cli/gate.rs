@@ -327,6 +327,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
                 budget: budget(args.budget_ms, exec::Side::Base),
                 local_config: local,
                 container_cli: args.container_cli.into(),
+                base_candidates: None,
             };
             let base_report = args.base_report.clone().unwrap_or_default();
             let written = gate::sides::reduce::reduce_side(
@@ -374,6 +375,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         budget: budget(args.budget_ms, side),
         local_config: local,
         container_cli: args.container_cli.into(),
+        base_candidates: None,
     };
     if let Err(err) = exec::exec(&options, interrupt) {
         return write_failed(&console, &err);

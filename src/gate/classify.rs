@@ -9,9 +9,11 @@
 
 use std::collections::HashMap;
 
-use crate::gate::encode::{DecodeError, Outcome, SideReport};
-use crate::gate::line::Counts;
+use crate::gate::encode::{DecodeError, Outcome, Rerun, SideReport};
+use crate::gate::flaky::{self, Decision, TestId};
+use crate::gate::line::{Counts, Runs};
 pub(crate) use crate::gate::line::{SideStatus, TestClass, Verdict};
+pub(crate) use crate::gate::test_report::names_missing_symbol;
 use crate::gate::test_report::{FileResult, Status, TestReport};
 
 /// One classified test.
@@ -31,6 +33,8 @@ pub struct Row {
     pub head: SideStatus,
     /// The base failure message, if any (for the readable table).
     pub base_message: Option<String>,
+    /// The runs of a `flaky` test.
+    pub runs: Option<Runs>,
 }
 
 impl Row {
@@ -43,6 +47,7 @@ impl Row {
             base: self.base,
             rerun: self.rerun,
             head: self.head,
+            runs: self.runs,
         }
     }
 }
@@ -94,41 +99,6 @@ pub(crate) enum SideInputError {
     },
 }
 
-/// Messages that mean "the thing under test does not exist on base", by ecosystem.
-const MISSING_SYMBOL: &[&str] = &[
-    // Python
-    "ImportError",
-    "ModuleNotFoundError",
-    "cannot import name",
-    // JavaScript and TypeScript
-    "is not a function",
-    "is not a constructor",
-    "Cannot find module",
-    "does not provide an export",
-    "Failed to load url",
-    "is not exported",
-    "has no exported member",
-    // Rust: unresolved name, import, method, path, type
-    "E0425",
-    "E0432",
-    "E0433",
-    "E0412",
-    "E0599",
-    // Go
-    "undefined:",
-    // Java
-    "cannot find symbol",
-];
-
-/// Whether a failure message names a missing symbol.
-pub(crate) fn names_missing_symbol(message: &str) -> bool {
-    if MISSING_SYMBOL.iter().any(|m| message.contains(m)) {
-        return true;
-    }
-    // Python: `AttributeError: module 'x' has no attribute 'y'`.
-    message.contains("AttributeError: module '") && message.contains("has no attribute")
-}
-
 fn error(message: String, rows: Vec<Row>, not_collected: Vec<String>) -> Classified {
     Classified {
         verdict: Verdict::Error,
@@ -177,6 +147,12 @@ pub(crate) enum UnusableSide {
     /// The report shows no selected test running.
     #[error("the {side} report shows no selected test running")]
     NothingRan {
+        /// Which side.
+        side: String,
+    },
+    /// The base report carries reruns (they belong in the base-rerun report).
+    #[error("the {side} report carries reruns, which only the base-rerun and head reports may")]
+    UnexpectedReruns {
         /// Which side.
         side: String,
     },
@@ -265,30 +241,25 @@ fn status_of(
     name: &str,
     occurrence: usize,
 ) -> (SideStatus, Option<String>) {
-    let Some(result) = files.get(file) else {
-        return (SideStatus::Absent, None);
-    };
-    if let Some(message) = &result.load_error {
-        return (SideStatus::LoadError, Some(message.clone()));
+    match files.get(file) {
+        None => (SideStatus::Absent, None),
+        Some(result) => {
+            let (status, message) = flaky::status_in_file(result, name, occurrence);
+            let message = match (result.crashed.as_ref(), message) {
+                // The file's run ended without a report: every test of it failed there.
+                (Some(how), _) => Some(format!("the run {how}")),
+                (None, message) => message.map(str::to_string),
+            };
+            (status, message)
+        }
     }
-    // The file's run ended without a report: every test of it failed there.
-    if let Some(how) = &result.crashed {
-        return (SideStatus::Failed, Some(format!("the run {how}")));
-    }
-    let Some(test) = result
-        .tests
-        .iter()
-        .filter(|t| t.name == name)
-        .nth(occurrence)
-    else {
-        return (SideStatus::Absent, None);
-    };
-    let message = test.messages.first().cloned();
-    match test.status {
-        Status::Passed => (SideStatus::Passed, None),
-        Status::Failed => (SideStatus::Failed, message),
-        Status::Skipped => (SideStatus::Skipped, None),
-    }
+}
+
+/// The reruns a side's report carries, when it is usable.
+fn reruns_of(input: &SideInput) -> &[Rerun] {
+    input
+        .as_ref()
+        .map_or(&[], |report| report.reruns.as_slice())
 }
 
 /// For tests selected by changed data files: keeps only the rows whose test id names one
@@ -315,12 +286,14 @@ pub(crate) fn narrow_to_data(classified: &mut Classified, data: &[String]) {
     }
 }
 
-/// Classifies the selected tests from the three sides.
+/// Classifies the selected tests from the three sides; `error_rate` is the configured
+/// error rate of the reruns' test (`flaky.error_rate`).
 pub(crate) fn classify(
     selected: &[String],
     base: &SideInput,
     rerun: &SideInput,
     head: &SideInput,
+    error_rate: f64,
 ) -> Classified {
     if selected.is_empty() {
         return Classified {
@@ -339,10 +312,16 @@ pub(crate) fn classify(
         .filter(|s| !head_files.contains_key(s.as_str()))
         .cloned()
         .collect();
-    let base_files = usable(base, "base", selected);
+    let base_files = match base {
+        Ok(report) if !report.reruns.is_empty() => Err(UnusableSide::UnexpectedReruns {
+            side: "base".into(),
+        }),
+        _ => usable(base, "base", selected),
+    };
     let rerun_files = usable(rerun, "base-rerun", selected);
     let empty = HashMap::new();
     let mut rows = Vec::new();
+    let mut ids = Vec::new();
     for file in selected {
         let Some(result) = head_files.get(file.as_str()) else {
             continue;
@@ -369,7 +348,10 @@ pub(crate) fn classify(
                     if missing(b, &b_msg) || (b == SideStatus::Failed && missing(r, &r_msg)) {
                         TestClass::NewApi
                     } else if b == SideStatus::Failed && r == SideStatus::Failed {
+                        // Decided below, from the reruns, once the candidates are counted.
                         TestClass::Reproduces
+                    } else if [(b, r), (r, b)].contains(&(SideStatus::Failed, SideStatus::Passed)) {
+                        TestClass::Flaky
                     } else if b == SideStatus::Passed || r == SideStatus::Passed {
                         TestClass::PassesOnBase
                     } else {
@@ -378,6 +360,12 @@ pub(crate) fn classify(
                 }
                 _ => TestClass::NotRun,
             };
+            let runs = (class == TestClass::Flaky).then_some(Runs {
+                base_failed: 1,
+                base_runs: 2,
+                head_passed: 1,
+                head_runs: 1,
+            });
             rows.push(Row {
                 file: file.clone(),
                 name: test.name.clone(),
@@ -386,7 +374,33 @@ pub(crate) fn classify(
                 rerun: r,
                 head: h,
                 base_message: b_msg,
+                runs,
             });
+            ids.push(TestId {
+                file: file.clone(),
+                name: test.name.clone(),
+                occurrence: k,
+            });
+        }
+    }
+    // The candidates reproduce only when their reruns rule out chance.
+    let candidates = rows
+        .iter()
+        .filter(|row| row.class == TestClass::Reproduces)
+        .count();
+    for (row, id) in rows.iter_mut().zip(&ids) {
+        if row.class != TestClass::Reproduces {
+            continue;
+        }
+        let decision = flaky::decide(
+            id,
+            reruns_of(rerun),
+            reruns_of(head),
+            candidates,
+            error_rate,
+        );
+        if let Decision::Flaky(runs) = decision {
+            (row.class, row.runs) = (TestClass::Flaky, Some(runs));
         }
     }
     // Errors that stand whatever the rows say.
@@ -449,6 +463,22 @@ mod tests {
                 exit_code: Some(exit),
                 report: TestReport { files },
             },
+            reruns: Vec::new(),
+        })
+    }
+
+    /// `input` with `n` reruns of `files` added.
+    fn with_reruns(input: SideInput, n: usize, files: &[FileResult]) -> SideInput {
+        input.map(|mut report| {
+            report.reruns = (0..n)
+                .map(|_| Rerun {
+                    exit_code: Some(1),
+                    report: TestReport {
+                        files: files.to_vec(),
+                    },
+                })
+                .collect();
+            report
         })
     }
 
@@ -503,20 +533,58 @@ mod tests {
             0,
             vec![file(F, &[("t", Passed, ""), ("u", Passed, "")])],
         );
-        let c = classify(&selected(), &base, &rerun, &head);
+        // Without reruns nothing rules out chance.
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
+        assert_eq!(c.verdict, Verdict::Flaky);
+        assert_eq!(c.rows[0].class, TestClass::Flaky);
+        assert_eq!(
+            c.rows[0].runs.map(|r| r.to_string()).as_deref(),
+            Some("failed 2 of 2 on base, passed 1 of 1 on head")
+        );
+        assert_eq!(c.rows[1].class, TestClass::PassesOnBase);
+        // Four reruns on each side that agree: 4^-4 <= 1 %.
+        let failing = [file(F, &[("t", Failed, "")])];
+        let passing = [file(F, &[("t", Passed, "")])];
+        let rerun = with_reruns(rerun, 4, &failing);
+        let head = with_reruns(head, 4, &passing);
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
         assert_eq!(c.verdict, Verdict::Reproduced);
         assert_eq!(c.rows[0].class, TestClass::Reproduces);
+        assert_eq!(c.rows[0].runs, None);
         assert_eq!(c.rows[1].class, TestClass::PassesOnBase);
+        // At a stricter error rate four are too few.
+        let c = classify(&selected(), &base, &rerun, &head, 0.001);
+        assert_eq!(c.verdict, Verdict::Flaky);
+        // One head rerun that fails makes it flaky, with every run counted.
+        let head = head.map(|mut report| {
+            report.reruns[2].report.files = vec![file(F, &[("t", Failed, "x")])];
+            report
+        });
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
+        assert_eq!(c.verdict, Verdict::Flaky);
+        assert_eq!(
+            c.rows[0].runs.map(|r| r.to_string()).as_deref(),
+            Some("failed 6 of 6 on base, passed 4 of 5 on head")
+        );
+        // Reruns belong in the base-rerun and head reports, never in the base report.
+        let base = with_reruns(base, 1, &failing);
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
+        assert_eq!(c.verdict, Verdict::Error);
+        assert!(c.error.unwrap().contains("the base report carries reruns"));
     }
 
     #[test]
-    fn a_flake_on_the_rerun_is_not_proof() {
+    fn a_flake_on_the_rerun_is_flaky() {
         let base = side("base", 1, vec![file(F, &[("t", Failed, "boom")])]);
         let rerun = side("base-rerun", 0, vec![file(F, &[("t", Passed, "")])]);
         let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
-        let c = classify(&selected(), &base, &rerun, &head);
-        assert_eq!(c.verdict, Verdict::Vacuous);
-        assert_eq!(c.rows[0].class, TestClass::PassesOnBase);
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
+        assert_eq!(c.verdict, Verdict::Flaky);
+        assert_eq!(c.rows[0].class, TestClass::Flaky);
+        assert_eq!(
+            c.rows[0].runs.map(|r| r.to_string()).as_deref(),
+            Some("failed 1 of 2 on base, passed 1 of 1 on head")
+        );
     }
 
     #[test]
@@ -538,13 +606,14 @@ mod tests {
                 s
             }),
             &head,
+            0.01,
         );
         assert_eq!(c.verdict, Verdict::Unproven);
         let mut loading = file(F, &[]);
         loading.load_error = Some("error[E0425]: cannot find function `f`".into());
         let base = side("base", 101, vec![loading.clone()]);
         let rerun = side("base-rerun", 101, vec![loading]);
-        let c = classify(&selected(), &base, &rerun, &head);
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
         assert_eq!(c.verdict, Verdict::Unproven);
         assert_eq!(c.rows[0].base, SideStatus::LoadError);
     }
@@ -566,7 +635,7 @@ mod tests {
             1,
             vec![file(F, &[("t", Failed, "x"), ("u", Skipped, "")])],
         );
-        let c = classify(&selected(), &base, &rerun, &head);
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
         assert_eq!(c.verdict, Verdict::Vacuous);
         assert_eq!(c.rows[0].class, TestClass::FailsOnHead);
         assert_eq!(c.rows[1].class, TestClass::NotRun);
@@ -589,7 +658,14 @@ mod tests {
             0,
             vec![file(F, &[("t", Passed, ""), ("t", Passed, "")])],
         );
-        let c = classify(&selected(), &base, &rerun, &head);
+        // The reruns pair by occurrence too: the second `t` fails on base every time.
+        let rerun = with_reruns(
+            rerun,
+            4,
+            &[file(F, &[("t", Passed, ""), ("t", Failed, "")])],
+        );
+        let head = with_reruns(head, 4, &[file(F, &[("t", Failed, ""), ("t", Passed, "")])]);
+        let c = classify(&selected(), &base, &rerun, &head, 0.01);
         assert_eq!(c.rows[0].class, TestClass::PassesOnBase);
         assert_eq!(c.rows[1].class, TestClass::Reproduces);
     }
@@ -653,7 +729,7 @@ mod tests {
             ),
         ];
         for (b, r, h, want) in cases {
-            let c = classify(&selected(), &b, &r, &h);
+            let c = classify(&selected(), &b, &r, &h, 0.01);
             assert_eq!(c.verdict, Verdict::Error, "{want}");
             assert!(
                 c.error.as_deref().unwrap_or("").contains(want),
@@ -670,7 +746,7 @@ mod tests {
         let base = side("base", 1, vec![file(F, &[("t", Failed, "x")])]);
         let rerun = side("base-rerun", 1, vec![file(F, &[("t", Failed, "x")])]);
         let head = side("head", 0, vec![file(F, &[("t", Passed, "")])]);
-        let c = classify(&sel, &base, &rerun, &head);
+        let c = classify(&sel, &base, &rerun, &head, 0.01);
         assert_eq!(c.verdict, Verdict::Error);
         assert_eq!(c.not_collected, [g]);
     }
@@ -682,6 +758,7 @@ mod tests {
             &missing("base"),
             &missing("base-rerun"),
             &missing("head"),
+            0.01,
         );
         assert_eq!(c.verdict, Verdict::NoTests);
     }

@@ -166,7 +166,51 @@ pub struct RepoConfig {
     /// docs/containers.md); on the host when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<ContainerConfig>,
+    /// How tests that look like they reproduce are rerun to rule out chance.
+    #[serde(default)]
+    pub flaky: FlakyConfig,
 }
+
+/// The `flaky` key: the error rate of the reruns' test and their caps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlakyConfig {
+    /// The largest chance, per pull request, that a test whose outcome does not depend on
+    /// the change is called reproducing; from 0.000001 to 0.5.
+    #[serde(default = "default_error_rate")]
+    pub error_rate: f64,
+    /// The most reruns of the candidates on each side, from 1 to 64.
+    #[serde(default = "default_max_reruns")]
+    pub max_reruns: u64,
+    /// The most seconds each side spends on reruns (a rerun under way finishes).
+    #[serde(default = "default_max_rerun_seconds")]
+    pub max_rerun_seconds: u64,
+}
+
+/// The default error rate of the reruns' test: 1 % per pull request.
+pub(crate) const DEFAULT_ERROR_RATE: f64 = 0.01;
+
+fn default_error_rate() -> f64 {
+    DEFAULT_ERROR_RATE
+}
+fn default_max_reruns() -> u64 {
+    10
+}
+fn default_max_rerun_seconds() -> u64 {
+    600
+}
+
+impl Default for FlakyConfig {
+    fn default() -> Self {
+        FlakyConfig {
+            error_rate: default_error_rate(),
+            max_reruns: default_max_reruns(),
+            max_rerun_seconds: default_max_rerun_seconds(),
+        }
+    }
+}
+
+impl Eq for FlakyConfig {}
 
 /// The `container` key: the image the sides run their commands in, and its limits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -296,6 +340,26 @@ impl RepoConfig {
             if options.tmpfs_bytes > 1 << 40 {
                 return Err(invalid("`container.tmpfs_mb` is over 1 TiB".into()));
             }
+        }
+        let f = &config.flaky;
+        if !(1e-6..=0.5).contains(&f.error_rate) {
+            return Err(invalid(format!(
+                "`flaky.error_rate` is {}: an error rate is from 0.000001 to 0.5",
+                f.error_rate
+            )));
+        }
+        if !(1..=crate::stats::flake::MAX_PLANNED_RERUNS).contains(&f.max_reruns) {
+            return Err(invalid(format!(
+                "`flaky.max_reruns` is {}: from 1 to {}",
+                f.max_reruns,
+                crate::stats::flake::MAX_PLANNED_RERUNS
+            )));
+        }
+        if !(1..=MAX_TIMEOUT_SECS).contains(&f.max_rerun_seconds) {
+            return Err(invalid(format!(
+                "`flaky.max_rerun_seconds` is {}: from 1 to {MAX_TIMEOUT_SECS} seconds (720 hours)",
+                f.max_rerun_seconds
+            )));
         }
         config.globs(origin)?;
         Ok(config)

@@ -63,7 +63,27 @@ pub struct SideReport {
     pub commit: String,
     /// What happened.
     pub outcome: Outcome,
+    /// The reruns of the tests that could reproduce, in the order they ran (see
+    /// `crate::gate::flaky`): on the base side in the `base-rerun` report, on the head side
+    /// in the `head` report. Absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reruns: Vec<Rerun>,
 }
+
+/// One rerun of the candidates of a side: what it reported of them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rerun {
+    /// The command's exit status (`None` when killed by a signal or timed out).
+    pub exit_code: Option<i32>,
+    /// The candidates' results: their files, with only the candidates' tests, without
+    /// messages.
+    pub report: TestReport,
+}
+
+/// The most reruns one report may carry: the planned reruns, each at most twice (by test
+/// id, then by file when the runner did not report a test by its id).
+pub const MAX_RERUNS: usize = 2 * crate::stats::flake::MAX_PLANNED_RERUNS as usize;
 
 /// A report that cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -99,6 +119,7 @@ impl SideReport {
                 message: message.into(),
                 detail: None,
             },
+            reruns: Vec::new(),
         }
     }
 
@@ -251,6 +272,15 @@ pub fn decode(text: &str, side: &str, cap: usize) -> Result<SideReport, DecodeEr
             report.side
         )));
     }
+    if report.reruns.len() > MAX_RERUNS {
+        return Err(malformed(format!(
+            "it carries {} reruns, over the cap of {MAX_RERUNS}",
+            report.reruns.len()
+        )));
+    }
+    if !report.reruns.is_empty() && !matches!(report.outcome, Outcome::Report { .. }) {
+        return Err(malformed("it carries reruns but no first run".into()));
+    }
     Ok(report)
 }
 
@@ -282,6 +312,7 @@ mod tests {
                     }],
                 },
             },
+            reruns: Vec::new(),
         }
     }
 

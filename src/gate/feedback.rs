@@ -127,7 +127,11 @@ fn line_of(text: &str, name: &str) -> Option<u32> {
 pub(crate) fn conclusion(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Reproduced => "success",
-        Verdict::Unproven | Verdict::Vacuous | Verdict::NoTests | Verdict::Error => "failure",
+        Verdict::Unproven
+        | Verdict::Vacuous
+        | Verdict::NoTests
+        | Verdict::Error
+        | Verdict::Flaky => "failure",
     }
 }
 
@@ -143,6 +147,14 @@ fn title(judgement: &Judgement) -> String {
         Verdict::Unproven => "unproven: the tests need what the pull request adds".to_string(),
         Verdict::Vacuous => "vacuous: no test fails without the fix and passes with it".to_string(),
         Verdict::NoTests => "no-tests: the pull request adds or changes no test".to_string(),
+        Verdict::Flaky => {
+            let flaky = line.counts.get(TestClass::Flaky);
+            format!(
+                "flaky: {flaky} {} without the fix and {} with it, but not every time",
+                plural(flaky, "test fails", "tests fail"),
+                if flaky == 1 { "passes" } else { "pass" }
+            )
+        }
         Verdict::Error => format!(
             "error: {}",
             line.error.as_deref().unwrap_or("the gate failed")
@@ -180,7 +192,7 @@ fn table(out: &mut String, rows: &[Row]) {
             cell(row.base, SideStatus::Failed),
             cell(row.rerun, SideStatus::Failed),
             cell(row.head, SideStatus::Passed),
-            class_cell(row.class),
+            class_cell(row.class) + &row.runs.map(|r| format!(" ({r})")).unwrap_or_default(),
         );
     }
     if rows.len() > MAX_TABLE_ROWS {
@@ -200,9 +212,10 @@ fn head_lines(out: &mut String, judgement: &Judgement) {
     if let Some(error) = &line.error {
         let _ = writeln!(out, "**Error:** {}\n", md(error));
     }
-    let counts: Vec<String> = TestClass::ALL
-        .iter()
-        .map(|c| format!("{} {}", line.counts.get(*c), c.as_str()))
+    let counts: Vec<String> = line
+        .counts
+        .shown()
+        .map(|(c, n)| format!("{n} {}", c.as_str()))
         .collect();
     let _ = writeln!(out, "- tests: {}", counts.join(", "));
     let _ = writeln!(out, "- merge base: `{}`", hex(&line.merge_base));
@@ -284,12 +297,19 @@ fn annotation_of(index: usize, row: &Row) -> Annotation {
             "repromin: not run",
             "was selected but did not run",
         ),
+        TestClass::Flaky => (
+            "warning",
+            "repromin: flaky",
+            "fails without the fix and passes with it only some of the time, or too few times \
+             to rule out chance",
+        ),
     };
+    let runs = row.runs.map(|runs| format!("; {runs}")).unwrap_or_default();
     Annotation {
         level,
         row: index,
         title,
-        message: one_line(&format!("{} {what} ({statuses}).", row.name)),
+        message: one_line(&format!("{} {what} ({statuses}{runs}).", row.name)),
     }
 }
 

@@ -372,6 +372,10 @@ pub(super) fn explain(verdict: Verdict) -> &'static str {
         }
         Verdict::NoTests => "The pull request adds or changes no test.",
         Verdict::Error => "The gate could not judge the pull request.",
+        Verdict::Flaky => {
+            "A test fails on the merge base and passes on head, but not every time it ran, \
+             or too few times to rule out chance: it may fail at random whatever the change."
+        }
     }
 }
 
@@ -442,9 +446,10 @@ pub(crate) fn summary(
     }
     let _ = writeln!(out, "- merge base: `{}`", hex(&result.merge_base));
     let _ = writeln!(out, "- head: `{}`", hex(&result.head));
-    let counts: Vec<String> = TestClass::ALL
-        .iter()
-        .map(|c| format!("{} {}", result.counts.get(*c), c.as_str()))
+    let counts: Vec<String> = result
+        .counts
+        .shown()
+        .map(|(c, n)| format!("{n} {}", c.as_str()))
         .collect();
     let _ = writeln!(out, "- tests: {}", counts.join(", "));
     if let Some(configuration) = configuration {
@@ -469,7 +474,7 @@ pub(crate) fn summary(
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
-                class_cell(test.class),
+                class_cell(test.class) + &test.runs.map(|r| format!(" ({r})")).unwrap_or_default(),
                 code(&test.name),
                 code(&test.file),
                 test.base.as_str(),
@@ -648,6 +653,7 @@ mod tests {
             base: sides[0],
             rerun: sides[1],
             head: sides[2],
+            runs: None,
         }
     }
 

@@ -309,7 +309,13 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
             Err(_) => None,
         })
         .collect();
-    let mut classified = classify::classify(&planned.plan.tests, &base, &rerun, &head);
+    let mut classified = classify::classify(
+        &planned.plan.tests,
+        &base,
+        &rerun,
+        &head,
+        planned.config.flaky.error_rate,
+    );
     if planned.plan.selected_by_data {
         classify::narrow_to_data(&mut classified, &planned.plan.data);
     }

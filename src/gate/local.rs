@@ -7,6 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use crate::gate::classify::{Classified, Verdict};
 use crate::gate::config::RepoConfig;
+use crate::gate::encode::{Outcome, SideReport};
+use crate::gate::flaky::{self, TestId};
 use crate::gate::git::Repo;
 use crate::gate::judge::{self, JudgeInput, Judgement, judge, judge_error};
 use crate::gate::line;
@@ -85,6 +87,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             };
         }
     };
+    let mut base_candidates = None;
     for side in [Side::Base, Side::Head] {
         let options = ExecOptions {
             repo: input.repo.clone(),
@@ -96,9 +99,12 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             container_cli: input.container_cli,
             budget: input.budget,
             local_config: input.local_config.clone(),
+            base_candidates: base_candidates.take(),
         };
-        if let Err(err) = sides::exec(&options, interrupt) {
-            return write_failed(input, &err);
+        match sides::exec(&options, interrupt) {
+            Err(err) => return write_failed(input, &err),
+            // The head side reruns only what can still reproduce.
+            Ok(reports) => base_candidates = Some(candidates_of(&reports)),
         }
     }
     // The mutants side applies only to tests alone with a spec; the judge plans again.
@@ -116,6 +122,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             container_cli: input.container_cli,
             budget: input.mutants_budget,
             local_config: input.local_config.clone(),
+            base_candidates: None,
         };
         if let Err(err) = sides::exec(&options, interrupt) {
             return write_failed(input, &err);
@@ -150,6 +157,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         container_cli: input.container_cli,
         budget: input.budget,
         local_config: input.local_config.clone(),
+        base_candidates: None,
     };
     let base_report = out.path().join("base.report");
     let reduced = reduce::reduce_side(
@@ -164,6 +172,20 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         return write_failed(input, &err);
     }
     judged(report("reduce"))
+}
+
+/// The base side's candidates, from its two reports (none when either is not a report).
+fn candidates_of(reports: &[(String, SideReport)]) -> Vec<TestId> {
+    let report = |name: &str| {
+        reports.iter().find_map(|(n, r)| match &r.outcome {
+            Outcome::Report { report, .. } if n == name => Some(report),
+            _ => None,
+        })
+    };
+    match (report("base"), report("base-rerun")) {
+        (Some(base), Some(rerun)) => flaky::base_candidates(base, rerun),
+        _ => Vec::new(),
+    }
 }
 
 /// The error judgement when a side's report could not be written.

@@ -13,6 +13,7 @@
 //!   runs on base;
 //! - [`readers`]: test reports into [`test_report::TestReport`];
 //! - [`encode`]: side reports as job outputs; [`classify`]: classes and the verdict;
+//!   [`flaky`]: the reruns that rule out chance;
 //! - [`judge`]: the judgement; [`certificate`]: the reduce report and its check;
 //! - [`mutants`]: mutation specs of pull requests that change tests alone;
 //! - [`local`]: `run`, every side then the judge in one process; [`table`]: what it shows;
@@ -28,6 +29,7 @@ pub(crate) mod config;
 pub(crate) mod detect;
 pub mod encode;
 pub(crate) mod feedback;
+pub(crate) mod flaky;
 pub(crate) mod git;
 pub(crate) mod github;
 pub(crate) mod judge;

@@ -35,13 +35,16 @@ pub(crate) fn table(judgement: &Judgement) -> String {
     for row in &judgement.classified.rows {
         let _ = writeln!(
             out,
-            "{:<10} {:<10} {:<10} {:<15} {}::{}",
+            "{:<10} {:<10} {:<10} {:<15} {}::{}{}",
             row.base.as_str(),
             row.rerun.as_str(),
             row.head.as_str(),
             row.class.as_str(),
             row.file,
-            row.name
+            row.name,
+            row.runs
+                .map(|runs| format!(" ({runs})"))
+                .unwrap_or_default()
         );
     }
     if let Some(configuration) = &judgement.configuration {

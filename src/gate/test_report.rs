@@ -102,3 +102,38 @@ pub struct TestReport {
     /// testsuite elements of the same file.
     pub files: Vec<FileResult>,
 }
+
+/// Messages that mean "the thing under test does not exist on base", by ecosystem.
+const MISSING_SYMBOL: &[&str] = &[
+    // Python
+    "ImportError",
+    "ModuleNotFoundError",
+    "cannot import name",
+    // JavaScript and TypeScript
+    "is not a function",
+    "is not a constructor",
+    "Cannot find module",
+    "does not provide an export",
+    "Failed to load url",
+    "is not exported",
+    "has no exported member",
+    // Rust: unresolved name, import, method, path, type
+    "E0425",
+    "E0432",
+    "E0433",
+    "E0412",
+    "E0599",
+    // Go
+    "undefined:",
+    // Java
+    "cannot find symbol",
+];
+
+/// Whether a failure message names a missing symbol.
+pub(crate) fn names_missing_symbol(message: &str) -> bool {
+    if MISSING_SYMBOL.iter().any(|m| message.contains(m)) {
+        return true;
+    }
+    // Python: `AttributeError: module 'x' has no attribute 'y'`.
+    message.contains("AttributeError: module '") && message.contains("has no attribute")
+}

@@ -93,6 +93,7 @@ fn config(
         timeouts: Timeouts::default(),
         memory_mb: DEFAULT_MEMORY_MB,
         container: None,
+        flaky: crate::gate::config::FlakyConfig::default(),
     }
 }
 

@@ -28,6 +28,7 @@ pub(super) fn test(name: &str, class: TestClass) -> TestLine {
         TestClass::NewApi => (SideStatus::LoadError, SideStatus::Passed),
         TestClass::FailsOnHead => (SideStatus::Failed, SideStatus::Failed),
         TestClass::NotRun => (SideStatus::Skipped, SideStatus::Absent),
+        TestClass::Flaky => (SideStatus::Failed, SideStatus::Passed),
     };
     let file = "tests/test_x.py".to_owned();
     TestLine {
@@ -37,6 +38,12 @@ pub(super) fn test(name: &str, class: TestClass) -> TestLine {
         base,
         rerun: base,
         head,
+        runs: (class == TestClass::Flaky).then_some(crate::gate::line::Runs {
+            base_failed: 2,
+            base_runs: 3,
+            head_passed: 1,
+            head_runs: 1,
+        }),
     }
 }
 

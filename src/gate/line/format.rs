@@ -609,6 +609,11 @@ mod tests {
         unproven.certificate = Some(certified("n"));
         out.push(("unproven", unproven));
         out.push(("vacuous", result(vec![test("p", TestClass::PassesOnBase)])));
+        let flaky = vec![
+            test("f", TestClass::Flaky),
+            test("p", TestClass::PassesOnBase),
+        ];
+        out.push(("flaky", result(flaky)));
         out.push(("no tests", result(vec![])));
         let mut error = result(vec![test("r", TestClass::Reproduces)]);
         (error.verdict, error.error) = (Verdict::Error, Some(AWKWARD.repeat(3)));
@@ -911,7 +916,7 @@ mod tests {
         let line = format_line(&x).expect("formats");
         assert_eq!(
             line.len(),
-            2672,
+            2701,
             "the longest line without lists, test or message"
         );
         // With the longest message and a test it does not fit: the test
@@ -962,7 +967,7 @@ mod tests {
         x.deleted_tests = vec!["d".repeat(5000)];
         x.not_collected = vec!["n".repeat(5000)];
         let line = format_line(&x).expect("formats");
-        assert_eq!(line.len(), 2233, "the longest line with empty lists");
+        assert_eq!(line.len(), 2262, "the longest line with empty lists");
         let back = parse_line(&line).expect("parses");
         assert!(back.deleted_tests.is_empty() && back.not_collected.is_empty());
         assert_eq!(back.counts, x.counts);

@@ -31,7 +31,7 @@ pub use rules::{
 };
 pub use types::{
     CertTest, Certificate, CertificateVerdict, Counts, Holdout, MutantLine, MutantOutcome, Mutants,
-    MutantsVerdict, ResultLine, SideStatus, TestClass, TestLine, TreeSize, Verdict,
+    MutantsVerdict, ResultLine, Runs, SideStatus, TestClass, TestLine, TreeSize, Verdict,
 };
 
 #[cfg(test)]

@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use std::fmt;
 
 use super::rules::{
-    CERT_KEYS, HOLDOUT_KEYS, LineError, MAX_LINE_BYTES, PREFIX, TEST_KEYS, TOP_KEYS, printable,
+    CERT_KEYS, HOLDOUT_KEYS, LineError, MAX_LINE_BYTES, PREFIX, RUNS_KEYS, TEST_KEYS, TOP_KEYS,
+    printable,
 };
 use super::types::{
-    CertTest, Certificate, Counts, Holdout, MutantLine, Mutants, Named, ResultLine, TestClass,
-    TestLine, TreeSize,
+    CertTest, Certificate, Counts, Holdout, MutantLine, Mutants, Named, ResultLine, Runs,
+    TestClass, TestLine, TreeSize,
 };
 
 /// duplicates, so that the schema check sees the keys as written. Numbers
@@ -277,7 +278,8 @@ fn strings(v: &Json, field: &str) -> Result<Vec<String>, LineError> {
 }
 
 fn test_line(v: &Json, path: &str) -> Result<TestLine, LineError> {
-    let [file, name, class, base, rerun, head] = fields(v, path, TEST_KEYS)?;
+    let ([file, name, class, base, rerun, head], [runs]) =
+        fields_opt(v, path, TEST_KEYS, ["runs"])?;
     Ok(TestLine {
         file: string(file, &format!("{path}.file"))?,
         name: string(name, &format!("{path}.name"))?,
@@ -285,6 +287,20 @@ fn test_line(v: &Json, path: &str) -> Result<TestLine, LineError> {
         base: named(base, &format!("{path}.base"))?,
         rerun: named(rerun, &format!("{path}.rerun"))?,
         head: named(head, &format!("{path}.head"))?,
+        runs: runs
+            .map(|r| test_runs(r, &format!("{path}.runs")))
+            .transpose()?,
+    })
+}
+
+fn test_runs(v: &Json, path: &str) -> Result<Runs, LineError> {
+    let [base_failed, base_runs, head_passed, head_runs] = fields(v, path, RUNS_KEYS)?;
+    let n = |v: &Json, key: &str| count(v, &format!("{path}.{key}"));
+    Ok(Runs {
+        base_failed: n(base_failed, "baseFailed")?,
+        base_runs: n(base_runs, "baseRuns")?,
+        head_passed: n(head_passed, "headPassed")?,
+        head_runs: n(head_runs, "headRuns")?,
     })
 }
 
@@ -386,10 +402,17 @@ fn decode(json: &Json) -> Result<ResultLine, LineError> {
         Json::Str(s) => Some(s.clone()),
         other => return Err(wrong(other, "error", "null or a string")),
     };
-    let counts = fields(c, "counts", TestClass::NAMES)?;
-    let mut n = [0; 5];
-    for (i, key) in TestClass::NAMES.iter().enumerate() {
+    let always = TestClass::ALWAYS_COUNTED.map(|c| c.as_str());
+    let (counts, [flaky]) = fields_opt(c, "counts", always, ["flaky"])?;
+    let mut n = [0; TestClass::ALL.len()];
+    for (i, key) in always.iter().enumerate() {
         n[i] = count(counts[i], &format!("counts.{key}"))?;
+    }
+    if let Some(flaky) = flaky {
+        n[TestClass::Flaky as usize] = count(flaky, "counts.flaky")?;
+        if n[TestClass::Flaky as usize] == 0 {
+            return Err(LineError::ZeroFlaky);
+        }
     }
     let tests = array(t, "tests")?.iter().enumerate();
     let tests = tests.map(|(i, t)| test_line(t, &format!("tests[{i}]")));
@@ -530,6 +553,16 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
 "reproduces":1 ⟹ "reproduces":0 ⟹ verdict `reproduced` contradicts `counts`, which call for `vacuous`
 "reproduces":1,"passes-on-base":1 ⟹ "reproduces":2,"passes-on-base":0 ⟹ `tests` lists 1 entries of class `passes-on-base` but `counts.passes-on-base` is 0
 "not-run":0 ⟹ "not-run":1 ⟹ `truncated` is false but `tests` lists 2 entries while the counts total 3
+"not-run":0 ⟹ "not-run":0,"flaky":0 ⟹ `counts.flaky` must be absent when it is 0
+"not-run":0 ⟹ "flaky":1,"not-run":0 ⟹ key `flaky` out of order in `counts`: expected `not-run`
+"reproduces":1,"passes-on-base":1,"new-api":0,"fails-on-head":0,"not-run":0 ⟹ "reproduces":0,"passes-on-base":1,"new-api":0,"fails-on-head":0,"not-run":0,"flaky":1 ⟹ verdict `reproduced` contradicts `counts`, which call for `flaky`
+"verdict":"reproduced" ⟹ "verdict":"flaky" ⟹ verdict `flaky` contradicts `counts`, which call for `reproduced`
+"class":"reproduces" ⟹ "class":"flaky" ⟹ `tests[0].runs` must be present when `tests[0].class` is `flaky`
+"rerun":"failed","head":"passed"} ⟹ "rerun":"failed","head":"passed","runs":{"baseFailed":1,"baseRuns":2,"headPassed":1,"headRuns":1}} ⟹ `tests[0].runs` must be absent when `tests[0].class` is `reproduces`
+"rerun":"failed","head":"passed"} ⟹ "rerun":"failed","head":"passed","runs":null} ⟹ `tests[0].runs` must be an object, found null
+"class":"reproduces","base":"failed","rerun":"failed","head":"passed"} ⟹ "class":"flaky","base":"failed","rerun":"failed","head":"passed","runs":{"baseFailed":3,"baseRuns":2,"headPassed":1,"headRuns":1}} ⟹ `tests[0].runs.baseFailed` is 3, more than the 2 runs beside it
+"class":"reproduces","base":"failed","rerun":"failed","head":"passed"} ⟹ "class":"flaky","base":"failed","rerun":"failed","head":"passed","runs":{"baseFailed":2,"baseRuns":2,"headRuns":1,"headPassed":1}} ⟹ key `headRuns` out of order in `tests[0].runs`: expected `headPassed`
+"class":"reproduces","base":"failed","rerun":"failed","head":"passed"} ⟹ "class":"flaky","base":"failed","rerun":"failed","head":"passed","runs":{"baseFailed":2,"baseRuns":2,"headPassed":-1,"headRuns":1}} ⟹ `tests[0].runs.headPassed` must be a non-negative integer
 "certificate":null ⟹ "certificate":{} ⟹ missing key `verdict` in `certificate`
 "certificate":null ⟹ "certificate":false ⟹ `certificate` must be null or an object, found a boolean
 "certificate":null ⟹ "certificate":[] ⟹ `certificate` must be null or an object, found an array

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::rules::{decimal, printable};
-use super::types::{ResultLine, TestClass};
+use super::types::ResultLine;
 
 /// A rendering of a result for people, over several lines: verdict, SHAs,
 /// counts, a table of the listed tests, the two path lists, the
@@ -16,7 +16,7 @@ pub fn pretty(result: &ResultLine) -> String {
     if let Some(msg) = &r.error {
         out += &format!("error:          {}\n", printable(msg));
     }
-    let counts = TestClass::ALL.map(|c| format!("{c} {}", r.counts.get(c)));
+    let counts: Vec<String> = r.counts.shown().map(|(c, n)| format!("{c} {n}")).collect();
     let _ = write!(
         out,
         "head:           {}\nmerge base:     {}\nconfig edited:  {}\n\
@@ -37,7 +37,8 @@ pub fn pretty(result: &ResultLine) -> String {
         out += &row("CLASS", "BASE", "RERUN", "HEAD", "TEST");
     }
     for t in &r.tests {
-        let test = printable(&format!("{}::{}", t.file, t.name));
+        let runs = t.runs.map(|runs| format!(" ({runs})")).unwrap_or_default();
+        let test = printable(&format!("{}::{}{runs}", t.file, t.name));
         out += &row(
             t.class.as_str(),
             t.base.as_str(),

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use super::types::{
     Certificate, CertificateVerdict, Counts, Holdout, MutantLine, MutantOutcome, Mutants,
-    MutantsVerdict, ResultLine, TestClass, Verdict,
+    MutantsVerdict, ResultLine, Runs, TestClass, Verdict,
 };
 
 /// The prefix of every v1 line, its trailing space included.
@@ -35,6 +35,8 @@ pub(super) const TOP_KEYS: [&str; 11] = [
     "certificate",
 ];
 pub(super) const TEST_KEYS: [&str; 6] = ["file", "name", "class", "base", "rerun", "head"];
+/// The keys of a `flaky` test's `runs`.
+pub(super) const RUNS_KEYS: [&str; 4] = ["baseFailed", "baseRuns", "headPassed", "headRuns"];
 pub(super) const CERT_KEYS: [&str; 7] = [
     "verdict",
     "error",
@@ -182,6 +184,18 @@ pub enum LineError {
     /// A `killed` verdict over an entry that was not killed (entry index, outcome).
     #[error("`mutants.verdict` is `killed` but `mutants.results[{0}].outcome` is `{1}`")]
     KilledOverNotKilled(usize, MutantOutcome),
+    /// `counts.flaky` written as 0: the key is there only when the count is not.
+    #[error("`counts.flaky` must be absent when it is 0")]
+    ZeroFlaky,
+    /// `runs` on a test that is not `flaky` (entry path, class).
+    #[error("`{0}.runs` must be absent when `{0}.class` is `{1}`")]
+    RunsUnexpected(String, TestClass),
+    /// No `runs` on a `flaky` test (entry path).
+    #[error("`{0}.runs` must be present when `{0}.class` is `flaky`")]
+    RunsMissing(String),
+    /// More failures or passes than runs (field path, count, runs).
+    #[error("`{0}` is {1}, more than the {2} runs beside it")]
+    RunsExceeded(String, u64, u64),
     /// Untruncated, a verdict that the listed results do not call for
     /// (verdict, called for).
     #[error("`mutants.verdict` is `{0}` but `mutants.results` calls for `{1}`")]
@@ -217,6 +231,15 @@ impl ResultLine {
             }
             (_, None) => {}
         }
+        for (i, t) in self.tests.iter().enumerate() {
+            let path = format!("tests[{i}]");
+            match (t.class, &t.runs) {
+                (TestClass::Flaky, None) => return Err(LineError::RunsMissing(path)),
+                (TestClass::Flaky, Some(runs)) => runs.validate(&path)?,
+                (class, Some(_)) => return Err(LineError::RunsUnexpected(path, class)),
+                (_, None) => {}
+            }
+        }
         let listed = Counts::from_tests(&self.tests);
         for class in TestClass::ALL {
             let (listed, count) = (listed.get(class), self.counts.get(class));
@@ -235,6 +258,24 @@ impl ResultLine {
         self.mutants
             .as_ref()
             .map_or(Ok(()), |m| m.validate(self.truncated))
+    }
+}
+
+impl Runs {
+    fn validate(&self, path: &str) -> Result<(), LineError> {
+        for (key, count, runs) in [
+            ("baseFailed", self.base_failed, self.base_runs),
+            ("headPassed", self.head_passed, self.head_runs),
+        ] {
+            if count > runs {
+                return Err(LineError::RunsExceeded(
+                    format!("{path}.runs.{key}"),
+                    count,
+                    runs,
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -53,8 +53,9 @@ macro_rules! named_enum {
 
 named_enum! {
     /// The overall outcome of a gate run.
-    Verdict[5] {
-        /// Some test fails on the merge base and passes on head.
+    Verdict[6] {
+        /// Some test fails on the merge base and passes on head, every time it was run,
+        /// often enough to rule out chance.
         Reproduced = "reproduced",
         /// Nothing reproduces, but some test needs API that the base lacks.
         Unproven = "unproven",
@@ -64,12 +65,15 @@ named_enum! {
         NoTests = "no-tests",
         /// The gate itself failed; `error` says why.
         Error = "error",
+        /// Nothing reproduces, but some test failed on the merge base and passed on head
+        /// only some of the times it ran there, or too few times to rule out chance.
+        Flaky = "flaky",
     }
 }
 
 named_enum! {
     /// What one test shows about the change.
-    TestClass[5] {
+    TestClass[6] {
         /// Fails on the merge base (and on the rerun there), passes on head.
         Reproduces = "reproduces",
         /// Already passes on the merge base.
@@ -80,7 +84,22 @@ named_enum! {
         FailsOnHead = "fails-on-head",
         /// Was selected but did not run.
         NotRun = "not-run",
+        /// Failed on the merge base and passed on head, but not every time it ran there,
+        /// or too few times to rule out chance; `runs` says how often.
+        Flaky = "flaky",
     }
+}
+
+impl TestClass {
+    /// The classes every `counts` object names; `flaky` follows them only when its count
+    /// is not zero.
+    pub const ALWAYS_COUNTED: [TestClass; 5] = [
+        TestClass::Reproduces,
+        TestClass::PassesOnBase,
+        TestClass::NewApi,
+        TestClass::FailsOnHead,
+        TestClass::NotRun,
+    ];
 }
 
 named_enum! {
@@ -251,6 +270,17 @@ pub struct Counts {
     pub fails_on_head: u64,
     /// Tests of class `not-run`.
     pub not_run: u64,
+    /// Tests of class `flaky`; the key is on the line only when this is not zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub flaky: u64,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if"
+)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Counts {
@@ -261,6 +291,7 @@ impl Counts {
             new_api: f(TestClass::NewApi),
             fails_on_head: f(TestClass::FailsOnHead),
             not_run: f(TestClass::NotRun),
+            flaky: f(TestClass::Flaky),
         }
     }
 
@@ -272,6 +303,15 @@ impl Counts {
             *counts.get_mut(class) += 1;
         }
         counts
+    }
+
+    /// The classes to show with their counts: the five always counted, then `flaky` when
+    /// its count is not zero (as on the line).
+    pub fn shown(&self) -> impl Iterator<Item = (TestClass, u64)> + '_ {
+        TestClass::ALL
+            .into_iter()
+            .filter(|c| *c != TestClass::Flaky || self.flaky > 0)
+            .map(|c| (c, self.get(c)))
     }
 
     /// The counts of the given tests, class by class.
@@ -286,6 +326,7 @@ impl Counts {
             TestClass::NewApi => &mut self.new_api,
             TestClass::FailsOnHead => &mut self.fails_on_head,
             TestClass::NotRun => &mut self.not_run,
+            TestClass::Flaky => &mut self.flaky,
         }
     }
 
@@ -297,22 +338,25 @@ impl Counts {
             TestClass::NewApi => self.new_api,
             TestClass::FailsOnHead => self.fails_on_head,
             TestClass::NotRun => self.not_run,
+            TestClass::Flaky => self.flaky,
         }
     }
 
-    /// The sum of the five counts, in a type wide enough never to overflow.
+    /// The sum of the counts, in a type wide enough never to overflow.
     pub fn total(&self) -> u128 {
         TestClass::ALL.map(|c| u128::from(self.get(c))).iter().sum()
     }
 
     /// The verdict these counts call for unless the gate failed: `no-tests`
     /// when the total is 0, else `reproduced` when `reproduces > 0`, else
-    /// `unproven` when `new-api > 0`, else `vacuous`.
+    /// `flaky` when `flaky > 0`, else `unproven` when `new-api > 0`, else
+    /// `vacuous`.
     pub fn implied_verdict(&self) -> Verdict {
-        match (self.total(), self.reproduces, self.new_api) {
-            (0, _, _) => Verdict::NoTests,
-            (_, 1.., _) => Verdict::Reproduced,
-            (_, _, 1..) => Verdict::Unproven,
+        match (self.total(), self.reproduces, self.flaky, self.new_api) {
+            (0, _, _, _) => Verdict::NoTests,
+            (_, 1.., _, _) => Verdict::Reproduced,
+            (_, _, 1.., _) => Verdict::Flaky,
+            (_, _, _, 1..) => Verdict::Unproven,
             _ => Verdict::Vacuous,
         }
     }
@@ -333,6 +377,34 @@ pub struct TestLine {
     pub rerun: SideStatus,
     /// Its outcome on head.
     pub head: SideStatus,
+    /// How often it failed on the merge base and passed on head, over every run; present
+    /// exactly when the class is `flaky`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Runs>,
+}
+
+/// The runs of a `flaky` test: `failed k of n on base, passed m of n on head`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Runs {
+    /// Runs on the merge base (with the head's tests) in which it failed.
+    pub base_failed: u64,
+    /// Runs on the merge base that reported it.
+    pub base_runs: u64,
+    /// Runs on head in which it passed.
+    pub head_passed: u64,
+    /// Runs on head that reported it.
+    pub head_runs: u64,
+}
+
+impl fmt::Display for Runs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "failed {} of {} on base, passed {} of {} on head",
+            self.base_failed, self.base_runs, self.head_passed, self.head_runs
+        )
+    }
 }
 
 /// A whole `repromin/v1` result, as one line carries it.

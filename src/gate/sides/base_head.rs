@@ -1,12 +1,16 @@
 //! The base and head sides: install and build at the side's commit, lay the head's tests
-//! over the base, then run the tests (`base` and `base-rerun`, or `head`).
+//! over the base, then run the tests (`base` and `base-rerun`, or `head`), then rerun the
+//! tests that could reproduce (`reruns`).
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use crate::gate::config::RepoConfig;
 use crate::gate::encode::{Outcome, SideReport};
 use crate::gate::git::Repo;
+use crate::gate::line::SideStatus;
 use crate::gate::plan::Planned;
+use crate::gate::test_report::TestReport;
 
 use super::common::{
     Deadline, Isolation, RunPlace, install_and_build, overlay_tree, side_container, side_sandbox,
@@ -14,6 +18,7 @@ use super::common::{
 };
 use super::error::SideError;
 use super::options::{ExecOptions, Side};
+use super::reruns::rerun_candidates;
 
 /// Runs the base or head side: its reports by name.
 pub(super) fn run_side(
@@ -46,6 +51,7 @@ pub(super) fn run_side(
                     outcome: Outcome::Skipped {
                         reason: "the pull request changes no test".into(),
                     },
+                    reruns: Vec::new(),
                 };
                 ((*name).to_string(), report)
             })
@@ -69,17 +75,17 @@ pub(super) fn run_side(
         if options.side == Side::Base {
             overlay_tree(&repo, &options.head, &plan, tree)?;
         }
+        let place = RunPlace {
+            tree,
+            scratch,
+            isolation,
+            timeout: Duration::from_secs(config.timeouts.test),
+            deadline: &deadline,
+            interrupt,
+        };
         let mut reports = Vec::new();
         for name in options.side.reports() {
             deadline.check()?;
-            let place = RunPlace {
-                tree,
-                scratch,
-                isolation,
-                timeout: Duration::from_secs(config.timeouts.test),
-                deadline: &deadline,
-                interrupt,
-            };
             let outcome = test_run(name, &config, &plan.tests, &place);
             let report = match outcome {
                 Ok(outcome) => SideReport {
@@ -87,11 +93,44 @@ pub(super) fn run_side(
                     side: (*name).to_string(),
                     commit: commit.to_string(),
                     outcome,
+                    reruns: Vec::new(),
                 },
                 Err(err) => SideReport::error_with(name, commit, err.to_string(), err.detail()),
             };
             reports.push(((*name).to_string(), report));
         }
+        rerun_side(options, &config, &place, &mut reports)?;
         Ok(reports)
     })
+}
+
+/// Reruns the side's candidates and adds the reruns to its last report (`base-rerun` or
+/// `head`); nothing when a run gave no report.
+fn rerun_side(
+    options: &ExecOptions,
+    config: &RepoConfig,
+    place: &RunPlace<'_>,
+    reports: &mut [(String, SideReport)],
+) -> Result<(), SideError> {
+    let report_of = |report: &SideReport| match &report.outcome {
+        Outcome::Report { report, .. } => Some(report.clone()),
+        _ => None,
+    };
+    let runs: Vec<Option<TestReport>> = reports.iter().map(|(_, r)| report_of(r)).collect();
+    let (candidates, want) = match (options.side, runs.as_slice()) {
+        (Side::Base, [Some(base), Some(rerun)]) => (
+            crate::gate::flaky::base_candidates(base, rerun),
+            SideStatus::Failed,
+        ),
+        (Side::Head, [Some(head)]) => (
+            crate::gate::flaky::head_candidates(head, options.base_candidates.as_deref()),
+            SideStatus::Passed,
+        ),
+        _ => return Ok(()),
+    };
+    let Some((name, last)) = reports.last_mut() else {
+        return Ok(());
+    };
+    last.reruns = rerun_candidates(name, want, candidates, config, place)?;
+    Ok(())
 }

@@ -49,6 +49,11 @@ impl Deadline {
         Ok(step.min(left))
     }
 
+    /// The time left before the deadline.
+    pub(crate) fn left(&self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+
     /// Fails once the deadline has passed.
     pub(crate) fn check(&self) -> Result<(), SideError> {
         self.limit(Duration::ZERO).map(|_| ())
@@ -361,11 +366,26 @@ fn run_files(
     tests: &[String],
     place: &RunPlace<'_>,
 ) -> Result<FileRun, SideError> {
+    run_selected(name, config, tests, None, place).map(|(run, _)| run)
+}
+
+/// Like [`run_files`], with only the tests `ids` of those files where the runner selects
+/// tests by id; also says whether it did.
+fn run_selected(
+    name: &str,
+    config: &RepoConfig,
+    tests: &[String],
+    ids: Option<&[(&str, &str)]>,
+    place: &RunPlace<'_>,
+) -> Result<(FileRun, bool), SideError> {
     let out_dir = fresh_dir(place.scratch, "out", name)?;
     let tmp = fresh_dir(place.scratch, "tmp", name)?;
     let files = RunFiles::new(&out_dir, config.report);
     files.prepare(&config.command)?;
-    let command = files.expand(&config.command, tests, place.tree);
+    let by_id = ids
+        .and_then(|ids| files.expand_ids(&config.command, config.report, tests, ids, place.tree));
+    let selected_by_id = by_id.is_some();
+    let command = by_id.unwrap_or_else(|| files.expand(&config.command, tests, place.tree));
     // The data limit bounds what the command can allocate (an unbounded allocation on the
     // base side ends as a failure there, not as a machine out of memory).
     let limited = format!(
@@ -427,11 +447,48 @@ fn run_files(
         detail: detail(),
         problem: Box::new(problem),
     });
-    Ok(FileRun {
-        exit_code,
-        crashed,
-        report,
-    })
+    Ok((
+        FileRun {
+            exit_code,
+            crashed,
+            report,
+        },
+        selected_by_id,
+    ))
+}
+
+/// One rerun of the tests `ids` (in the files `tests`): by id where the runner allows and
+/// `by_id` asks for it, else the files, as [`test_run`] runs them. Returns the exit status,
+/// the report (a run stopped before it wrote one fails every test of its files) and
+/// whether the tests were selected by id.
+///
+/// # Errors
+/// The run could not be started or its report cannot be read.
+pub(crate) fn rerun(
+    name: &str,
+    config: &RepoConfig,
+    tests: &[String],
+    ids: &[(&str, &str)],
+    by_id: bool,
+    place: &RunPlace<'_>,
+) -> Result<(Option<i32>, TestReport, bool), SideError> {
+    if by_id && super::template::selects_by_id(&config.command, config.report) {
+        let (run, selected_by_id) = run_selected(name, config, tests, Some(ids), place)?;
+        if selected_by_id {
+            if let Some(how) = &run.crashed {
+                let files = tests.iter().map(|t| crashed_file(t, how)).collect();
+                return Ok((None, TestReport { files }, true));
+            }
+            let mut report = run.report?;
+            report.files.retain(|f| tests.contains(&f.path));
+            return Ok((run.exit_code, report, true));
+        }
+    }
+    match test_run(name, config, tests, place)? {
+        Outcome::Report { exit_code, report } => Ok((exit_code, report, false)),
+        // `test_run` gives only reports.
+        _ => Ok((None, TestReport::default(), false)),
+    }
 }
 
 /// Runs the test files `tests` and reads the report.

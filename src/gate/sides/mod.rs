@@ -24,7 +24,8 @@
 //!
 //! - this module: [`Side`], [`ExecOptions`], [`exec`] and the writing of reports and markers;
 //! - [`common`]: the deadline, shell steps, the overlay, the worktree and test runs;
-//! - `base_head`: the base and head sides; `mutants`: the mutants side;
+//! - `base_head`: the base and head sides; `reruns`: their reruns of the tests that could
+//!   reproduce; `mutants`: the mutants side;
 //! - [`reduce`]: the reduce side; [`error`]: what can fail in a side.
 
 mod base_head;
@@ -33,6 +34,7 @@ pub(crate) mod error;
 mod mutants;
 mod options;
 pub(crate) mod reduce;
+mod reruns;
 pub(crate) mod template;
 mod write;
 

@@ -71,4 +71,7 @@ pub(crate) struct ExecOptions {
     /// The container CLI that runs the commands when the configuration names a
     /// `container` image.
     pub container_cli: crate::container::ContainerCli,
+    /// The base side's candidates, when they are known before the head side runs (`run`):
+    /// the head side then reruns only those of them that pass at head.
+    pub base_candidates: Option<Vec<crate::gate::flaky::TestId>>,
 }

@@ -92,6 +92,54 @@ impl RunFiles {
             )
     }
 
+    /// Expands `template` to run only the tests `ids` of the files `tests`, where the runner
+    /// selects tests by id and the template says which runner it is: pytest's node ids
+    /// (`FILE::NAME`) in place of `{tests}`, `go test -run '^(NAME|…)$'` (top-level names,
+    /// each with all its subtests). `None` for any other runner: its reruns run the files.
+    pub(crate) fn expand_ids(
+        &self,
+        template: &str,
+        format: ReportFormat,
+        tests: &[String],
+        ids: &[(&str, &str)],
+        tree: &Path,
+    ) -> Option<String> {
+        if !selects_by_id(template, format) {
+            return None;
+        }
+        match format {
+            ReportFormat::Junit => {
+                let mut nodes: Vec<String> = Vec::new();
+                for (file, name) in ids {
+                    let node = quote(&format!("{file}::{name}"));
+                    if !nodes.contains(&node) {
+                        nodes.push(node);
+                    }
+                }
+                // NUL cannot be in a command: it marks where the node ids go.
+                let expanded = self.expand(&template.replace("{tests}", "\u{0}"), tests, tree);
+                Some(expanded.replace('\u{0}', &nodes.join(" ")))
+            }
+            ReportFormat::GoTestJson => {
+                let mut names: Vec<String> = Vec::new();
+                for (_, name) in ids {
+                    let top = name.split('/').next().unwrap_or(name);
+                    let escaped = regex::escape(top);
+                    if !names.contains(&escaped) {
+                        names.push(escaped);
+                    }
+                }
+                let pattern = format!("^(?:{})$", names.join("|"));
+                Some(format!(
+                    "{} -run {}",
+                    self.expand(template, tests, tree),
+                    quote(&pattern)
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// The reader and where its bytes are: the report file, or `None` for the command's
     /// output. A `cargo` run reads nextest's JUnit when nextest wrote it and the output as
     /// `cargo test` text otherwise (`cargo test` ran, or the build failed: its compile
@@ -116,6 +164,16 @@ impl RunFiles {
             .contains("{report}")
             .then_some(self.report.as_path());
         (reader, file)
+    }
+}
+
+/// Whether reruns of a `template` writing `format` can select tests by id: pytest (JUnit,
+/// the files in `{tests}`) and `go test -json`.
+pub(crate) fn selects_by_id(template: &str, format: ReportFormat) -> bool {
+    match format {
+        ReportFormat::Junit => template.contains("pytest") && template.contains("{tests}"),
+        ReportFormat::GoTestJson => template.contains("go test"),
+        _ => false,
     }
 }
 
@@ -216,6 +274,57 @@ mod tests {
         assert_eq!(
             out,
             "run 'tests/test a.py' tests/lib.rs tests/it/main.rs --out /r/report.xml --test lib --test it ./tests ./tests/it /r/repromin-node-reporter.mjs repromin:/r/repromin-nextest.toml"
+        );
+    }
+
+    #[test]
+    fn reruns_select_pytest_node_ids_and_go_test_names() {
+        let files = RunFiles::new(Path::new("/r"), ReportFormat::Junit);
+        let tests = vec!["tests/test_a.py".to_string()];
+        let ids = [
+            ("tests/test_a.py", "TestX::test_y[1-2]"),
+            ("tests/test_a.py", "test z"),
+            ("tests/test_a.py", "test z"),
+        ];
+        let nowhere = Path::new("/nowhere");
+        assert_eq!(
+            files
+                .expand_ids(
+                    "python -m pytest -q --junitxml={report} {tests}",
+                    ReportFormat::Junit,
+                    &tests,
+                    &ids,
+                    nowhere
+                )
+                .as_deref(),
+            Some(
+                "python -m pytest -q --junitxml=/r/report.xml 'tests/test_a.py::TestX::test_y[1-2]' 'tests/test_a.py::test z'"
+            )
+        );
+        // Another JUnit runner, and pytest without {tests}: the files.
+        for template in ["jest {tests}", "python -m pytest"] {
+            assert_eq!(
+                files.expand_ids(template, ReportFormat::Junit, &tests, &ids, nowhere),
+                None
+            );
+        }
+        let go = [
+            ("a/b_test.go", "TestParse/empty"),
+            ("a/b_test.go", "TestParse/x"),
+            ("a/b_test.go", "TestQ"),
+        ];
+        let files = RunFiles::new(Path::new("/r"), ReportFormat::GoTestJson);
+        assert_eq!(
+            files
+                .expand_ids(
+                    "go test -json {packages}",
+                    ReportFormat::GoTestJson,
+                    &["a/b_test.go".to_string()],
+                    &go,
+                    nowhere
+                )
+                .as_deref(),
+            Some("go test -json ./a -run '^(?:TestParse|TestQ)$'")
         );
     }
 

@@ -1,0 +1,356 @@
+//! The reruns that tell a test that reproduces from one that fails at random.
+//!
+//! The first runs (two on the merge base, one at head) pick the *candidates*: the tests
+//! that failed both base runs, for another reason than a missing symbol, and passed at head.
+//! Each side then reruns its own candidates, by test id where the runner allows it: the
+//! base side the tests that failed both its runs, the head side the tests that passed its
+//! run (or, when `run` already knows the base side's candidates, those of them). A test is
+//! rerun until it contradicts its side (a pass on base, any other outcome on head) or has
+//! had the reruns planned for the number of candidates ([`planned`]). The judge counts
+//! each candidate's reruns and calls it reproducing only when every one agrees and
+//! [`crate::stats::flake::reproduces`] rules out chance at the configured error rate,
+//! spread over the candidates; any other candidate, and any test that failed one base run
+//! and passed the other, is `flaky`, with its run counts.
+
+use crate::gate::config::FlakyConfig;
+use crate::gate::encode::Rerun;
+use crate::gate::line::{Runs, SideStatus};
+use crate::gate::test_report::{FileResult, Status, TestCase, TestReport, names_missing_symbol};
+
+/// One test of a report: its file, its full name, and which of the tests of that name in
+/// its file it is (duplicate names pair by occurrence).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct TestId {
+    /// The test file.
+    pub file: String,
+    /// The full name.
+    pub name: String,
+    /// Which of the tests of that name in the file, from 0.
+    pub occurrence: usize,
+}
+
+/// Every test of `report` with its identity, in report order.
+fn tests_of(report: &TestReport) -> impl Iterator<Item = (TestId, &TestCase)> {
+    report.files.iter().flat_map(|file| {
+        let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        file.tests.iter().map(move |test| {
+            let occurrence = seen.entry(test.name.as_str()).or_insert(0);
+            let id = TestId {
+                file: file.path.clone(),
+                name: test.name.clone(),
+                occurrence: *occurrence,
+            };
+            *occurrence += 1;
+            (id, test)
+        })
+    })
+}
+
+/// How `id` came out in `report`, with its first failure message.
+pub(crate) fn status_in<'r>(report: &'r TestReport, id: &TestId) -> (SideStatus, Option<&'r str>) {
+    let Some(file) = report.files.iter().find(|f| f.path == id.file) else {
+        return (SideStatus::Absent, None);
+    };
+    status_in_file(file, &id.name, id.occurrence)
+}
+
+/// How the `occurrence`-th test called `name` came out in `file`, with its first failure
+/// message: a file that did not load is a load error, a file whose run crashed failed.
+pub(crate) fn status_in_file<'r>(
+    file: &'r FileResult,
+    name: &str,
+    occurrence: usize,
+) -> (SideStatus, Option<&'r str>) {
+    if let Some(message) = &file.load_error {
+        return (SideStatus::LoadError, Some(message));
+    }
+    if let Some(how) = &file.crashed {
+        return (SideStatus::Failed, Some(how));
+    }
+    let Some(test) = file.tests.iter().filter(|t| t.name == name).nth(occurrence) else {
+        return (SideStatus::Absent, None);
+    };
+    let message = test.messages.first().map(String::as_str);
+    match test.status {
+        Status::Passed => (SideStatus::Passed, None),
+        Status::Failed => (SideStatus::Failed, message),
+        Status::Skipped => (SideStatus::Skipped, None),
+    }
+}
+
+/// Whether a base run's outcome is a plain failure: failed, for another reason than a
+/// missing symbol (which makes the test `new-api`).
+fn plain_failure(status: SideStatus, message: Option<&str>) -> bool {
+    status == SideStatus::Failed && !message.is_some_and(names_missing_symbol)
+}
+
+/// The base side's candidates: the tests that failed plainly on both base runs.
+pub(crate) fn base_candidates(base: &TestReport, rerun: &TestReport) -> Vec<TestId> {
+    tests_of(base)
+        .filter(|(id, test)| {
+            let first = test.status == Status::Failed
+                && !test
+                    .messages
+                    .first()
+                    .is_some_and(|m| names_missing_symbol(m));
+            let (status, message) = status_in(rerun, id);
+            first && plain_failure(status, message)
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The head side's candidates: the tests that passed on head, and, when the base side's
+/// candidates are known (`run`), only those of them.
+pub(crate) fn head_candidates(head: &TestReport, base: Option<&[TestId]>) -> Vec<TestId> {
+    tests_of(head)
+        .filter(|(id, test)| {
+            test.status == Status::Passed && base.is_none_or(|base| base.contains(id))
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The reruns a side plans for `candidates` tests: the fewest that can rule out chance,
+/// capped by `max_reruns`; 0 without candidates.
+pub(crate) fn planned(candidates: usize, config: &FlakyConfig) -> u64 {
+    if candidates == 0 {
+        return 0;
+    }
+    let n = u64::try_from(candidates).unwrap_or(u64::MAX);
+    crate::stats::flake::planned_reruns(n, config.error_rate)
+        .ok()
+        .flatten()
+        .unwrap_or(config.max_reruns)
+        .min(config.max_reruns)
+}
+
+/// `report` with only the tests of `ids` (every test of their names, so that occurrences
+/// keep their order), without messages: what a rerun keeps.
+pub(crate) fn keep_only(report: &TestReport, ids: &[TestId]) -> TestReport {
+    let files = report
+        .files
+        .iter()
+        .filter(|f| ids.iter().any(|id| id.file == f.path))
+        .map(|f| FileResult {
+            path: f.path.clone(),
+            load_error: f.load_error.as_ref().map(|_| String::new()),
+            crashed: f.crashed.clone(),
+            tests: f
+                .tests
+                .iter()
+                .filter(|t| ids.iter().any(|id| id.file == f.path && id.name == t.name))
+                .map(|t| TestCase {
+                    name: t.name.clone(),
+                    status: t.status,
+                    messages: Vec::new(),
+                    error_type: None,
+                })
+                .collect(),
+        })
+        .collect();
+    TestReport { files }
+}
+
+/// What the reruns of one candidate show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Every rerun agreed, often enough to rule out chance.
+    Reproduces,
+    /// A rerun disagreed, or too few agreed: the runs, first runs included.
+    Flaky(Runs),
+}
+
+/// Counts one candidate's reruns on each side and decides. `candidates` is how many tests
+/// the first runs made candidates (the judge's count, from the rows).
+pub(crate) fn decide(
+    id: &TestId,
+    base_reruns: &[Rerun],
+    head_reruns: &[Rerun],
+    candidates: usize,
+    error_rate: f64,
+) -> Decision {
+    let count = |reruns: &[Rerun], want: SideStatus| {
+        let mut agreed = 0_u64;
+        let mut disagreed = 0_u64;
+        for rerun in reruns {
+            match status_in(&rerun.report, id).0 {
+                SideStatus::Absent => {}
+                status if status == want => agreed += 1,
+                _ => disagreed += 1,
+            }
+        }
+        (agreed, disagreed)
+    };
+    let (failed, passed_on_base) = count(base_reruns, SideStatus::Failed);
+    let (passed, failed_on_head) = count(head_reruns, SideStatus::Passed);
+    let n = u64::try_from(candidates).unwrap_or(u64::MAX);
+    let ruled_out = passed_on_base == 0
+        && failed_on_head == 0
+        && crate::stats::flake::reproduces(failed, passed, n, error_rate).unwrap_or(false);
+    if ruled_out {
+        return Decision::Reproduces;
+    }
+    Decision::Flaky(Runs {
+        base_failed: 2 + failed,
+        base_runs: 2 + failed + passed_on_base,
+        head_passed: 1 + passed,
+        head_runs: 1 + passed + failed_on_head,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(tests: &[(&str, &str, Status, &str)]) -> TestReport {
+        let mut files: Vec<FileResult> = Vec::new();
+        for (file, name, status, message) in tests {
+            let case = TestCase {
+                name: (*name).into(),
+                status: *status,
+                messages: if message.is_empty() {
+                    vec![]
+                } else {
+                    vec![(*message).into()]
+                },
+                error_type: None,
+            };
+            match files.iter_mut().find(|f| f.path == *file) {
+                Some(f) => f.tests.push(case),
+                None => files.push(FileResult {
+                    path: (*file).into(),
+                    load_error: None,
+                    crashed: None,
+                    tests: vec![case],
+                }),
+            }
+        }
+        TestReport { files }
+    }
+
+    fn id(file: &str, name: &str, occurrence: usize) -> TestId {
+        TestId {
+            file: file.into(),
+            name: name.into(),
+            occurrence,
+        }
+    }
+
+    use Status::{Failed, Passed, Skipped};
+    const F: &str = "tests/test_a.py";
+
+    #[test]
+    fn candidates_fail_both_base_runs_plainly_and_pass_on_head() {
+        let base = report(&[
+            (F, "t", Failed, "assert 1 == 2"),
+            (F, "u", Failed, "x"),
+            (F, "v", Failed, "ImportError: cannot import name 'f'"),
+            (F, "w", Passed, ""),
+            (F, "t", Failed, "second t"),
+        ]);
+        let rerun = report(&[
+            (F, "t", Failed, "assert 1 == 2"),
+            (F, "u", Passed, ""),
+            (F, "v", Failed, "ImportError"),
+            (F, "w", Failed, "x"),
+            (F, "t", Failed, ""),
+        ]);
+        let found = base_candidates(&base, &rerun);
+        assert_eq!(found, [id(F, "t", 0), id(F, "t", 1)]);
+        let head = report(&[
+            (F, "t", Passed, ""),
+            (F, "u", Passed, ""),
+            (F, "t", Failed, ""),
+        ]);
+        assert_eq!(head_candidates(&head, None), [id(F, "t", 0), id(F, "u", 0)]);
+        assert_eq!(head_candidates(&head, Some(&found)), [id(F, "t", 0)]);
+    }
+
+    fn rerun(tests: &[(&str, &str, Status, &str)]) -> Rerun {
+        Rerun {
+            exit_code: Some(1),
+            report: report(tests),
+        }
+    }
+
+    #[test]
+    fn a_candidate_reproduces_only_when_every_rerun_agrees_often_enough() {
+        let t = id(F, "t", 0);
+        let fail = || rerun(&[(F, "t", Failed, "")]);
+        let pass = || rerun(&[(F, "t", Passed, "")]);
+        let base: Vec<Rerun> = (0..4).map(|_| fail()).collect();
+        let head: Vec<Rerun> = (0..4).map(|_| pass()).collect();
+        assert_eq!(decide(&t, &base, &head, 1, 0.01), Decision::Reproduces);
+        // Too few for two candidates at 4 each? 4^-4 = 0.0039 <= 0.005: still enough.
+        assert_eq!(decide(&t, &base, &head, 2, 0.01), Decision::Reproduces);
+        // Not for three.
+        assert!(matches!(
+            decide(&t, &base, &head, 3, 0.01),
+            Decision::Flaky(_)
+        ));
+        // No reruns at all: nothing rules out chance.
+        assert_eq!(
+            decide(&t, &[], &[], 1, 0.01),
+            Decision::Flaky(Runs {
+                base_failed: 2,
+                base_runs: 2,
+                head_passed: 1,
+                head_runs: 1
+            })
+        );
+        // One pass on base among the reruns.
+        let mut mixed = base.clone();
+        mixed[2] = pass();
+        assert_eq!(
+            decide(&t, &mixed, &head, 1, 0.01),
+            Decision::Flaky(Runs {
+                base_failed: 5,
+                base_runs: 6,
+                head_passed: 5,
+                head_runs: 5
+            })
+        );
+        // A skip on head is no pass.
+        let mut skipped = head.clone();
+        skipped[0] = rerun(&[(F, "t", Skipped, "")]);
+        assert!(matches!(
+            decide(&t, &base, &skipped, 1, 0.01),
+            Decision::Flaky(_)
+        ));
+        // A rerun that does not list the test does not count either way.
+        let mut absent = head.clone();
+        absent.push(rerun(&[(F, "other", Failed, "")]));
+        assert_eq!(decide(&t, &base, &absent, 1, 0.01), Decision::Reproduces);
+        absent[0] = rerun(&[(F, "other", Passed, "")]);
+        absent[1] = rerun(&[(F, "other", Passed, "")]);
+        assert!(matches!(
+            decide(&t, &base, &absent, 1, 0.01),
+            Decision::Flaky(_)
+        ));
+    }
+
+    #[test]
+    fn reruns_keep_only_the_candidates_without_messages() {
+        let r = report(&[
+            (F, "t", Failed, "boom"),
+            (F, "u", Passed, ""),
+            ("tests/test_b.py", "x", Failed, "y"),
+        ]);
+        let kept = keep_only(&r, &[id(F, "t", 0)]);
+        assert_eq!(kept, report(&[(F, "t", Failed, "")]));
+    }
+
+    #[test]
+    fn the_plan_is_capped() {
+        let config = FlakyConfig::default();
+        assert_eq!(planned(0, &config), 0);
+        assert_eq!(planned(1, &config), 4);
+        assert_eq!(planned(46, &config), 7);
+        let capped = FlakyConfig {
+            max_reruns: 3,
+            ..FlakyConfig::default()
+        };
+        assert_eq!(planned(1, &capped), 3);
+    }
+}

@@ -1,0 +1,101 @@
+//! A side's reruns of its candidates (see [`crate::gate::flaky`]): round after round, the
+//! tests still agreeing with the side run again, by id where the runner allows, until each
+//! has had the reruns planned for their number, has disagreed once, or the caps are
+//! reached.
+//!
+//! A round starts only while `flaky.max_rerun_seconds` have not passed since the first one
+//! and the side's deadline leaves a whole `timeouts.test` for it, so no rerun is cut short
+//! by a cap: a run that times out on its own test timeout fails its tests, as a first run
+//! does. A test that a run by id did not report is run again by its file in the same round.
+
+use std::time::{Duration, Instant};
+
+use crate::gate::config::RepoConfig;
+use crate::gate::encode::Rerun;
+use crate::gate::flaky::{self, TestId};
+use crate::gate::line::SideStatus;
+
+use super::common::{RunPlace, rerun};
+use super::error::SideError;
+
+/// Reruns `candidates` on the side of `place` until each stops agreeing with `want`
+/// (`failed` on base, `passed` on head) or has had its planned reruns; the reruns in the
+/// order they ran. `name` names the runs' scratch directories.
+///
+/// # Errors
+/// A rerun could not be started, its report cannot be read, or the side was interrupted.
+pub(super) fn rerun_candidates(
+    name: &str,
+    want: SideStatus,
+    candidates: Vec<TestId>,
+    config: &RepoConfig,
+    place: &RunPlace<'_>,
+) -> Result<Vec<Rerun>, SideError> {
+    let planned = flaky::planned(candidates.len(), &config.flaky);
+    let cap = Duration::from_secs(config.flaky.max_rerun_seconds);
+    let started = Instant::now();
+    let mut open = candidates;
+    let mut reruns = Vec::new();
+    for round in 1..=planned {
+        let room = place.deadline.left() >= place.timeout;
+        if open.is_empty() || started.elapsed() >= cap || !room {
+            break;
+        }
+        let mut this_round = Vec::new();
+        let mut by_id = true;
+        let mut ask = open.clone();
+        for attempt in ["", "-files"] {
+            if ask.is_empty() {
+                break;
+            }
+            let files = files_of(&ask);
+            let ids: Vec<(&str, &str)> = ask
+                .iter()
+                .map(|id| (id.file.as_str(), id.name.as_str()))
+                .collect();
+            let run_name = format!("{name}-{round}{attempt}");
+            let (exit_code, report, selected_by_id) =
+                rerun(&run_name, config, &files, &ids, by_id, place)?;
+            let report = flaky::keep_only(&report, &ask);
+            // Tests a run by id left out are run by their files.
+            let missing: Vec<TestId> = ask
+                .iter()
+                .filter(|id| flaky::status_in(&report, id).0 == SideStatus::Absent)
+                .cloned()
+                .collect();
+            this_round.push(Rerun { exit_code, report });
+            if !selected_by_id {
+                break;
+            }
+            (ask, by_id) = (missing, false);
+        }
+        // A test stays open while every run of this round that reported it agreed.
+        open.retain(|id| {
+            let statuses = this_round
+                .iter()
+                .map(|rerun| flaky::status_in(&rerun.report, id).0)
+                .filter(|status| *status != SideStatus::Absent);
+            let mut any = false;
+            for status in statuses {
+                if status != want {
+                    return false;
+                }
+                any = true;
+            }
+            any
+        });
+        reruns.extend(this_round);
+    }
+    Ok(reruns)
+}
+
+/// The files of `ids`, each once, in order.
+fn files_of(ids: &[TestId]) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for id in ids {
+        if !files.contains(&id.file) {
+            files.push(id.file.clone());
+        }
+    }
+    files
+}
