@@ -100,15 +100,62 @@ pub(crate) fn base_candidates(base: &TestReport, rerun: &TestReport) -> Vec<Test
         .collect()
 }
 
-/// The head side's candidates: the tests that passed on head, and, when the base side's
-/// candidates are known (`run`), only those of them.
-pub(crate) fn head_candidates(head: &TestReport, base: Option<&[TestId]>) -> Vec<TestId> {
-    tests_of(head)
-        .filter(|(id, test)| {
-            test.status == Status::Passed && base.is_none_or(|base| base.contains(id))
-        })
+/// The base side's candidates as `run` hands them to the head side: those the first runs
+/// chose, which the judge counts, and those of them that no base rerun contradicted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BaseCandidates {
+    /// Chosen by the two base runs.
+    pub chosen: Vec<TestId>,
+    /// Of those, the ones that failed every base rerun that reported them.
+    pub still_failing: Vec<TestId>,
+}
+
+impl BaseCandidates {
+    /// The candidates of the base side's runs and reruns.
+    pub(crate) fn new(base: &TestReport, rerun: &TestReport, reruns: &[Rerun]) -> Self {
+        let chosen = base_candidates(base, rerun);
+        let still_failing = chosen
+            .iter()
+            .filter(|id| {
+                reruns.iter().all(|r| {
+                    matches!(
+                        status_in(&r.report, id).0,
+                        SideStatus::Failed | SideStatus::Absent
+                    )
+                })
+            })
+            .cloned()
+            .collect();
+        BaseCandidates {
+            chosen,
+            still_failing,
+        }
+    }
+}
+
+/// The head side's candidates, and how many the reruns are planned for: the tests that
+/// passed on head, and, when the base side's candidates are known (`run`), only those of
+/// them that it chose, of which only those it did not settle are rerun.
+pub(crate) fn head_candidates(
+    head: &TestReport,
+    base: Option<&BaseCandidates>,
+) -> (Vec<TestId>, usize) {
+    let passed = tests_of(head).filter(|(_, test)| test.status == Status::Passed);
+    let Some(base) = base else {
+        let all: Vec<TestId> = passed.map(|(id, _)| id).collect();
+        let n = all.len();
+        return (all, n);
+    };
+    let chosen: Vec<TestId> = passed
         .map(|(id, _)| id)
-        .collect()
+        .filter(|id| base.chosen.contains(id))
+        .collect();
+    let n = chosen.len();
+    let open = chosen
+        .into_iter()
+        .filter(|id| base.still_failing.contains(id))
+        .collect();
+    (open, n)
 }
 
 /// The reruns a side plans for `candidates` tests: the fewest that can rule out chance,

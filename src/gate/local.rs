@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use crate::gate::classify::{Classified, Verdict};
 use crate::gate::config::RepoConfig;
 use crate::gate::encode::{Outcome, SideReport};
-use crate::gate::flaky::{self, TestId};
+use crate::gate::flaky::BaseCandidates;
 use crate::gate::git::Repo;
 use crate::gate::judge::{self, JudgeInput, Judgement, judge, judge_error};
 use crate::gate::line;
@@ -174,17 +174,18 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
     judged(report("reduce"))
 }
 
-/// The base side's candidates, from its two reports (none when either is not a report).
-fn candidates_of(reports: &[(String, SideReport)]) -> Vec<TestId> {
+/// The base side's candidates, from its two reports and its reruns (none when either is
+/// not a report).
+fn candidates_of(reports: &[(String, SideReport)]) -> BaseCandidates {
     let report = |name: &str| {
         reports.iter().find_map(|(n, r)| match &r.outcome {
-            Outcome::Report { report, .. } if n == name => Some(report),
+            Outcome::Report { report, .. } if n == name => Some((report, &r.reruns)),
             _ => None,
         })
     };
     match (report("base"), report("base-rerun")) {
-        (Some(base), Some(rerun)) => flaky::base_candidates(base, rerun),
-        _ => Vec::new(),
+        (Some((base, _)), Some((rerun, reruns))) => BaseCandidates::new(base, rerun, reruns),
+        _ => BaseCandidates::default(),
     }
 }
 

@@ -117,20 +117,22 @@ fn rerun_side(
         _ => None,
     };
     let runs: Vec<Option<TestReport>> = reports.iter().map(|(_, r)| report_of(r)).collect();
-    let (candidates, want) = match (options.side, runs.as_slice()) {
-        (Side::Base, [Some(base), Some(rerun)]) => (
-            crate::gate::flaky::base_candidates(base, rerun),
-            SideStatus::Failed,
-        ),
-        (Side::Head, [Some(head)]) => (
-            crate::gate::flaky::head_candidates(head, options.base_candidates.as_deref()),
-            SideStatus::Passed,
-        ),
+    let (candidates, plan_for, want) = match (options.side, runs.as_slice()) {
+        (Side::Base, [Some(base), Some(rerun)]) => {
+            let candidates = crate::gate::flaky::base_candidates(base, rerun);
+            let n = candidates.len();
+            (candidates, n, SideStatus::Failed)
+        }
+        (Side::Head, [Some(head)]) => {
+            let known = options.base_candidates.as_ref();
+            let (candidates, n) = crate::gate::flaky::head_candidates(head, known);
+            (candidates, n, SideStatus::Passed)
+        }
         _ => return Ok(()),
     };
     let Some((name, last)) = reports.last_mut() else {
         return Ok(());
     };
-    last.reruns = rerun_candidates(name, want, candidates, config, place)?;
+    last.reruns = rerun_candidates(name, want, candidates, plan_for, config, place)?;
     Ok(())
 }

@@ -73,5 +73,5 @@ pub(crate) struct ExecOptions {
     pub container_cli: crate::container::ContainerCli,
     /// The base side's candidates, when they are known before the head side runs (`run`):
     /// the head side then reruns only those of them that pass at head.
-    pub base_candidates: Option<Vec<crate::gate::flaky::TestId>>,
+    pub base_candidates: Option<crate::gate::flaky::BaseCandidates>,
 }

@@ -19,8 +19,9 @@ use super::common::{RunPlace, rerun};
 use super::error::SideError;
 
 /// Reruns `candidates` on the side of `place` until each stops agreeing with `want`
-/// (`failed` on base, `passed` on head) or has had its planned reruns; the reruns in the
-/// order they ran. `name` names the runs' scratch directories.
+/// (`failed` on base, `passed` on head) or has had the reruns planned for `plan_for`
+/// candidates; the reruns in the order they ran. `name` names the runs' scratch
+/// directories.
 ///
 /// # Errors
 /// A rerun could not be started, its report cannot be read, or the side was interrupted.
@@ -28,10 +29,11 @@ pub(super) fn rerun_candidates(
     name: &str,
     want: SideStatus,
     candidates: Vec<TestId>,
+    plan_for: usize,
     config: &RepoConfig,
     place: &RunPlace<'_>,
 ) -> Result<Vec<Rerun>, SideError> {
-    let planned = flaky::planned(candidates.len(), &config.flaky);
+    let planned = flaky::planned(plan_for, &config.flaky);
     let cap = Duration::from_secs(config.flaky.max_rerun_seconds);
     let started = Instant::now();
     let mut open = candidates;
