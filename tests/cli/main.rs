@@ -11,6 +11,7 @@ mod doctor;
 mod errors;
 mod feedback;
 mod fixtures;
+mod flaky;
 mod gate;
 mod harness;
 mod help;
