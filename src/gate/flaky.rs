@@ -310,8 +310,27 @@ mod tests {
             (F, "u", Passed, ""),
             (F, "t", Failed, ""),
         ]);
-        assert_eq!(head_candidates(&head, None), [id(F, "t", 0), id(F, "u", 0)]);
-        assert_eq!(head_candidates(&head, Some(&found)), [id(F, "t", 0)]);
+        assert_eq!(
+            head_candidates(&head, None),
+            (vec![id(F, "t", 0), id(F, "u", 0)], 2)
+        );
+        let known = BaseCandidates::new(&base, &rerun, &[]);
+        assert_eq!(known.chosen, found);
+        assert_eq!(
+            head_candidates(&head, Some(&known)),
+            (vec![id(F, "t", 0)], 1)
+        );
+        // A candidate a base rerun settled still counts, but is not rerun on head.
+        let settled = BaseCandidates::new(
+            &base,
+            &rerun,
+            &[Rerun {
+                exit_code: Some(0),
+                report: report(&[(F, "t", Passed, ""), (F, "t", Failed, "")]),
+            }],
+        );
+        assert_eq!(settled.still_failing, [id(F, "t", 1)]);
+        assert_eq!(head_candidates(&head, Some(&settled)), (vec![], 1));
     }
 
     fn rerun(tests: &[(&str, &str, Status, &str)]) -> Rerun {
