@@ -57,13 +57,13 @@ pub(crate) fn detect(files: &[String], read: Read<'_>) -> Result<Option<Detectio
             &["**/*_test.go"],
             &["**/testdata/**"],
             &["go mod download"],
-            "go test -json {packages}",
+            "go test -count=1 -json {packages}",
             ReportFormat::GoTestJson,
         );
         return Ok(Some(Detection {
             config,
             ecosystem: "go",
-            notes: vec!["go.mod: go test -json".into()],
+            notes: vec!["go.mod: go test -json (-count=1: never a cached result)".into()],
         }));
     }
     if let Some(found) = java::detect(files, read) {

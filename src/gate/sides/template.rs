@@ -130,8 +130,14 @@ impl RunFiles {
                     }
                 }
                 let pattern = format!("^(?:{})$", names.join("|"));
+                // A rerun is a new trial: never a result from go's test cache.
+                let uncached = if template.contains("-count=") {
+                    ""
+                } else {
+                    " -count=1"
+                };
                 Some(format!(
-                    "{} -run {}",
+                    "{} -run {}{uncached}",
                     self.expand(template, tests, tree),
                     quote(&pattern)
                 ))
@@ -324,7 +330,7 @@ mod tests {
                     nowhere
                 )
                 .as_deref(),
-            Some("go test -json ./a -run '^(?:TestParse|TestQ)$'")
+            Some("go test -json ./a -run '^(?:TestParse|TestQ)$' -count=1")
         );
     }
 
