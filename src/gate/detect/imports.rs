@@ -25,9 +25,9 @@ pub(crate) fn imported_packages(text: &str) -> Vec<String> {
 pub(crate) fn package_of(specifier: &str) -> Option<String> {
     let mut parts = specifier.split('/');
     let first = parts.next()?;
-    let name = if first.starts_with('@') {
+    let name = if let Some(scope) = first.strip_prefix('@') {
         let second = parts.next()?;
-        if first.len() < 2 || !valid_part(&first[1..]) || !valid_part(second) {
+        if !valid_part(scope) || !valid_part(second) {
             return None;
         }
         format!("{first}/{second}")
@@ -86,9 +86,8 @@ fn specifiers(text: &str) -> Vec<String> {
                     escaped = false;
                 } else if c == b'\\' {
                     escaped = true;
-                } else if c == b {
-                    break;
-                } else if c == b'\n' && b != b'`' {
+                } else if c == b || (c == b'\n' && b != b'`') {
+                    // The closing quote, or a line end no plain string may hold.
                     break;
                 }
                 j += 1;
