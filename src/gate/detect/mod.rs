@@ -11,10 +11,10 @@
 //! Cargo and Go workspaces need no build step: their test commands build what a test
 //! depends on.
 
-mod imports;
+pub(crate) mod imports;
 mod java;
 mod node;
-mod pnpm_workspace;
+pub(crate) mod pnpm_workspace;
 mod python;
 mod rust;
 pub(crate) mod workspace;
