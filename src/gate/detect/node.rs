@@ -334,8 +334,9 @@ fn before_tests(manifest: &Value, in_workspace: bool) -> Option<(Option<String>,
         said.push(format!("before the tests, the scripts {}", quoted(&names)));
     }
     if !left_out.is_empty() {
+        let verb = if left_out.len() == 1 { "is" } else { "are" };
         said.push(format!(
-            "the root's {} before the tests is not run in a workspace",
+            "the root's {} before the tests {verb} not run in a workspace",
             quoted(&left_out)
         ));
     }
