@@ -147,6 +147,12 @@ for t, values in [(0, sides), (1, mutants), (2, reduces)]:
 add('decode', b'\x00H4sIAAAAAAAA/6tWKkktLlGyUlAqS8wpTVWqBQBCKu1WGQAAAA==')
 add('decode', b'\x04\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00')
 
+# workspace: pnpm-workspace.yaml texts (selector 0) and test files' imports (selector 1)
+for l in lits('src/gate/detect/pnpm_workspace.rs'):
+    if 'packages' in l: add('workspace', b'\x00' + l.encode())
+for l in lits('src/gate/detect/imports.rs'):
+    if 'import' in l or 'require' in l: add('workspace', b'\x01' + l.encode())
+
 for target, items in seeds.items():
     d = os.path.join(corpus, target); os.makedirs(d, exist_ok=True)
     for data in items:

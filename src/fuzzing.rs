@@ -18,6 +18,7 @@
 //! | [`semantic_answer`] | `reduce::semantic::parse_answer` and `safe_path` | carry at most 64 edits, each path it calls safe made of normal components only |
 //! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
 //! | [`access_log`] | `reduce::access::parse` (a strace log the traced command may have written to) | touch only normal relative paths under the root, each with its ancestors |
+//! | [`workspace`] | `gate::detect::pnpm_workspace::packages` (pnpm-workspace.yaml at the merge base) and `gate::detect::imports::imported_packages` (the head's test files) | give one-line, trimmed, non-empty globs; give sorted, unique package names that name themselves |
 //! | [`references`] | `reduce::passes::references::references_to` (the lines and defaults a deleted module takes with it, read from the tree's source) | give sorted, disjoint, in-bounds edits, cuts on whole lines, each file still UTF-8 |
 
 use std::io::Write as _;
@@ -316,6 +317,44 @@ pub fn mutation_spec(data: &[u8]) -> Broken {
     Ok(())
 }
 
+/// The readers of a Node workspace: the first byte picks `pnpm-workspace.yaml`'s
+/// `packages:` list (even) or the packages a test file imports (odd). An accepted
+/// `packages:` list holds non-empty globs of one trimmed line each; the imported packages
+/// are sorted and unique, and each is a package name that names itself.
+///
+/// # Errors
+/// What the accepted input broke.
+pub fn workspace(data: &[u8]) -> Broken {
+    use crate::gate::detect::{imports, pnpm_workspace};
+    let Some((selector, rest)) = data.split_first() else {
+        return Ok(());
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return Ok(());
+    };
+    if selector % 2 == 0 {
+        let Ok(globs) = pnpm_workspace::packages(text) else {
+            return Ok(());
+        };
+        for glob in globs {
+            if glob.is_empty() || glob.contains(['\n', '\r', '\t']) || glob.trim() != glob {
+                return Err(format!("accepted the glob {glob:?}"));
+            }
+        }
+        return Ok(());
+    }
+    let names = imports::imported_packages(text);
+    if names.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(format!("names not sorted and unique: {names:?}"));
+    }
+    for name in &names {
+        if imports::package_of(name).as_deref() != Some(name.as_str()) {
+            return Err(format!("`{name}` does not name itself as a package"));
+        }
+    }
+    Ok(())
+}
+
 /// Every manifest kind, in the order the first byte of [`manifest`]'s input picks them.
 const KINDS: [ManifestKind; 11] = [
     ManifestKind::CargoToml,
@@ -580,7 +619,7 @@ mod tests {
 
     type Target = fn(&[u8]) -> Broken;
 
-    const TARGETS: [(&str, Target); 14] = [
+    const TARGETS: [(&str, Target); 15] = [
         ("line", line),
         ("decode", decode),
         ("junit", junit),
@@ -595,6 +634,7 @@ mod tests {
         ("semantic_answer", semantic_answer),
         ("access_log", access_log),
         ("references", references),
+        ("workspace", workspace),
     ];
 
     /// Every committed seed of every fuzz target passes its target's checks, and most of

@@ -427,15 +427,30 @@ impl Origin {
     }
 }
 
+/// A configuration as [`load`] found it: where it came from and, when detected in a Node
+/// workspace, the workspace, from which the plan chooses the build step.
+pub(crate) struct Loaded {
+    /// The configuration.
+    pub config: RepoConfig,
+    /// Where it came from.
+    pub origin: Origin,
+    /// The merge base's Node workspace, when the configuration was detected in one.
+    pub workspace: Option<crate::gate::detect::workspace::Workspace>,
+}
+
 /// Reads the merge base's configuration, or detects defaults there.
 ///
 /// # Errors
 /// A malformed configuration, or nothing to detect.
-pub(crate) fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), ConfigError> {
+pub(crate) fn load(repo: &Repo, base: &str) -> Result<Loaded, ConfigError> {
     if let Some(bytes) = repo.blob(base, CONFIG_PATH)? {
         let text = String::from_utf8_lossy(&bytes);
         let origin = format!("{CONFIG_PATH} at the merge base");
-        return Ok((RepoConfig::parse(&text, &origin)?, Origin::MergeBase));
+        return Ok(Loaded {
+            config: RepoConfig::parse(&text, &origin)?,
+            origin: Origin::MergeBase,
+            workspace: None,
+        });
     }
     let (files, read) = repo.files_and_text(base)?;
     let found = crate::gate::detect::detect(&files, &read)?.ok_or(ConfigError::NothingDetected)?;
@@ -443,7 +458,11 @@ pub(crate) fn load(repo: &Repo, base: &str) -> Result<(RepoConfig, Origin), Conf
         ecosystem: found.ecosystem.to_string(),
         notes: found.notes,
     };
-    Ok((found.config, origin))
+    Ok(Loaded {
+        config: found.config,
+        origin,
+        workspace: found.workspace,
+    })
 }
 
 #[cfg(test)]

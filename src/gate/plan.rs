@@ -13,6 +13,7 @@
 use serde::Serialize;
 
 use crate::gate::config::{CONFIG_PATH, ConfigError, Origin, RepoConfig};
+use crate::gate::detect::workspace::Workspace;
 use crate::gate::git::{Change, Repo};
 
 /// How the name of a mutation spec ends: `<test file minus extension>.mutations.json`.
@@ -210,9 +211,12 @@ pub(crate) fn plan(
     head: &str,
     local: Option<(RepoConfig, String)>,
 ) -> Result<Planned, ConfigError> {
-    let (config, origin) = match local {
-        Some((config, path)) => (config, Origin::Local(path)),
-        None => crate::gate::config::load(repo, base)?,
+    let (mut config, mut origin, workspace) = match local {
+        Some((config, path)) => (config, Origin::Local(path), None),
+        None => {
+            let loaded = crate::gate::config::load(repo, base)?;
+            (loaded.config, loaded.origin, loaded.workspace)
+        }
     };
     let changes = repo.name_status(base, head)?;
     let mut plan = plan_changes(&changes, &config)?;
@@ -221,11 +225,47 @@ pub(crate) fn plan(
         plan.tests = consumers(&plan.data, &files, &config, &read)?;
         plan.selected_by_data = !plan.tests.is_empty();
     }
+    if let Some(workspace) = workspace
+        && !plan.tests.is_empty()
+    {
+        workspace_builds(repo, head, &plan, &workspace, &mut config, &mut origin)?;
+    }
     Ok(Planned {
         plan,
         config,
         origin,
     })
+}
+
+/// The build step of a detected Node workspace: the packages the selected tests need
+/// (read at head, as they run on both sides), built before the root's scripts that run
+/// before the tests; what was chosen is added to the detection's notes.
+///
+/// # Errors
+/// A test file cannot be read.
+fn workspace_builds(
+    repo: &Repo,
+    head: &str,
+    plan: &Plan,
+    workspace: &Workspace,
+    config: &mut RepoConfig,
+    origin: &mut Origin,
+) -> Result<(), ConfigError> {
+    let mut texts = std::collections::HashMap::new();
+    for test in &plan.tests {
+        let bytes = repo.blob(head, test)?.unwrap_or_default();
+        texts.insert(test.as_str(), String::from_utf8_lossy(&bytes).into_owned());
+    }
+    let read = |path: &str| texts.get(path).cloned().unwrap_or_default();
+    let builds = workspace.builds(&plan.tests, &read);
+    config.build = match (builds.command, config.build.take()) {
+        (Some(packages), Some(root)) => Some(format!("{packages} && {root}")),
+        (packages, root) => packages.or(root),
+    };
+    if let Origin::Detected { notes, .. } = origin {
+        notes.push(builds.note);
+    }
+    Ok(())
 }
 
 /// Whether `path` is source code by its extension (a test helper, not data).

@@ -29,4 +29,5 @@ mod session;
 mod snapshots;
 mod speed;
 mod util;
+mod workspaces;
 mod zero_config;

@@ -70,6 +70,7 @@ pub(super) fn detect(files: &[String], _read: Read<'_>) -> Option<Detection> {
             notes: vec![format!(
                 "pom.xml: Maven ({wrapper}), the selected classes through Surefire, read from its JUnit XML"
             )],
+            workspace: None,
         });
     }
     if has("build.gradle") || has("build.gradle.kts") {
@@ -89,6 +90,7 @@ pub(super) fn detect(files: &[String], _read: Read<'_>) -> Option<Detection> {
             notes: vec![format!(
                 "build.gradle: Gradle ({wrapper}), the selected classes, read from its JUnit XML"
             )],
+            workspace: None,
         });
     }
     None

@@ -6,12 +6,18 @@
 //! installed. Go needs nothing more than its manifest, Rust its manifests ([`rust`]),
 //! Java its build tool's file ([`java`]); Python reads its project
 //! files for the test dependencies ([`python`]) and Node reads the test files' imports and
-//! the manifest for the runner ([`node`]).
+//! the manifest for the runner ([`node`]). A Node workspace ([`workspace`]) is kept with
+//! the detection: the plan chooses its build step once the selected tests are known.
+//! Cargo and Go workspaces need no build step: their test commands build what a test
+//! depends on.
 
+pub(crate) mod imports;
 mod java;
 mod node;
+pub(crate) mod pnpm_workspace;
 mod python;
 mod rust;
+pub(crate) mod workspace;
 
 use crate::gate::config::{DEFAULT_MEMORY_MB, RepoConfig, ReportFormat, Timeouts};
 
@@ -24,6 +30,9 @@ pub(crate) struct Detection {
     pub ecosystem: &'static str,
     /// What was chosen and the evidence for it, one sentence each.
     pub notes: Vec<String>,
+    /// A Node workspace: its packages, from which the build step is chosen once the
+    /// selected tests are known ([`workspace::Workspace::builds`]).
+    pub workspace: Option<workspace::Workspace>,
 }
 
 /// Why nothing could be detected for a project that was recognised.
@@ -64,6 +73,7 @@ pub(crate) fn detect(files: &[String], read: Read<'_>) -> Result<Option<Detectio
             config,
             ecosystem: "go",
             notes: vec!["go.mod: go test -json (-count=1: never a cached result)".into()],
+            workspace: None,
         }));
     }
     if let Some(found) = java::detect(files, read) {

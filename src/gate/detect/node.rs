@@ -15,6 +15,7 @@
 
 use serde_json::Value;
 
+use super::workspace::{self, Found, Manager};
 use super::{Detection, Read, Unsupported, config};
 use crate::gate::config::ReportFormat;
 
@@ -199,8 +200,9 @@ fn quote_module(runner: Runner) -> &'static str {
     }
 }
 
-/// The install command from the lockfile, and a sentence that says which.
-fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, String) {
+/// The install command from the lockfile, a sentence that says which, and the package
+/// manager it runs.
+fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, String, Manager) {
     let has = |name: &str| files.iter().any(|f| f == name);
     let pinned = |manager: &str| {
         manifest
@@ -241,6 +243,7 @@ fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, Strin
         return (
             format!("npx -y pnpm@{version} install --frozen-lockfile"),
             format!("pnpm {version} ({why})"),
+            Manager::Pnpm(version),
         );
     }
     if has("yarn.lock") {
@@ -250,30 +253,36 @@ fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, Strin
             return (
                 format!("corepack yarn@{version} install --immutable"),
                 format!("yarn {version} through corepack (a yarn berry lockfile)"),
+                Manager::YarnBerry(version),
             );
         }
         return (
             "npx -y yarn@1 install --frozen-lockfile".into(),
             "yarn 1 (a classic yarn.lock)".into(),
+            Manager::YarnClassic,
         );
     }
     if has("package-lock.json") {
         return (
             "npm ci --no-audit --no-fund".into(),
             "npm ci (package-lock.json)".into(),
+            Manager::Npm,
         );
     }
     (
         "npm install --no-audit --no-fund".into(),
         "npm install (no lockfile)".into(),
+        Manager::Npm,
     )
 }
 
 /// The scripts that must run before the tests: `pretest`, and each `npm run X` (or pnpm's
 /// or yarn's) that the `test` script runs before its runner, as in
 /// `npm run generate && node --test`. Run as the build step, with npm, which runs any
-/// package manager's scripts.
-fn before_tests(manifest: &Value) -> Option<(String, String)> {
+/// package manager's scripts. In a workspace, the root's build scripts (`build`,
+/// `build:…`, `prebuild`) are left out and named in the sentence: the packages the tests
+/// need are built on their own ([`workspace`]).
+fn before_tests(manifest: &Value, in_workspace: bool) -> Option<(Option<String>, String)> {
     let scripts = manifest.get("scripts")?;
     let has = |name: &str| scripts.get(name).and_then(Value::as_str).is_some();
     let mut names: Vec<String> = Vec::new();
@@ -306,15 +315,37 @@ fn before_tests(manifest: &Value) -> Option<(String, String)> {
             .all(|b| b.is_ascii_alphanumeric() || b":._-".contains(&b))
     };
     names.retain(safe);
+    let is_build = |n: &String| n == "build" || n == "prebuild" || n.starts_with("build:");
+    let left_out: Vec<String> = if in_workspace {
+        names.iter().filter(|n| is_build(n)).cloned().collect()
+    } else {
+        Vec::new()
+    };
+    names.retain(|n| !left_out.contains(n));
+    let quoted = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut said = Vec::new();
+    if !names.is_empty() {
+        said.push(format!("before the tests, the scripts {}", quoted(&names)));
+    }
+    if !left_out.is_empty() {
+        let verb = if left_out.len() == 1 { "is" } else { "are" };
+        said.push(format!(
+            "the root's {} before the tests {verb} not run in a workspace",
+            quoted(&left_out)
+        ));
+    }
     let command: Vec<String> = names
         .iter()
         .map(|n| format!("npm run --silent {n}"))
         .collect();
-    let said: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    Some((
-        command.join(" && "),
-        format!("before the tests, the scripts {}", said.join(", ")),
-    ))
+    let command = (!command.is_empty()).then(|| command.join(" && "));
+    Some((command, said.join("; ")))
 }
 
 /// The Node defaults.
@@ -324,7 +355,8 @@ fn before_tests(manifest: &Value) -> Option<(String, String)> {
 pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsupported> {
     let manifest: Value = serde_json::from_str(&read("package.json")).unwrap_or(Value::Null);
     let (runner, why) = runner(files, read, &manifest);
-    let (install, installed) = install(files, read, &manifest);
+    let (install, installed, manager) = install(files, read, &manifest);
+    let workspace = workspace::detect(files, read, &manifest, manager);
     let script_tests = [
         "**/*.test.ts",
         "**/*.test.js",
@@ -396,14 +428,28 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsu
         format!("test runner {}: {why}", runner.name()),
         format!("install with {installed}"),
     ];
-    if let Some((build, said)) = before_tests(&manifest) {
-        config.build = Some(build);
-        notes.push(said);
+    let workspace = match workspace {
+        Found::None => None,
+        Found::Ignored(why) => {
+            notes.push(format!("workspace ignored: {why}"));
+            None
+        }
+        Found::Workspace(workspace, said) => {
+            notes.push(said);
+            Some(workspace)
+        }
+    };
+    if let Some((build, said)) = before_tests(&manifest, workspace.is_some()) {
+        config.build = build;
+        if !said.is_empty() {
+            notes.push(said);
+        }
     }
     Ok(Detection {
         config,
         ecosystem: "node",
         notes,
+        workspace,
     })
 }
 
@@ -497,6 +543,49 @@ mod tests {
         let plain = r#"{"scripts":{"test":"vitest run"}}"#;
         let found = detect_with(&["package.json"], &[("package.json", plain)]).unwrap();
         assert_eq!(found.config.build, None);
+    }
+
+    #[test]
+    fn in_a_workspace_the_root_build_is_left_to_the_packages() {
+        let manifest = r#"{"workspaces":["packages/*"],"scripts":{"build":"npm run build -ws","generate":"node gen.js","test":"npm run build && npm run generate && vitest run"}}"#;
+        let found = detect_with(
+            &["package.json", "packages/lib/package.json"],
+            &[
+                ("package.json", manifest),
+                (
+                    "packages/lib/package.json",
+                    r#"{"name":"lib","scripts":{"build":"tsc"}}"#,
+                ),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            found.config.build.as_deref(),
+            Some("npm run --silent generate")
+        );
+        assert_eq!(
+            found.notes[2..],
+            [
+                "npm workspace (package.json workspaces): 1 package, 1 with a build script; the root's build is not run, only the packages the selected tests need are built",
+                "before the tests, the scripts `generate`; the root's `build` before the tests is not run in a workspace",
+            ]
+        );
+        let workspace = found.workspace.unwrap();
+        assert_eq!(workspace.packages[0].name, "lib");
+        let ignored = detect_with(
+            &["package.json", "pnpm-lock.yaml"],
+            &[("package.json", manifest)],
+        )
+        .unwrap();
+        assert!(ignored.workspace.is_none());
+        assert_eq!(
+            ignored.notes[2],
+            "workspace ignored: package.json has workspaces, but pnpm reads them only from pnpm-workspace.yaml"
+        );
+        assert_eq!(
+            ignored.config.build.as_deref(),
+            Some("npm run --silent build && npm run --silent generate")
+        );
     }
 
     #[test]

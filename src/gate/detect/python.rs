@@ -128,6 +128,7 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Option<Detection> {
         config,
         ecosystem: "python",
         notes,
+        workspace: None,
     })
 }
 

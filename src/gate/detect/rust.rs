@@ -61,6 +61,7 @@ pub(super) fn detect(files: &[String]) -> Detection {
         ),
         ecosystem: "rust",
         notes,
+        workspace: None,
     }
 }
 
