@@ -480,6 +480,7 @@ fn gate_demo(temp: &Path, python: &str, interrupt: &Arc<AtomicBool>) -> Result<S
             reduce: true,
             holdout_runs: crate::gate::certificate::HOLDOUT_RUNS,
             reports: None,
+            regressions: false,
         },
         interrupt,
     );

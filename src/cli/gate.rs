@@ -109,6 +109,12 @@ pub struct ExecArgs {
     #[arg(long, value_name = "N")]
     pub budget_ms: Option<u64>,
 
+    /// Also run the suite (the `tests` globs at head, or `regressions.tests`) on this side,
+    /// so that the judge lists the tests that pass on the merge base and fail on head (base
+    /// and head sides; the configuration's `regressions` asks for it too).
+    #[arg(long)]
+    pub regressions: bool,
+
     /// The base side's report (the reduce side picks its test from it).
     #[arg(long, value_name = "FILE", required_if_eq("side", "reduce"))]
     pub base_report: Option<PathBuf>,
@@ -216,6 +222,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_reduce: bool,
 
+    /// Also run the suite (the `tests` globs at head, or `regressions.tests`) on both
+    /// sides and list the tests that pass on the merge base and fail on head (the
+    /// configuration's `regressions` asks for it too).
+    #[arg(long)]
+    pub regressions: bool,
+
     /// Holdout runs on the reduced tree.
     #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS)]
     pub holdout_runs: u64,
@@ -239,6 +251,8 @@ pub enum VerdictArg {
     NoTests,
     /// Something failed.
     Error,
+    /// Nothing reproduces; some test fails on base and passes on head only sometimes.
+    Flaky,
 }
 
 impl VerdictArg {
@@ -250,6 +264,7 @@ impl VerdictArg {
                 | (VerdictArg::Vacuous, line::Verdict::Vacuous)
                 | (VerdictArg::NoTests, line::Verdict::NoTests)
                 | (VerdictArg::Error, line::Verdict::Error)
+                | (VerdictArg::Flaky, line::Verdict::Flaky)
         )
     }
 }
@@ -328,6 +343,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
                 local_config: local,
                 container_cli: args.container_cli.into(),
                 base_candidates: None,
+                regressions: false,
             };
             let base_report = args.base_report.clone().unwrap_or_default();
             let written = gate::sides::reduce::reduce_side(
@@ -376,6 +392,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         local_config: local,
         container_cli: args.container_cli.into(),
         base_candidates: None,
+        regressions: args.regressions,
     };
     if let Err(err) = exec::exec(&options, interrupt) {
         return write_failed(&console, &err);
@@ -529,6 +546,7 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
             reduce: !args.no_reduce,
             holdout_runs: args.holdout_runs,
             reports: args.reports.clone(),
+            regressions: args.regressions,
         },
         interrupt,
     );

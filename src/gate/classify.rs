@@ -464,6 +464,7 @@ mod tests {
                 report: TestReport { files },
             },
             reruns: Vec::new(),
+            suite: None,
         })
     }
 

@@ -169,6 +169,25 @@ pub struct RepoConfig {
     /// How tests that look like they reproduce are rerun to rule out chance.
     #[serde(default)]
     pub flaky: FlakyConfig,
+    /// Run the suite (or the part of it these globs name) on both sides too, and list the
+    /// tests that pass on the merge base and fail on head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regressions: Option<RegressionsConfig>,
+}
+
+/// The `regressions` key: which tests to run on both sides, and what a regression does to
+/// the verdict.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegressionsConfig {
+    /// Globs of the test files to run; empty (the default) is the `tests` globs: every test
+    /// file of the head.
+    #[serde(default)]
+    pub tests: Vec<String>,
+    /// Whether a test that passes on the merge base and fails on head makes the verdict
+    /// `error` (otherwise the verdict stays what the selected tests call for).
+    #[serde(default)]
+    pub error: bool,
 }
 
 /// The `flaky` key: the error rate of the reruns' test and their caps.
@@ -361,6 +380,9 @@ impl RepoConfig {
                 f.max_rerun_seconds
             )));
         }
+        if let Some(r) = &config.regressions {
+            globset(origin, "regressions.tests", &r.tests)?;
+        }
         config.globs(origin)?;
         Ok(config)
     }
@@ -375,6 +397,19 @@ impl RepoConfig {
             carry: globset(origin, "carry", &self.carry)?,
             runtime: globset(origin, "runtime", &self.runtime)?,
         })
+    }
+}
+
+impl RepoConfig {
+    /// Whether a test file is in the suite that `regressions` runs on both sides.
+    ///
+    /// # Errors
+    /// A bad glob.
+    pub fn suite_globs(&self, origin: &str) -> Result<GlobSet, ConfigError> {
+        match self.regressions.as_ref().filter(|r| !r.tests.is_empty()) {
+            Some(r) => globset(origin, "regressions.tests", &r.tests),
+            None => globset(origin, "tests", &self.tests),
+        }
     }
 }
 

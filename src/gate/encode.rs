@@ -68,6 +68,10 @@ pub struct SideReport {
     /// in the `head` report. Absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reruns: Vec<Rerun>,
+    /// The run of the suite, when regressions were asked for (see
+    /// `crate::gate::regressions`): in the `base` and `head` reports, statuses only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<Rerun>,
 }
 
 /// One rerun of the candidates of a side: what it reported of them.
@@ -120,6 +124,7 @@ impl SideReport {
                 detail: None,
             },
             reruns: Vec::new(),
+            suite: None,
         }
     }
 
@@ -313,6 +318,7 @@ mod tests {
                 },
             },
             reruns: Vec::new(),
+            suite: None,
         }
     }
 

@@ -26,6 +26,7 @@ use crate::gate::classify::Row;
 use crate::gate::git::Repo;
 use crate::gate::github::{
     certificate, class_cell, code, explain, failed_command, hex, md, mutation_check, one_line,
+    regression_list,
 };
 use crate::gate::judge::Judgement;
 use crate::gate::line::{SideStatus, TestClass, Verdict};
@@ -239,6 +240,9 @@ fn sections(out: &mut String, judgement: &Judgement) {
     }
     if let Some(mutants) = &judgement.line.mutants {
         mutation_check(out, mutants, judgement.line.truncated);
+    }
+    if let Some(regressions) = &judgement.line.regressions {
+        regression_list(out, regressions);
     }
 }
 

@@ -516,6 +516,9 @@ pub(crate) fn summary(
     if let Some(mutants) = &result.mutants {
         mutation_check(&mut out, mutants, result.truncated);
     }
+    if let Some(regressions) = &result.regressions {
+        regression_list(&mut out, regressions);
+    }
     fit_bytes(out, SUMMARY_MAX_BYTES)
 }
 
@@ -586,6 +589,28 @@ pub(super) fn mutation_check(out: &mut String, mutants: &line::Mutants, truncate
     if truncated {
         out.push_str("Killed mutants may be left out of this list to fit the line.\n\n");
     }
+}
+
+/// The tests of the suite that pass on the merge base and fail on head.
+pub(super) fn regression_list(out: &mut String, regressions: &line::Regressions) {
+    let _ = writeln!(out, "### Regressions: {}\n", regressions.count);
+    if regressions.count == 0 {
+        out.push_str("No test of the suite passes on the merge base and fails on head.\n\n");
+        return;
+    }
+    out.push_str("Tests of the suite that pass on the merge base and fail on head:\n\n");
+    for t in regressions.tests.iter().take(SUMMARY_MAX_TESTS) {
+        let _ = writeln!(out, "- {} in {}", code(&t.name), code(&t.file));
+    }
+    let listed = u64::try_from(regressions.tests.len().min(SUMMARY_MAX_TESTS)).unwrap_or(0);
+    if regressions.count > listed {
+        let _ = writeln!(
+            out,
+            "\n{} more are not listed here.",
+            regressions.count - listed
+        );
+    }
+    out.push('\n');
 }
 
 pub(super) fn certificate(out: &mut String, cert: &line::Certificate) {

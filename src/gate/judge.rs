@@ -16,6 +16,7 @@ use crate::gate::git::{self, Repo};
 use crate::gate::line;
 use crate::gate::mutants::{self, MutantsReportError};
 use crate::gate::plan;
+use crate::gate::regressions;
 use crate::gate::test_report::RunDetail;
 
 /// What the judge reads.
@@ -186,6 +187,7 @@ pub(crate) fn error_line(
         truncated: false,
         certificate: None,
         mutants: None,
+        regressions: None,
     }
 }
 
@@ -319,6 +321,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
     if planned.plan.selected_by_data {
         classify::narrow_to_data(&mut classified, &planned.plan.data);
     }
+    let regressions = judge_regressions(&planned, &base, &head, &mut classified);
     let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
     let tests = classified.rows.iter().map(Row::to_line).collect();
     let certificate = input.reduce_report.as_deref().map(|path| {
@@ -342,12 +345,48 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
         truncated: false,
         certificate,
         mutants,
+        regressions,
     };
     Judgement {
         line: result,
         classified,
         configuration: Some(planned.origin.describe()),
         failures,
+    }
+}
+
+/// The regressions, when the sides ran the suite; a regression makes the verdict `error`
+/// when the configuration says so, and so does a suite run on one side only.
+fn judge_regressions(
+    planned: &plan::Planned,
+    base: &SideInput,
+    head: &SideInput,
+    classified: &mut Classified,
+) -> Option<line::Regressions> {
+    let asked = planned.config.regressions.as_ref();
+    let found = regressions::judge(
+        base.as_ref().ok(),
+        head.as_ref().ok(),
+        &planned.plan.tests,
+        asked.is_some(),
+    );
+    let fail = |classified: &mut Classified, message: String| {
+        if classified.verdict != Verdict::Error {
+            (classified.verdict, classified.error) = (Verdict::Error, Some(message));
+        }
+    };
+    match found {
+        Err(err) => {
+            fail(classified, err.to_string());
+            None
+        }
+        Ok(Some(found)) => {
+            if asked.is_some_and(|r| r.error) && found.count > 0 {
+                fail(classified, regressions::as_error(&found));
+            }
+            Some(found)
+        }
+        Ok(None) => None,
     }
 }
 

@@ -57,6 +57,8 @@ pub(crate) struct RunInput {
     pub holdout_runs: u64,
     /// Where to keep the reports (a directory that does not exist yet).
     pub reports: Option<PathBuf>,
+    /// Also run the suite on both sides, for the regressions.
+    pub regressions: bool,
 }
 
 /// Runs both sides and the judge in one process.
@@ -100,6 +102,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             budget: input.budget,
             local_config: input.local_config.clone(),
             base_candidates: base_candidates.take(),
+            regressions: input.regressions,
         };
         match sides::exec(&options, interrupt) {
             Err(err) => return write_failed(input, &err),
@@ -123,6 +126,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             budget: input.mutants_budget,
             local_config: input.local_config.clone(),
             base_candidates: None,
+            regressions: false,
         };
         if let Err(err) = sides::exec(&options, interrupt) {
             return write_failed(input, &err);
@@ -158,6 +162,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         budget: input.budget,
         local_config: input.local_config.clone(),
         base_candidates: None,
+        regressions: false,
     };
     let base_report = out.path().join("base.report");
     let reduced = reduce::reduce_side(

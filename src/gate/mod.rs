@@ -16,6 +16,7 @@
 //!   [`flaky`]: the reruns that rule out chance;
 //! - [`judge`]: the judgement; [`certificate`]: the reduce report and its check;
 //! - [`mutants`]: mutation specs of pull requests that change tests alone;
+//!   [`regressions`]: the suite on both sides, and the tests it breaks;
 //! - [`local`]: `run`, every side then the judge in one process; [`table`]: what it shows;
 //! - [`line`](mod@line): the `repromin/v1` line, formatter and strict parser;
 //! - [`github`]: job outputs, the step summary and annotations; [`feedback`]: the check
@@ -39,6 +40,7 @@ pub mod mutants;
 pub(crate) use readers::node_test;
 pub(crate) mod plan;
 pub(crate) mod readers;
+pub(crate) mod regressions;
 pub(crate) mod sandbox;
 pub(crate) mod sides;
 pub(crate) mod table;

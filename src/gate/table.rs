@@ -61,6 +61,12 @@ pub(crate) fn table(judgement: &Judgement) -> String {
             let _ = writeln!(out, "  | {line}");
         }
     }
+    if let Some(g) = &judgement.line.regressions {
+        for t in &g.tests {
+            let _ = writeln!(out, "regression {}::{}", t.file, t.name);
+        }
+        let _ = writeln!(out, "regressions: {}", g.count);
+    }
     let _ = write!(out, "verdict: {}", judgement.line.verdict.as_str());
     if let Some(err) = &judgement.line.error {
         let _ = write!(out, " ({err})");

@@ -21,6 +21,7 @@ mod mutants;
 mod package;
 mod publish;
 mod reduce;
+mod regressions;
 mod runs;
 
 mod sampling;

@@ -104,6 +104,7 @@ fn config(
         memory_mb: DEFAULT_MEMORY_MB,
         container: None,
         flaky: crate::gate::config::FlakyConfig::default(),
+        regressions: None,
     }
 }
 

@@ -62,6 +62,7 @@ pub(super) fn result(tests: Vec<TestLine>) -> ResultLine {
         truncated: false,
         certificate: None,
         mutants: None,
+        regressions: None,
     }
 }
 

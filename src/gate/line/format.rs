@@ -124,6 +124,9 @@ fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
     }
     let repro = |t: &TestLine| t.class == TestClass::Reproduces;
     drop_last(&mut out.tests, |t| !repro(t), json, &mut len, &mut dropped);
+    if let Some(r) = out.regressions.as_mut() {
+        drop_last(&mut r.tests, |_| true, json, &mut len, &mut dropped);
+    }
     drop_last(&mut out.tests, repro, json, &mut len, &mut dropped);
     for list in [&mut out.deleted_tests, &mut out.not_collected] {
         drop_last(list, |_| true, json, &mut len, &mut dropped);
@@ -207,7 +210,7 @@ pub fn truncate_to_fit(result: &ResultLine) -> Result<ResultLine, LineError> {
 /// result that [`parse_line`](super::parse_line) would refuse. A line that would be over
 /// [`MAX_LINE_BYTES`] loses entries one at a time, last first: `killed`
 /// entries of `mutants.results`, then `tests` entries of other classes
-/// than `reproduces`, then `reproduces` entries, then `deletedTests`, then
+/// than `reproduces`, then `regressions.tests` entries, then `reproduces` entries, then `deletedTests`, then
 /// `notCollected`, then the other `mutants.results` entries, until it
 /// fits; `truncated` becomes true and the counts and both verdicts stay as
 /// they are. The certificate is never dropped: if the line still does not
@@ -374,7 +377,8 @@ mod tests {
             };
             let mut tests = vec![];
             for _ in 0..n {
-                let mut t = test(&self.text(width), TestClass::ALL[self.below(5) as usize]);
+                let class = TestClass::ALL[self.below(TestClass::ALL.len() as u64) as usize];
+                let mut t = test(&self.text(width), class);
                 t.file = format!("tests/{}.py", self.text(width / 4));
                 t.rerun = SideStatus::ALL[self.below(5) as usize];
                 tests.push(t);
@@ -392,6 +396,16 @@ mod tests {
             }
             if self.below(3) == 0 {
                 r.mutants = Some(self.mutants(big, width));
+            }
+            if self.below(3) == 0 {
+                let n = self.below(if big { 80 } else { 4 });
+                let tests = (0..n)
+                    .map(|_| RegressionTest {
+                        file: format!("tests/{}.py", self.text(width / 4)),
+                        name: self.text(width),
+                    })
+                    .collect();
+                r.regressions = Some(Regressions { count: n, tests });
             }
             r
         }
@@ -614,6 +628,17 @@ mod tests {
             test("p", TestClass::PassesOnBase),
         ];
         out.push(("flaky", result(flaky)));
+        let mut broke = result(vec![test("r", TestClass::Reproduces)]);
+        broke.regressions = Some(Regressions {
+            count: 2,
+            tests: ["test_a", AWKWARD]
+                .map(|name| RegressionTest {
+                    file: "tests/test_old.py".into(),
+                    name: name.into(),
+                })
+                .to_vec(),
+        });
+        out.push(("regressions", broke));
         out.push(("no tests", result(vec![])));
         let mut error = result(vec![test("r", TestClass::Reproduces)]);
         (error.verdict, error.error) = (Verdict::Error, Some(AWKWARD.repeat(3)));

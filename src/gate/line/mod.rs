@@ -31,7 +31,8 @@ pub use rules::{
 };
 pub use types::{
     CertTest, Certificate, CertificateVerdict, Counts, Holdout, MutantLine, MutantOutcome, Mutants,
-    MutantsVerdict, ResultLine, Runs, SideStatus, TestClass, TestLine, TreeSize, Verdict,
+    MutantsVerdict, RegressionTest, Regressions, ResultLine, Runs, SideStatus, TestClass, TestLine,
+    TreeSize, Verdict,
 };
 
 #[cfg(test)]

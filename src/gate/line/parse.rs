@@ -10,8 +10,8 @@ use super::rules::{
     printable,
 };
 use super::types::{
-    CertTest, Certificate, Counts, Holdout, MutantLine, Mutants, Named, ResultLine, Runs,
-    TestClass, TestLine, TreeSize,
+    CertTest, Certificate, Counts, Holdout, MutantLine, Mutants, Named, RegressionTest,
+    Regressions, ResultLine, Runs, TestClass, TestLine, TreeSize,
 };
 
 /// duplicates, so that the schema check sees the keys as written. Numbers
@@ -380,6 +380,24 @@ fn mutants(v: &Json) -> Result<Mutants, LineError> {
     })
 }
 
+fn regressions(v: &Json) -> Result<Regressions, LineError> {
+    const P: &str = "regressions";
+    let [count_value, tests] = fields(v, P, ["count", "tests"])?;
+    let tests = array(tests, "regressions.tests")?.iter().enumerate();
+    let tests = tests.map(|(i, t)| {
+        let path = format!("regressions.tests[{i}]");
+        let [file, name] = fields(t, &path, ["file", "name"])?;
+        Ok(RegressionTest {
+            file: string(file, &format!("{path}.file"))?,
+            name: string(name, &format!("{path}.name"))?,
+        })
+    });
+    Ok(Regressions {
+        count: count(count_value, "regressions.count")?,
+        tests: tests.collect::<Result<_, _>>()?,
+    })
+}
+
 fn decode(json: &Json) -> Result<ResultLine, LineError> {
     let (
         [
@@ -395,8 +413,8 @@ fn decode(json: &Json) -> Result<ResultLine, LineError> {
             truncated,
             cert,
         ],
-        [muts],
-    ) = fields_opt(json, "", TOP_KEYS, ["mutants"])?;
+        [muts, regs],
+    ) = fields_opt(json, "", TOP_KEYS, ["mutants", "regressions"])?;
     let error = match error {
         Json::Null => None,
         Json::Str(s) => Some(s.clone()),
@@ -429,6 +447,7 @@ fn decode(json: &Json) -> Result<ResultLine, LineError> {
         truncated: boolean(truncated, "truncated")?,
         certificate: certificate(cert)?,
         mutants: muts.map(mutants).transpose()?,
+        regressions: regs.map(regressions).transpose()?,
     };
     result.validate()?;
     Ok(result)
@@ -554,6 +573,12 @@ TestParse::test_empty_input ⟹ TestParse::test\qinput ⟹ invalid JSON at byte 
 "reproduces":1,"passes-on-base":1 ⟹ "reproduces":2,"passes-on-base":0 ⟹ `tests` lists 1 entries of class `passes-on-base` but `counts.passes-on-base` is 0
 "not-run":0 ⟹ "not-run":1 ⟹ `truncated` is false but `tests` lists 2 entries while the counts total 3
 "not-run":0 ⟹ "not-run":0,"flaky":0 ⟹ `counts.flaky` must be absent when it is 0
+"certificate":null} ⟹ "certificate":null,"regressions":{"count":1,"tests":[]}} ⟹ `truncated` is false but `regressions.tests` lists 0 entries while `regressions.count` is 1
+"certificate":null} ⟹ "certificate":null,"regressions":{"count":0,"tests":[{"file":"a","name":"b"}]}} ⟹ `regressions.tests` lists 1 entries but `regressions.count` is 0
+"certificate":null} ⟹ "certificate":null,"regressions":null} ⟹ `regressions` must be an object, found null
+"certificate":null} ⟹ "certificate":null,"regressions":{"tests":[],"count":0}} ⟹ key `tests` out of order in `regressions`: expected `count`
+"certificate":null} ⟹ "certificate":null,"regressions":{"count":1,"tests":[{"name":"b","file":"a"}]}} ⟹ key `name` out of order in `regressions.tests[0]`: expected `file`
+"certificate":null} ⟹ "certificate":null,"regressions":{"count":-1,"tests":[]}} ⟹ `regressions.count` must be a non-negative integer
 "not-run":0 ⟹ "flaky":1,"not-run":0 ⟹ key `flaky` out of order in `counts`: expected `not-run`
 "reproduces":1,"passes-on-base":1,"new-api":0,"fails-on-head":0,"not-run":0 ⟹ "reproduces":0,"passes-on-base":1,"new-api":0,"fails-on-head":0,"not-run":0,"flaky":1 ⟹ verdict `reproduced` contradicts `counts`, which call for `flaky`
 "verdict":"reproduced" ⟹ "verdict":"flaky" ⟹ verdict `flaky` contradicts `counts`, which call for `reproduced`

@@ -108,6 +108,17 @@ pub fn pretty(result: &ResultLine) -> String {
             let _ = writeln!(out, "  {:<14}  {mutation}{failed}", x.outcome.as_str());
         }
     }
+    if let Some(g) = &r.regressions {
+        let _ = writeln!(
+            out,
+            "regressions:    {} ({} listed)",
+            g.count,
+            g.tests.len()
+        );
+        for t in &g.tests {
+            let _ = writeln!(out, "  {}", printable(&format!("{}::{}", t.file, t.name)));
+        }
+    }
     out
 }
 

@@ -184,6 +184,14 @@ pub enum LineError {
     /// A `killed` verdict over an entry that was not killed (entry index, outcome).
     #[error("`mutants.verdict` is `killed` but `mutants.results[{0}].outcome` is `{1}`")]
     KilledOverNotKilled(usize, MutantOutcome),
+    /// More `regressions.tests` entries than `regressions.count` (entries, count).
+    #[error("`regressions.tests` lists {0} entries but `regressions.count` is {1}")]
+    TooManyRegressions(usize, u64),
+    /// Not truncated, yet not every regression listed (entries, count).
+    #[error(
+        "`truncated` is false but `regressions.tests` lists {0} entries while `regressions.count` is {1}"
+    )]
+    NotAllRegressionsListed(usize, u64),
     /// `counts.flaky` written as 0: the key is there only when the count is not.
     #[error("`counts.flaky` must be absent when it is 0")]
     ZeroFlaky,
@@ -251,6 +259,15 @@ impl ResultLine {
         if !self.truncated && self.tests.len() as u128 != self.counts.total() {
             let (listed, total) = (self.tests.len(), self.counts.total());
             return Err(LineError::NotAllListed(listed, total));
+        }
+        if let Some(r) = &self.regressions {
+            let listed = r.tests.len();
+            if listed as u128 > u128::from(r.count) {
+                return Err(LineError::TooManyRegressions(listed, r.count));
+            }
+            if !self.truncated && listed as u128 != u128::from(r.count) {
+                return Err(LineError::NotAllRegressionsListed(listed, r.count));
+            }
         }
         if let Some(c) = &self.certificate {
             c.validate()?;

@@ -437,4 +437,28 @@ pub struct ResultLine {
     /// test material alone and adds or changes a mutation spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mutants: Option<Mutants>,
+    /// The tests that pass on the merge base and fail on head, outside the selected
+    /// files; `None` (no key on the line) unless the whole suite, or a listed part of it,
+    /// was asked to run on both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regressions: Option<Regressions>,
+}
+
+/// The `regressions` key: the tests of the suite that pass on the merge base and fail on
+/// head.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Regressions {
+    /// How many, also when the line lists only some of them.
+    pub count: u64,
+    /// The tests; only some of them when the line is `truncated`.
+    pub tests: Vec<RegressionTest>,
+}
+
+/// One entry of `regressions.tests`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegressionTest {
+    /// The test's file, e.g. `tests/test_x.py`.
+    pub file: String,
+    /// The test's full name in its file.
+    pub name: String,
 }

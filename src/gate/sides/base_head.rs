@@ -19,6 +19,7 @@ use super::common::{
 use super::error::SideError;
 use super::options::{ExecOptions, Side};
 use super::reruns::rerun_candidates;
+use crate::gate::regressions::suite_run;
 
 /// Runs the base or head side: its reports by name.
 pub(super) fn run_side(
@@ -52,11 +53,24 @@ pub(super) fn run_side(
                         reason: "the pull request changes no test".into(),
                     },
                     reruns: Vec::new(),
+                    suite: None,
                 };
                 ((*name).to_string(), report)
             })
             .collect());
     }
+    // The suite, when regressions are asked for: read from the head's tree before the
+    // worktree is made.
+    let suite = if options.regressions || config.regressions.is_some() {
+        let globs = config.suite_globs("configuration")?;
+        Some(crate::gate::regressions::suite_files(
+            &repo,
+            &options.head,
+            &globs,
+        )?)
+    } else {
+        None
+    };
     let sandbox = side_sandbox(options)?;
     let container = side_container(&config, options)?;
     let isolation = Isolation {
@@ -94,14 +108,49 @@ pub(super) fn run_side(
                     commit: commit.to_string(),
                     outcome,
                     reruns: Vec::new(),
+                    suite: None,
                 },
                 Err(err) => SideReport::error_with(name, commit, err.to_string(), err.detail()),
             };
             reports.push(((*name).to_string(), report));
         }
         rerun_side(options, &config, &place, &mut reports)?;
+        if let Some(suite) = &suite {
+            run_suite(options.side, &config, suite, &place, &mut reports)?;
+        }
         Ok(reports)
     })
+}
+
+/// Runs the suite `files` and adds the run to the side's first report (`base` or `head`),
+/// unless that report is an error marker.
+fn run_suite(
+    side: Side,
+    config: &RepoConfig,
+    files: &[String],
+    place: &RunPlace<'_>,
+    reports: &mut [(String, SideReport)],
+) -> Result<(), SideError> {
+    let Some((_, first)) = reports.first_mut() else {
+        return Ok(());
+    };
+    if !matches!(first.outcome, Outcome::Report { .. }) {
+        return Ok(());
+    }
+    if files.is_empty() {
+        first.suite = Some(suite_run(Some(0), &TestReport::default()));
+        return Ok(());
+    }
+    let name = if side == Side::Base {
+        "base-suite"
+    } else {
+        "head-suite"
+    };
+    place.deadline.check()?;
+    if let Outcome::Report { exit_code, report } = test_run(name, config, files, place)? {
+        first.suite = Some(suite_run(exit_code, &report));
+    }
+    Ok(())
 }
 
 /// Reruns the side's candidates and adds the reruns to its last report (`base-rerun` or

@@ -74,4 +74,7 @@ pub(crate) struct ExecOptions {
     /// The base side's candidates, when they are known before the head side runs (`run`):
     /// the head side then reruns only those of them that pass at head.
     pub base_candidates: Option<crate::gate::flaky::BaseCandidates>,
+    /// Also run the suite and report it, for the regressions (`--regressions`; the
+    /// configuration's `regressions` asks for it too).
+    pub regressions: bool,
 }
