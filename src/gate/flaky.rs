@@ -29,6 +29,29 @@ pub(crate) struct TestId {
     pub occurrence: usize,
 }
 
+impl TestId {
+    /// Every test of `file`, for a file whose runs ended without a report (timed out,
+    /// killed): its tests are not known by name, and all of them failed.
+    pub(crate) fn whole_file(file: &str) -> TestId {
+        TestId {
+            file: file.to_string(),
+            name: String::new(),
+            occurrence: usize::MAX,
+        }
+    }
+
+    /// Whether this stands for every test of its file.
+    pub(crate) fn is_whole_file(&self) -> bool {
+        self.occurrence == usize::MAX
+    }
+
+    /// Whether `list` holds this test, itself or through its whole file.
+    pub(crate) fn in_list(&self, list: &[TestId]) -> bool {
+        list.iter()
+            .any(|id| id == self || (id.is_whole_file() && id.file == self.file))
+    }
+}
+
 /// Every test of `report` with its identity, in report order.
 fn tests_of(report: &TestReport) -> impl Iterator<Item = (TestId, &TestCase)> {
     report.files.iter().flat_map(|file| {
@@ -51,6 +74,15 @@ pub(crate) fn status_in<'r>(report: &'r TestReport, id: &TestId) -> (SideStatus,
     let Some(file) = report.files.iter().find(|f| f.path == id.file) else {
         return (SideStatus::Absent, None);
     };
+    if id.is_whole_file() && file.crashed.is_none() && file.load_error.is_none() {
+        // The file ran this time: failed when any of its tests failed.
+        let failed = file.tests.iter().any(|t| t.status == Status::Failed);
+        return match (file.tests.is_empty(), failed) {
+            (true, _) => (SideStatus::Absent, None),
+            (false, true) => (SideStatus::Failed, None),
+            (false, false) => (SideStatus::Passed, None),
+        };
+    }
     status_in_file(file, &id.name, id.occurrence)
 }
 
@@ -84,8 +116,20 @@ fn plain_failure(status: SideStatus, message: Option<&str>) -> bool {
     status == SideStatus::Failed && !message.is_some_and(names_missing_symbol)
 }
 
-/// The base side's candidates: the tests that failed plainly on both base runs.
+/// The base side's candidates: the tests that failed plainly on both base runs, and the
+/// files whose two runs both ended without a report (every test of them failed).
 pub(crate) fn base_candidates(base: &TestReport, rerun: &TestReport) -> Vec<TestId> {
+    let crashed = |report: &TestReport, path: &str| {
+        report
+            .files
+            .iter()
+            .any(|f| f.path == path && f.crashed.is_some())
+    };
+    let whole_files = base
+        .files
+        .iter()
+        .filter(|f| f.crashed.is_some() && crashed(rerun, &f.path))
+        .map(|f| TestId::whole_file(&f.path));
     tests_of(base)
         .filter(|(id, test)| {
             let first = test.status == Status::Failed
@@ -97,6 +141,7 @@ pub(crate) fn base_candidates(base: &TestReport, rerun: &TestReport) -> Vec<Test
             first && plain_failure(status, message)
         })
         .map(|(id, _)| id)
+        .chain(whole_files)
         .collect()
 }
 
@@ -148,12 +193,12 @@ pub(crate) fn head_candidates(
     };
     let chosen: Vec<TestId> = passed
         .map(|(id, _)| id)
-        .filter(|id| base.chosen.contains(id))
+        .filter(|id| id.in_list(&base.chosen))
         .collect();
     let n = chosen.len();
     let open = chosen
         .into_iter()
-        .filter(|id| base.still_failing.contains(id))
+        .filter(|id| id.in_list(&base.still_failing))
         .collect();
     (open, n)
 }
@@ -186,7 +231,10 @@ pub(crate) fn keep_only(report: &TestReport, ids: &[TestId]) -> TestReport {
             tests: f
                 .tests
                 .iter()
-                .filter(|t| ids.iter().any(|id| id.file == f.path && id.name == t.name))
+                .filter(|t| {
+                    ids.iter()
+                        .any(|id| id.file == f.path && (id.is_whole_file() || id.name == t.name))
+                })
                 .map(|t| TestCase {
                     name: t.name.clone(),
                     status: t.status,
@@ -394,6 +442,58 @@ mod tests {
             decide(&t, &base, &absent, 1, 0.01),
             Decision::Flaky(_)
         ));
+    }
+
+    #[test]
+    fn a_file_whose_base_runs_both_crashed_is_a_candidate_as_a_whole() {
+        let crashed = |file: &str| FileResult {
+            path: file.into(),
+            load_error: None,
+            crashed: Some("timed out after 5 s".into()),
+            tests: vec![],
+        };
+        let hung = TestReport {
+            files: vec![crashed(F), crashed("tests/test_b.py")],
+        };
+        let mut once = hung.clone();
+        once.files[1] = report(&[("tests/test_b.py", "x", Passed, "")])
+            .files
+            .remove(0);
+        let found = base_candidates(&hung, &once);
+        assert_eq!(found, [TestId::whole_file(F)]);
+        // At head its tests have names: each is a candidate through its file.
+        let head = report(&[
+            (F, "t", Passed, ""),
+            (F, "u", Passed, ""),
+            ("tests/test_b.py", "x", Passed, ""),
+        ]);
+        let known = BaseCandidates::new(&hung, &once, &[]);
+        assert_eq!(
+            head_candidates(&head, Some(&known)),
+            (vec![id(F, "t", 0), id(F, "u", 0)], 2)
+        );
+        // A rerun where the file crashed again agrees for every test of it; one where it
+        // ran and a test passed does not, for that test.
+        let again = Rerun {
+            exit_code: None,
+            report: TestReport {
+                files: vec![crashed(F)],
+            },
+        };
+        assert_eq!(
+            status_in(&again.report, &id(F, "t", 0)).0,
+            SideStatus::Failed
+        );
+        assert_eq!(
+            status_in(&again.report, &TestId::whole_file(F)).0,
+            SideStatus::Failed
+        );
+        let ran = report(&[(F, "t", Passed, ""), (F, "u", Failed, "")]);
+        assert_eq!(
+            status_in(&ran, &TestId::whole_file(F)).0,
+            SideStatus::Failed
+        );
+        assert_eq!(keep_only(&ran, &[TestId::whole_file(F)]), ran);
     }
 
     #[test]

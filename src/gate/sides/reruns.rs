@@ -44,7 +44,8 @@ pub(super) fn rerun_candidates(
             break;
         }
         let mut this_round = Vec::new();
-        let mut by_id = true;
+        // A file known only as a whole is rerun as a file, and so is the rest of its round.
+        let mut by_id = !open.iter().any(TestId::is_whole_file);
         let mut ask = open.clone();
         for attempt in ["", "-files"] {
             if ask.is_empty() {
