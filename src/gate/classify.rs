@@ -388,17 +388,18 @@ pub(crate) fn classify(
         .iter()
         .filter(|row| row.class == TestClass::Reproduces)
         .count();
+    fn index(reruns: &[Rerun]) -> Vec<flaky::RerunIndex<'_>> {
+        reruns
+            .iter()
+            .map(|r| flaky::RerunIndex::new(&r.report))
+            .collect()
+    }
+    let (base_reruns, head_reruns) = (index(reruns_of(rerun)), index(reruns_of(head)));
     for (row, id) in rows.iter_mut().zip(&ids) {
         if row.class != TestClass::Reproduces {
             continue;
         }
-        let decision = flaky::decide(
-            id,
-            reruns_of(rerun),
-            reruns_of(head),
-            candidates,
-            error_rate,
-        );
+        let decision = flaky::decide(id, &base_reruns, &head_reruns, candidates, error_rate);
         if let Decision::Flaky(runs) = decision {
             (row.class, row.runs) = (TestClass::Flaky, Some(runs));
         }

@@ -12,6 +12,8 @@
 //! spread over the candidates; any other candidate, and any test that failed one base run
 //! and passed the other, is `flaky`, with its run counts.
 
+use std::collections::HashMap;
+
 use crate::gate::config::FlakyConfig;
 use crate::gate::encode::Rerun;
 use crate::gate::line::{Runs, SideStatus};
@@ -256,20 +258,62 @@ pub(crate) enum Decision {
     Flaky(Runs),
 }
 
+/// A rerun's report indexed by file and test name, so that the judge looks each candidate
+/// up in constant time whatever the size of the report.
+pub(crate) struct RerunIndex<'r> {
+    files: HashMap<&'r str, (&'r FileResult, HashMap<&'r str, Vec<Status>>)>,
+}
+
+impl<'r> RerunIndex<'r> {
+    /// Indexes `report` (a file listed twice: the first).
+    pub(crate) fn new(report: &'r TestReport) -> Self {
+        let mut files = HashMap::new();
+        for file in &report.files {
+            files.entry(file.path.as_str()).or_insert_with(|| {
+                let mut names: HashMap<&str, Vec<Status>> = HashMap::new();
+                for test in &file.tests {
+                    names.entry(test.name.as_str()).or_default().push(test.status);
+                }
+                (file, names)
+            });
+        }
+        RerunIndex { files }
+    }
+
+    /// How `id` came out, as [`status_in`] says.
+    fn status(&self, id: &TestId) -> SideStatus {
+        let Some((file, names)) = self.files.get(id.file.as_str()) else {
+            return SideStatus::Absent;
+        };
+        if file.load_error.is_some() {
+            return SideStatus::LoadError;
+        }
+        if file.crashed.is_some() {
+            return SideStatus::Failed;
+        }
+        match names.get(id.name.as_str()).and_then(|s| s.get(id.occurrence)) {
+            None => SideStatus::Absent,
+            Some(Status::Passed) => SideStatus::Passed,
+            Some(Status::Failed) => SideStatus::Failed,
+            Some(Status::Skipped) => SideStatus::Skipped,
+        }
+    }
+}
+
 /// Counts one candidate's reruns on each side and decides. `candidates` is how many tests
 /// the first runs made candidates (the judge's count, from the rows).
 pub(crate) fn decide(
     id: &TestId,
-    base_reruns: &[Rerun],
-    head_reruns: &[Rerun],
+    base_reruns: &[RerunIndex<'_>],
+    head_reruns: &[RerunIndex<'_>],
     candidates: usize,
     error_rate: f64,
 ) -> Decision {
-    let count = |reruns: &[Rerun], want: SideStatus| {
+    let count = |reruns: &[RerunIndex<'_>], want: SideStatus| {
         let mut agreed = 0_u64;
         let mut disagreed = 0_u64;
         for rerun in reruns {
-            match status_in(&rerun.report, id).0 {
+            match rerun.status(id) {
                 SideStatus::Absent => {}
                 status if status == want => agreed += 1,
                 _ => disagreed += 1,
@@ -381,6 +425,10 @@ mod tests {
         assert_eq!(head_candidates(&head, Some(&settled)), (vec![], 1));
     }
 
+    fn ix(reruns: &[Rerun]) -> Vec<RerunIndex<'_>> {
+        reruns.iter().map(|r| RerunIndex::new(&r.report)).collect()
+    }
+
     fn rerun(tests: &[(&str, &str, Status, &str)]) -> Rerun {
         Rerun {
             exit_code: Some(1),
@@ -395,12 +443,12 @@ mod tests {
         let pass = || rerun(&[(F, "t", Passed, "")]);
         let base: Vec<Rerun> = (0..4).map(|_| fail()).collect();
         let head: Vec<Rerun> = (0..4).map(|_| pass()).collect();
-        assert_eq!(decide(&t, &base, &head, 1, 0.01), Decision::Reproduces);
+        assert_eq!(decide(&t, &ix(&base), &ix(&head), 1, 0.01), Decision::Reproduces);
         // Too few for two candidates at 4 each? 4^-4 = 0.0039 <= 0.005: still enough.
-        assert_eq!(decide(&t, &base, &head, 2, 0.01), Decision::Reproduces);
+        assert_eq!(decide(&t, &ix(&base), &ix(&head), 2, 0.01), Decision::Reproduces);
         // Not for three.
         assert!(matches!(
-            decide(&t, &base, &head, 3, 0.01),
+            decide(&t, &ix(&base), &ix(&head), 3, 0.01),
             Decision::Flaky(_)
         ));
         // No reruns at all: nothing rules out chance.
@@ -417,7 +465,7 @@ mod tests {
         let mut mixed = base.clone();
         mixed[2] = pass();
         assert_eq!(
-            decide(&t, &mixed, &head, 1, 0.01),
+            decide(&t, &ix(&mixed), &ix(&head), 1, 0.01),
             Decision::Flaky(Runs {
                 base_failed: 5,
                 base_runs: 6,
@@ -429,17 +477,17 @@ mod tests {
         let mut skipped = head.clone();
         skipped[0] = rerun(&[(F, "t", Skipped, "")]);
         assert!(matches!(
-            decide(&t, &base, &skipped, 1, 0.01),
+            decide(&t, &ix(&base), &ix(&skipped), 1, 0.01),
             Decision::Flaky(_)
         ));
         // A rerun that does not list the test does not count either way.
         let mut absent = head.clone();
         absent.push(rerun(&[(F, "other", Failed, "")]));
-        assert_eq!(decide(&t, &base, &absent, 1, 0.01), Decision::Reproduces);
+        assert_eq!(decide(&t, &ix(&base), &ix(&absent), 1, 0.01), Decision::Reproduces);
         absent[0] = rerun(&[(F, "other", Passed, "")]);
         absent[1] = rerun(&[(F, "other", Passed, "")]);
         assert!(matches!(
-            decide(&t, &base, &absent, 1, 0.01),
+            decide(&t, &ix(&base), &ix(&absent), 1, 0.01),
             Decision::Flaky(_)
         ));
     }
