@@ -351,6 +351,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
                     options: &options,
                     base_report: &base_report,
                     holdout_runs: args.holdout_runs,
+                    test: None,
                 },
                 interrupt,
             );

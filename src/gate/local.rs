@@ -170,6 +170,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
             options: &options,
             base_report: &base_report,
             holdout_runs: input.holdout_runs,
+            test: first_reproducing(&first.classified),
         },
         interrupt,
     );
@@ -177,6 +178,16 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         return write_failed(input, &err);
     }
     judged(report("reduce"))
+}
+
+/// The first test, in path then name order, that the judgement says reproduces.
+fn first_reproducing(classified: &Classified) -> Option<(String, String)> {
+    classified
+        .rows
+        .iter()
+        .filter(|row| row.class == crate::gate::line::TestClass::Reproduces)
+        .map(|row| (row.file.clone(), row.name.clone()))
+        .min()
 }
 
 /// The base side's candidates, from its two reports and its reruns (none when either is

@@ -65,6 +65,10 @@ pub(crate) struct ReduceSide<'a> {
     pub base_report: &'a Path,
     /// Holdout runs.
     pub holdout_runs: u64,
+    /// The test to reduce for, when the caller has judged already (`run`: the first test
+    /// that reproduces, so that a flaky one that fails first on base is passed over);
+    /// otherwise the first selected test that failed on base.
+    pub test: Option<(String, String)>,
 }
 
 /// Runs the reduce side and writes `reduce.report`. Every failure of the side becomes an
@@ -121,7 +125,11 @@ fn run_reduce_side(
     })?;
     let base_report =
         crate::gate::encode::decode(&text, "base", crate::gate::encode::TEST_REPORT_CAP)?;
-    let Some((file, name)) = pick_test(&planned.plan, &base_report) else {
+    let picked = side
+        .test
+        .clone()
+        .or_else(|| pick_test(&planned.plan, &base_report));
+    let Some((file, name)) = picked else {
         return Ok(ReduceOutcome::Skipped {
             reason: "no selected test fails on base".into(),
         });
