@@ -172,3 +172,42 @@ fn a_stricter_error_rate_needs_more_reruns_and_the_cap_can_leave_it_undecided() 
         "{line}"
     );
 }
+
+#[test]
+fn run_reduces_for_the_test_that_reproduces_not_a_flaky_one_that_fails_first() {
+    let (repo, base) = base_repo();
+    let counts = tempfile::tempdir().unwrap();
+    let counter = counts.path().join("runs");
+    // `tests/test_a_sometimes.py` sorts before `tests/test_calc.py` and fails both base
+    // runs, so it is the first test that failed on base; a base rerun settles it.
+    let head = repo.commit(
+        &[
+            ("calc.py", CALC_FIXED),
+            ("tests/test_calc.py", REPRODUCING),
+            ("tests/test_a_sometimes.py", &counted_test(&counter, "n >= 2")),
+        ],
+        "fix, and a test that fails at random",
+    );
+    let path = repo.path().display().to_string();
+    let o = run(
+        &[
+            "run",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &path,
+            // The fewest holdout runs that can certify at 0.9 and 0.95.
+            "--holdout-runs",
+            "29",
+        ],
+        repo.path(),
+    );
+    let line = crate::util::line(&stdout(&o));
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{}", stderr(&o));
+    let certificate = &line["certificate"];
+    assert_eq!(certificate["test"]["name"], "test_add", "{line}");
+    assert_eq!(certificate["test"]["file"], "tests/test_calc.py", "{line}");
+    assert_ne!(certificate["verdict"], "error", "{line}");
+}
