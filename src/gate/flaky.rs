@@ -272,7 +272,10 @@ impl<'r> RerunIndex<'r> {
             files.entry(file.path.as_str()).or_insert_with(|| {
                 let mut names: HashMap<&str, Vec<Status>> = HashMap::new();
                 for test in &file.tests {
-                    names.entry(test.name.as_str()).or_default().push(test.status);
+                    names
+                        .entry(test.name.as_str())
+                        .or_default()
+                        .push(test.status);
                 }
                 (file, names)
             });
@@ -291,7 +294,10 @@ impl<'r> RerunIndex<'r> {
         if file.crashed.is_some() {
             return SideStatus::Failed;
         }
-        match names.get(id.name.as_str()).and_then(|s| s.get(id.occurrence)) {
+        match names
+            .get(id.name.as_str())
+            .and_then(|s| s.get(id.occurrence))
+        {
             None => SideStatus::Absent,
             Some(Status::Passed) => SideStatus::Passed,
             Some(Status::Failed) => SideStatus::Failed,
@@ -342,31 +348,7 @@ pub(crate) fn decide(
 mod tests {
     use super::*;
 
-    fn report(tests: &[(&str, &str, Status, &str)]) -> TestReport {
-        let mut files: Vec<FileResult> = Vec::new();
-        for (file, name, status, message) in tests {
-            let case = TestCase {
-                name: (*name).into(),
-                status: *status,
-                messages: if message.is_empty() {
-                    vec![]
-                } else {
-                    vec![(*message).into()]
-                },
-                error_type: None,
-            };
-            match files.iter_mut().find(|f| f.path == *file) {
-                Some(f) => f.tests.push(case),
-                None => files.push(FileResult {
-                    path: (*file).into(),
-                    load_error: None,
-                    crashed: None,
-                    tests: vec![case],
-                }),
-            }
-        }
-        TestReport { files }
-    }
+    use crate::gate::test_report::report_of as report;
 
     fn id(file: &str, name: &str, occurrence: usize) -> TestId {
         TestId {
@@ -443,9 +425,15 @@ mod tests {
         let pass = || rerun(&[(F, "t", Passed, "")]);
         let base: Vec<Rerun> = (0..4).map(|_| fail()).collect();
         let head: Vec<Rerun> = (0..4).map(|_| pass()).collect();
-        assert_eq!(decide(&t, &ix(&base), &ix(&head), 1, 0.01), Decision::Reproduces);
+        assert_eq!(
+            decide(&t, &ix(&base), &ix(&head), 1, 0.01),
+            Decision::Reproduces
+        );
         // Too few for two candidates at 4 each? 4^-4 = 0.0039 <= 0.005: still enough.
-        assert_eq!(decide(&t, &ix(&base), &ix(&head), 2, 0.01), Decision::Reproduces);
+        assert_eq!(
+            decide(&t, &ix(&base), &ix(&head), 2, 0.01),
+            Decision::Reproduces
+        );
         // Not for three.
         assert!(matches!(
             decide(&t, &ix(&base), &ix(&head), 3, 0.01),
@@ -483,7 +471,10 @@ mod tests {
         // A rerun that does not list the test does not count either way.
         let mut absent = head.clone();
         absent.push(rerun(&[(F, "other", Failed, "")]));
-        assert_eq!(decide(&t, &ix(&base), &ix(&absent), 1, 0.01), Decision::Reproduces);
+        assert_eq!(
+            decide(&t, &ix(&base), &ix(&absent), 1, 0.01),
+            Decision::Reproduces
+        );
         absent[0] = rerun(&[(F, "other", Passed, "")]);
         absent[1] = rerun(&[(F, "other", Passed, "")]);
         assert!(matches!(

@@ -182,25 +182,9 @@ mod tests {
     use super::*;
 
     fn report(tests: &[(&str, &str, Status)]) -> TestReport {
-        let mut files: Vec<FileResult> = Vec::new();
-        for (file, name, status) in tests {
-            let case = TestCase {
-                name: (*name).into(),
-                status: *status,
-                messages: vec![],
-                error_type: None,
-            };
-            match files.iter_mut().find(|f| f.path == *file) {
-                Some(f) => f.tests.push(case),
-                None => files.push(FileResult {
-                    path: (*file).into(),
-                    load_error: None,
-                    crashed: None,
-                    tests: vec![case],
-                }),
-            }
-        }
-        TestReport { files }
+        let rows: Vec<(&str, &str, Status, &str)> =
+            tests.iter().map(|(f, n, s)| (*f, *n, *s, "")).collect();
+        crate::gate::test_report::report_of(&rows)
     }
 
     use Status::{Failed, Passed, Skipped};

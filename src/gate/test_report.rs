@@ -137,3 +137,32 @@ pub(crate) fn names_missing_symbol(message: &str) -> bool {
     // Python: `AttributeError: module 'x' has no attribute 'y'`.
     message.contains("AttributeError: module '") && message.contains("has no attribute")
 }
+
+/// A report of `(file, name, status, first message)` rows, files in order of first
+/// appearance: for the tests of the modules that read reports.
+#[cfg(test)]
+pub(crate) fn report_of(tests: &[(&str, &str, Status, &str)]) -> TestReport {
+    let mut files: Vec<FileResult> = Vec::new();
+    for (file, name, status, message) in tests {
+        let case = TestCase {
+            name: (*name).into(),
+            status: *status,
+            messages: if message.is_empty() {
+                vec![]
+            } else {
+                vec![(*message).into()]
+            },
+            error_type: None,
+        };
+        match files.iter_mut().find(|f| f.path == *file) {
+            Some(f) => f.tests.push(case),
+            None => files.push(FileResult {
+                path: (*file).into(),
+                load_error: None,
+                crashed: None,
+                tests: vec![case],
+            }),
+        }
+    }
+    TestReport { files }
+}

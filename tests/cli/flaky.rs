@@ -3,31 +3,12 @@
 //! repository, so the runs it fails are known in advance: `run` makes the two base runs,
 //! then the base side's reruns, then the head run and the head side's reruns, in that order.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::util::{GitRepo, PYTEST_CONFIG, gate_run, no_reduce_args, run, stderr, stdout};
+use crate::gate::{CALC_FIXED, python_base as base_repo};
+use crate::util::{PYTEST_CONFIG, gate_run, line_command, no_reduce_args, run, stderr, stdout};
 
-const CALC_BUGGY: &str = "def add(a, b):\n    return a - b\n";
-const CALC_FIXED: &str = "def add(a, b):\n    return a + b\n";
 const REPRODUCING: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
-
-fn base_repo() -> (GitRepo, String) {
-    let repo = GitRepo::new();
-    let base = repo.commit(
-        &[
-            (".github/repromin.json", PYTEST_CONFIG),
-            ("calc.py", CALC_BUGGY),
-            (
-                "tests/conftest.py",
-                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
-            ),
-        ],
-        "base",
-    );
-    (repo, base)
-}
 
 /// A test whose `n`-th run (from 0, counted in `counter`) passes exactly when `passes` holds.
 fn counted_test(counter: &Path, passes: &str) -> String {
@@ -105,19 +86,7 @@ fn a_test_that_fails_on_a_head_rerun_is_flaky_and_so_is_the_verdict() {
     );
     assert_eq!(std::fs::read_to_string(&counter).unwrap(), "8");
     // `repromin line` reads it, and says what the runs were.
-    let mut child = Command::new(crate::util::bin())
-        .arg("line")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(printed.as_bytes())
-        .unwrap();
-    let checked = child.wait_with_output().unwrap();
+    let checked = line_command(&printed);
     assert!(checked.status.success(), "{}", stdout(&checked));
     assert!(
         stdout(&checked).contains("(failed 6 of 6 on base, passed 1 of 2 on head)"),
@@ -184,7 +153,10 @@ fn run_reduces_for_the_test_that_reproduces_not_a_flaky_one_that_fails_first() {
         &[
             ("calc.py", CALC_FIXED),
             ("tests/test_calc.py", REPRODUCING),
-            ("tests/test_a_sometimes.py", &counted_test(&counter, "n >= 2")),
+            (
+                "tests/test_a_sometimes.py",
+                &counted_test(&counter, "n >= 2"),
+            ),
         ],
         "fix, and a test that fails at random",
     );

@@ -11,10 +11,10 @@ use crate::util::{
 };
 
 const CALC_BUGGY: &str = "def add(a, b):\n    return a - b\n";
-const CALC_FIXED: &str = "def add(a, b):\n    return a + b\n";
+pub(crate) const CALC_FIXED: &str = "def add(a, b):\n    return a + b\n";
 
 /// A Python repo whose merge base has the config and a bug.
-fn python_base() -> (GitRepo, String) {
+pub(crate) fn python_base() -> (GitRepo, String) {
     let repo = GitRepo::new();
     let base = repo.commit(
         &[

@@ -2,10 +2,7 @@
 //! tests that pass on the merge base and fail on head are listed, the verdict unchanged
 //! unless the configuration makes a regression an error.
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
-
-use crate::util::{GitRepo, gate_run, line, no_reduce_args, run, stderr, stdout};
+use crate::util::{GitRepo, gate_run, line, line_command, no_reduce_args, run, stderr, stdout};
 
 /// A pytest configuration with `extra` keys after `version`.
 fn config(extra: &str) -> String {
@@ -79,19 +76,7 @@ fn a_fix_that_breaks_another_test_lists_it_as_a_regression_when_asked() {
         stderr(&o)
     );
     // `repromin line` reads it back and shows it.
-    let mut child = Command::new(crate::util::bin())
-        .arg("line")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(printed.as_bytes())
-        .unwrap();
-    let shown = child.wait_with_output().unwrap();
+    let shown = line_command(&printed);
     assert!(shown.status.success(), "{}", stdout(&shown));
     assert!(
         stdout(&shown).contains("regressions:    1 (1 listed)\n  tests/test_old.py::test_sub"),
@@ -141,8 +126,8 @@ fn the_judge_refuses_a_suite_run_on_one_side_only() {
     exec("base", &["--regressions"]);
     exec("head", &[]);
     let report = |name: &str| format!("{dir}/{name}.report");
-    let o = run(
-        &[
+    let judge = || {
+        let args = [
             "judge",
             "--base-report",
             &report("base"),
@@ -156,10 +141,10 @@ fn the_judge_refuses_a_suite_run_on_one_side_only() {
             &head,
             "--repo",
             &path,
-        ],
-        repo.path(),
-    );
-    let judged = line(&stdout(&o));
+        ];
+        line(&stdout(&run(&args, repo.path())))
+    };
+    let judged = judge();
     assert_eq!(judged["verdict"], "error", "{judged}");
     assert_eq!(
         judged["error"], "the base report has a run of the suite and the head report has none",
@@ -167,25 +152,7 @@ fn the_judge_refuses_a_suite_run_on_one_side_only() {
     );
     // With the head side's suite too, the split layout lists what `run` lists.
     exec("head", &["--regressions"]);
-    let o = run(
-        &[
-            "judge",
-            "--base-report",
-            &report("base"),
-            "--base-rerun-report",
-            &report("base-rerun"),
-            "--head-report",
-            &report("head"),
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &path,
-        ],
-        repo.path(),
-    );
-    let judged = line(&stdout(&o));
+    let judged = judge();
     assert_eq!(judged["verdict"], "reproduced", "{judged}");
     assert_eq!(judged["regressions"]["count"], 1, "{judged}");
 }

@@ -155,6 +155,24 @@ pub(crate) fn output_within(mut command: Command, timeout: Duration) -> Output {
     }
 }
 
+/// `repromin line` with `input` on its standard input.
+pub(crate) fn line_command(input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(bin())
+        .arg("line")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
