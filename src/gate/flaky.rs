@@ -222,31 +222,13 @@ pub(crate) fn planned(candidates: usize, config: &FlakyConfig) -> u64 {
 /// `report` with only the tests of `ids` (every test of their names, so that occurrences
 /// keep their order), without messages: what a rerun keeps.
 pub(crate) fn keep_only(report: &TestReport, ids: &[TestId]) -> TestReport {
-    let files = report
-        .files
-        .iter()
-        .filter(|f| ids.iter().any(|id| id.file == f.path))
-        .map(|f| FileResult {
-            path: f.path.clone(),
-            load_error: f.load_error.as_ref().map(|_| String::new()),
-            crashed: f.crashed.clone(),
-            tests: f
-                .tests
-                .iter()
-                .filter(|t| {
-                    ids.iter()
-                        .any(|id| id.file == f.path && (id.is_whole_file() || id.name == t.name))
-                })
-                .map(|t| TestCase {
-                    name: t.name.clone(),
-                    status: t.status,
-                    messages: Vec::new(),
-                    error_type: None,
-                })
-                .collect(),
-        })
-        .collect();
-    TestReport { files }
+    report.statuses_only(
+        |f| ids.iter().any(|id| id.file == f.path),
+        |f, t| {
+            ids.iter()
+                .any(|id| id.file == f.path && (id.is_whole_file() || id.name == t.name))
+        },
+    )
 }
 
 /// What the reruns of one candidate show.

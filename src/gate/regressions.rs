@@ -10,7 +10,7 @@ use crate::gate::encode::{Outcome, Rerun, SideReport};
 use crate::gate::flaky::{TestId, status_in};
 use crate::gate::git::{GitError, Repo};
 use crate::gate::line::{RegressionTest, Regressions, SideStatus};
-use crate::gate::test_report::{FileResult, Status, TestCase, TestReport};
+use crate::gate::test_report::{Status, TestReport};
 
 /// The test files of the suite at `head`: regular files that `suite` matches, in path order.
 ///
@@ -33,28 +33,9 @@ pub(crate) fn suite_files(
 
 /// A suite run as a report carries it: the statuses of its tests, without messages.
 pub(crate) fn suite_run(exit_code: Option<i32>, report: &TestReport) -> Rerun {
-    let files = report
-        .files
-        .iter()
-        .map(|f| FileResult {
-            path: f.path.clone(),
-            load_error: f.load_error.as_ref().map(|_| String::new()),
-            crashed: f.crashed.clone(),
-            tests: f
-                .tests
-                .iter()
-                .map(|t| TestCase {
-                    name: t.name.clone(),
-                    status: t.status,
-                    messages: Vec::new(),
-                    error_type: None,
-                })
-                .collect(),
-        })
-        .collect();
     Rerun {
         exit_code,
-        report: TestReport { files },
+        report: report.statuses_only(|_| true, |_, _| true),
     }
 }
 

@@ -103,6 +103,40 @@ pub struct TestReport {
     pub files: Vec<FileResult>,
 }
 
+impl TestReport {
+    /// The files `keep_file` chooses, with the tests `keep_test` chooses of each, and no
+    /// failure messages (a load error keeps its mark, not its text): what a rerun or a run
+    /// of the suite carries to the judge, which reads only statuses there.
+    pub(crate) fn statuses_only(
+        &self,
+        keep_file: impl Fn(&FileResult) -> bool,
+        keep_test: impl Fn(&FileResult, &TestCase) -> bool,
+    ) -> TestReport {
+        let files = self
+            .files
+            .iter()
+            .filter(|f| keep_file(f))
+            .map(|f| FileResult {
+                path: f.path.clone(),
+                load_error: f.load_error.as_ref().map(|_| String::new()),
+                crashed: f.crashed.clone(),
+                tests: f
+                    .tests
+                    .iter()
+                    .filter(|t| keep_test(f, t))
+                    .map(|t| TestCase {
+                        name: t.name.clone(),
+                        status: t.status,
+                        messages: Vec::new(),
+                        error_type: None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        TestReport { files }
+    }
+}
+
 /// Messages that mean "the thing under test does not exist on base", by ecosystem.
 const MISSING_SYMBOL: &[&str] = &[
     // Python

@@ -747,22 +747,7 @@ fn the_line_command_checks_lines_from_stdin() {
         a = "a".repeat(40),
         b = "b".repeat(40)
     );
-    let pipe = |input: &str| {
-        let mut child = Command::new(crate::util::bin())
-            .arg("line")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let pipe = crate::util::line_command;
     let o = pipe(&format!("{valid}\n"));
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("no-tests"));
