@@ -389,10 +389,7 @@ pub(crate) fn classify(
         .filter(|row| row.class == TestClass::Reproduces)
         .count();
     fn index(reruns: &[Rerun]) -> Vec<flaky::RerunIndex<'_>> {
-        reruns
-            .iter()
-            .map(|r| flaky::RerunIndex::new(&r.report))
-            .collect()
+        reruns.iter().map(flaky::RerunIndex::new).collect()
     }
     let (base_reruns, head_reruns) = (index(reruns_of(rerun)), index(reruns_of(head)));
     for (row, id) in rows.iter_mut().zip(&ids) {
@@ -478,6 +475,8 @@ mod tests {
                     report: TestReport {
                         files: files.to_vec(),
                     },
+                    limit_ms: None,
+                    duration_ms: None,
                 })
                 .collect();
             report

@@ -204,6 +204,10 @@ pub struct FlakyConfig {
     /// The most seconds each side spends on reruns (a rerun under way finishes).
     #[serde(default = "default_max_rerun_seconds")]
     pub max_rerun_seconds: u64,
+    /// The time limit of a rerun of a file whose two base runs both timed out, in seconds
+    /// (at most `timeouts.test`).
+    #[serde(default = "default_hang_rerun_seconds")]
+    pub hang_rerun_seconds: u64,
 }
 
 /// The default error rate of the reruns' test: 1 % per pull request.
@@ -218,6 +222,9 @@ fn default_max_reruns() -> u64 {
 fn default_max_rerun_seconds() -> u64 {
     600
 }
+fn default_hang_rerun_seconds() -> u64 {
+    60
+}
 
 impl Default for FlakyConfig {
     fn default() -> Self {
@@ -225,6 +232,7 @@ impl Default for FlakyConfig {
             error_rate: default_error_rate(),
             max_reruns: default_max_reruns(),
             max_rerun_seconds: default_max_rerun_seconds(),
+            hang_rerun_seconds: default_hang_rerun_seconds(),
         }
     }
 }
@@ -374,11 +382,15 @@ impl RepoConfig {
                 crate::stats::flake::MAX_PLANNED_RERUNS
             )));
         }
-        if !(1..=MAX_TIMEOUT_SECS).contains(&f.max_rerun_seconds) {
-            return Err(invalid(format!(
-                "`flaky.max_rerun_seconds` is {}: from 1 to {MAX_TIMEOUT_SECS} seconds (720 hours)",
-                f.max_rerun_seconds
-            )));
+        for (key, secs) in [
+            ("max_rerun_seconds", f.max_rerun_seconds),
+            ("hang_rerun_seconds", f.hang_rerun_seconds),
+        ] {
+            if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
+                return Err(invalid(format!(
+                    "`flaky.{key}` is {secs}: from 1 to {MAX_TIMEOUT_SECS} seconds (720 hours)"
+                )));
+            }
         }
         if let Some(r) = &config.regressions {
             globset(origin, "regressions.tests", &r.tests)?;

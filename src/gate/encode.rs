@@ -83,6 +83,12 @@ pub struct Rerun {
     /// The candidates' results: their files, with only the candidates' tests, without
     /// messages.
     pub report: TestReport,
+    /// The time limit the rerun ran under, in milliseconds: a run past it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
+    /// How long the rerun took, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 /// The most reruns one report may carry: the planned reruns, each at most twice (by test

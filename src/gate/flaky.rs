@@ -244,11 +244,14 @@ pub(crate) enum Decision {
 /// up in constant time whatever the size of the report.
 pub(crate) struct RerunIndex<'r> {
     files: HashMap<&'r str, (&'r FileResult, HashMap<&'r str, Vec<Status>>)>,
+    limit_ms: Option<u64>,
+    duration_ms: Option<u64>,
 }
 
 impl<'r> RerunIndex<'r> {
-    /// Indexes `report` (a file listed twice: the first).
-    pub(crate) fn new(report: &'r TestReport) -> Self {
+    /// Indexes `rerun`'s report (a file listed twice: the first).
+    pub(crate) fn new(rerun: &'r Rerun) -> Self {
+        let report = &rerun.report;
         let mut files = HashMap::new();
         for file in &report.files {
             files.entry(file.path.as_str()).or_insert_with(|| {
@@ -262,7 +265,11 @@ impl<'r> RerunIndex<'r> {
                 (file, names)
             });
         }
-        RerunIndex { files }
+        RerunIndex {
+            files,
+            limit_ms: rerun.limit_ms,
+            duration_ms: rerun.duration_ms,
+        }
     }
 
     /// How `id` came out, as [`status_in`] says.
@@ -297,12 +304,27 @@ pub(crate) fn decide(
     candidates: usize,
     error_rate: f64,
 ) -> Decision {
+    // A base rerun failed within its limit: a head rerun passes only within the shortest
+    // such limit, so that both sides measure the same event.
+    let limit = base_reruns
+        .iter()
+        .filter(|r| r.status(id) == SideStatus::Failed)
+        .filter_map(|r| r.limit_ms)
+        .min();
+    let in_time = |rerun: &RerunIndex<'_>| match (limit, rerun.duration_ms) {
+        (None, _) => true,
+        (Some(limit), Some(took)) => took <= limit,
+        (Some(_), None) => false,
+    };
     let count = |reruns: &[RerunIndex<'_>], want: SideStatus| {
         let mut agreed = 0_u64;
         let mut disagreed = 0_u64;
         for rerun in reruns {
             match rerun.status(id) {
                 SideStatus::Absent => {}
+                SideStatus::Passed if want == SideStatus::Passed && !in_time(rerun) => {
+                    disagreed += 1;
+                }
                 status if status == want => agreed += 1,
                 _ => disagreed += 1,
             }
@@ -383,6 +405,8 @@ mod tests {
             &[Rerun {
                 exit_code: Some(0),
                 report: report(&[(F, "t", Passed, ""), (F, "t", Failed, "")]),
+                limit_ms: None,
+                duration_ms: None,
             }],
         );
         assert_eq!(settled.still_failing, [id(F, "t", 1)]);
@@ -390,13 +414,15 @@ mod tests {
     }
 
     fn ix(reruns: &[Rerun]) -> Vec<RerunIndex<'_>> {
-        reruns.iter().map(|r| RerunIndex::new(&r.report)).collect()
+        reruns.iter().map(RerunIndex::new).collect()
     }
 
     fn rerun(tests: &[(&str, &str, Status, &str)]) -> Rerun {
         Rerun {
             exit_code: Some(1),
             report: report(tests),
+            limit_ms: None,
+            duration_ms: None,
         }
     }
 
@@ -500,6 +526,8 @@ mod tests {
             report: TestReport {
                 files: vec![crashed(F)],
             },
+            limit_ms: None,
+            duration_ms: None,
         };
         assert_eq!(
             status_in(&again.report, &id(F, "t", 0)).0,
@@ -515,6 +543,38 @@ mod tests {
             SideStatus::Failed
         );
         assert_eq!(keep_only(&ran, &[TestId::whole_file(F)]), ran);
+    }
+
+    #[test]
+    fn a_pass_on_head_counts_only_within_the_limit_base_failed_under() {
+        let t = id(F, "t", 0);
+        let timed = |status: Status, limit: Option<u64>, took: Option<u64>| Rerun {
+            exit_code: None,
+            report: report(&[(F, "t", status, "")]),
+            limit_ms: limit,
+            duration_ms: took,
+        };
+        let base: Vec<Rerun> = (0..4)
+            .map(|_| timed(Failed, Some(60_000), Some(60_000)))
+            .collect();
+        let quick: Vec<Rerun> = (0..4).map(|_| timed(Passed, None, Some(900))).collect();
+        assert_eq!(
+            decide(&t, &ix(&base), &ix(&quick), 1, 0.01),
+            Decision::Reproduces
+        );
+        // A pass that took longer than the base's limit is no pass within it.
+        let mut slow = quick.clone();
+        slow[1].duration_ms = Some(61_000);
+        assert!(matches!(
+            decide(&t, &ix(&base), &ix(&slow), 1, 0.01),
+            Decision::Flaky(_)
+        ));
+        // Nor is one whose time is not known.
+        slow[1].duration_ms = None;
+        assert!(matches!(
+            decide(&t, &ix(&base), &ix(&slow), 1, 0.01),
+            Decision::Flaky(_)
+        ));
     }
 
     #[test]

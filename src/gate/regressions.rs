@@ -36,6 +36,8 @@ pub(crate) fn suite_run(exit_code: Option<i32>, report: &TestReport) -> Rerun {
     Rerun {
         exit_code,
         report: report.statuses_only(|_| true, |_, _| true),
+        limit_ms: None,
+        duration_ms: None,
     }
 }
 

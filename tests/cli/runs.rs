@@ -37,23 +37,44 @@ fn python_pr(
 }
 
 /// A fix for an infinite loop: the base side's run is stopped by its time limit, which
-/// fails the file's tests there, so the test reproduces the bug.
+/// fails the file's tests there, so the test reproduces the bug. The file's reruns on base
+/// run under the shorter `flaky.hang_rerun_seconds`.
 #[test]
 fn a_base_side_that_hangs_fails_its_tests_there() {
     if !require_tool("python3", tool_runs("python3")) {
         return;
     }
-    let config = pytest_config("\"timeouts\": {\"test\": 5},");
+    let config =
+        pytest_config("\"timeouts\": {\"test\": 8},\n  \"flaky\": {\"hang_rerun_seconds\": 4},");
     let (repo, base, head) = python_pr(
         &config,
         "def add(a, b):\n    while True:\n        pass\n",
         "def add(a, b):\n    return a + b\n",
         "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
     );
-    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    let reports = tempfile::tempdir().unwrap();
+    let kept = reports.path().join("kept");
+    let kept_arg = kept.display().to_string();
+    let (line, table) = gate_run(&repo, &base, &head, &["--reports", &kept_arg]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert_eq!(line["tests"][0]["base"], "failed", "{line}");
     assert_eq!(line["tests"][0]["rerun"], "failed", "{line}");
+    // Four reruns of the hanging file on base, each stopped at 4 s, not at 8.
+    let text = std::fs::read_to_string(kept.join("base-rerun.report")).unwrap();
+    let cap = repromin::gate::encode::TEST_REPORT_CAP;
+    let report = repromin::gate::encode::decode(&text, "base-rerun", cap).unwrap();
+    let limits: Vec<Option<u64>> = report.reruns.iter().map(|r| r.limit_ms).collect();
+    assert_eq!(limits, vec![Some(4000); 4], "{report:?}");
+    // The head's passes took less than that, so they count.
+    let text = std::fs::read_to_string(kept.join("head.report")).unwrap();
+    let report = repromin::gate::encode::decode(&text, "head", cap).unwrap();
+    assert!(
+        report
+            .reruns
+            .iter()
+            .all(|r| r.duration_ms.is_some_and(|ms| ms < 4000)),
+        "{report:?}"
+    );
 }
 
 /// An allocation over the memory limit fails on the base side; under no limit the same

@@ -4,9 +4,15 @@
 //! reached.
 //!
 //! A round starts only while `flaky.max_rerun_seconds` have not passed since the first one
-//! and the side's deadline leaves a whole `timeouts.test` for it, so no rerun is cut short
-//! by a cap: a run that times out on its own test timeout fails its tests, as a first run
-//! does. A test that a run by id did not report is run again by its file in the same round.
+//! and the side's deadline leaves a whole time limit for it, so no rerun is cut short by a
+//! cap: a run that times out on its own limit fails its tests, as a first run does. A test
+//! that a run by id did not report is run again by its file in the same round.
+//!
+//! A file whose two base runs both timed out (a hang) is rerun under
+//! `flaky.hang_rerun_seconds` (60) rather than the whole `timeouts.test`, so the reruns of a fix of a hang fit the side's
+//! deadline. Each rerun records its limit and its duration, and the judge counts a pass on
+//! head only when it took no longer than the shortest limit a base rerun failed under, so
+//! both sides' reruns measure the same event ("passes within the limit").
 
 use std::time::{Duration, Instant};
 
@@ -39,6 +45,15 @@ pub(super) fn rerun_candidates(
     let mut open = candidates;
     let mut reruns = Vec::new();
     for round in 1..=planned {
+        // A hang is rerun under a shorter limit.
+        let timeout = if open.iter().any(TestId::is_whole_file) {
+            place
+                .timeout
+                .min(Duration::from_secs(config.flaky.hang_rerun_seconds))
+        } else {
+            place.timeout
+        };
+        let place = &RunPlace { timeout, ..*place };
         let room = place.deadline.left() >= place.timeout;
         if open.is_empty() || started.elapsed() >= cap || !room {
             break;
@@ -57,8 +72,10 @@ pub(super) fn rerun_candidates(
                 .map(|id| (id.file.as_str(), id.name.as_str()))
                 .collect();
             let run_name = format!("{name}-{round}{attempt}");
+            let began = Instant::now();
             let (exit_code, report, selected_by_id) =
                 rerun(&run_name, config, &files, &ids, by_id, place)?;
+            let duration_ms = millis(began.elapsed());
             let report = flaky::keep_only(&report, &ask);
             // Tests a run by id left out are run by their files.
             let missing: Vec<TestId> = ask
@@ -66,7 +83,12 @@ pub(super) fn rerun_candidates(
                 .filter(|id| flaky::status_in(&report, id).0 == SideStatus::Absent)
                 .cloned()
                 .collect();
-            this_round.push(Rerun { exit_code, report });
+            this_round.push(Rerun {
+                exit_code,
+                report,
+                limit_ms: Some(millis(place.timeout)),
+                duration_ms: Some(duration_ms),
+            });
             if !selected_by_id {
                 break;
             }
@@ -90,6 +112,10 @@ pub(super) fn rerun_candidates(
         reruns.extend(this_round);
     }
     Ok(reruns)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The files of `ids`, each once, in order.
