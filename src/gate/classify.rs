@@ -35,6 +35,8 @@ pub struct Row {
     pub base_message: Option<String>,
     /// The runs of a `flaky` test.
     pub runs: Option<Runs>,
+    /// The runs of a test that reproduces, for the tables (the line does not carry them).
+    pub evidence: Option<Runs>,
 }
 
 impl Row {
@@ -375,6 +377,7 @@ pub(crate) fn classify(
                 head: h,
                 base_message: b_msg,
                 runs,
+                evidence: None,
             });
             ids.push(TestId {
                 file: file.clone(),
@@ -396,9 +399,11 @@ pub(crate) fn classify(
         if row.class != TestClass::Reproduces {
             continue;
         }
-        let decision = flaky::decide(id, &base_reruns, &head_reruns, candidates, error_rate);
-        if let Decision::Flaky(runs) = decision {
-            (row.class, row.runs) = (TestClass::Flaky, Some(runs));
+        match flaky::decide(id, &base_reruns, &head_reruns, candidates, error_rate) {
+            Decision::Flaky(runs) => (row.class, row.runs) = (TestClass::Flaky, Some(runs)),
+            Decision::Reproduces => {
+                row.evidence = Some(flaky::runs_of(id, &base_reruns, &head_reruns));
+            }
         }
     }
     // Errors that stand whatever the rows say.

@@ -193,7 +193,12 @@ fn table(out: &mut String, rows: &[Row]) {
             cell(row.base, SideStatus::Failed),
             cell(row.rerun, SideStatus::Failed),
             cell(row.head, SideStatus::Passed),
-            class_cell(row.class) + &row.runs.map(|r| format!(" ({r})")).unwrap_or_default(),
+            class_cell(row.class)
+                + &row
+                    .runs
+                    .or(row.evidence)
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default(),
         );
     }
     if rows.len() > MAX_TABLE_ROWS {
@@ -308,7 +313,11 @@ fn annotation_of(index: usize, row: &Row) -> Annotation {
              to rule out chance",
         ),
     };
-    let runs = row.runs.map(|runs| format!("; {runs}")).unwrap_or_default();
+    let runs = row
+        .runs
+        .or(row.evidence)
+        .map(|runs| format!("; {runs}"))
+        .unwrap_or_default();
     Annotation {
         level,
         row: index,

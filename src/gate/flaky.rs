@@ -304,6 +304,26 @@ pub(crate) fn decide(
     candidates: usize,
     error_rate: f64,
 ) -> Decision {
+    let runs = runs_of(id, base_reruns, head_reruns);
+    let (failed, passed) = (runs.base_failed - 2, runs.head_passed - 1);
+    let agreed = runs.base_runs == runs.base_failed && runs.head_runs == runs.head_passed;
+    let n = u64::try_from(candidates).unwrap_or(u64::MAX);
+    let ruled_out =
+        agreed && crate::stats::flake::reproduces(failed, passed, n, error_rate).unwrap_or(false);
+    if ruled_out {
+        Decision::Reproduces
+    } else {
+        Decision::Flaky(runs)
+    }
+}
+
+/// A candidate's runs on each side, the first ones (two failures on base, a pass on head)
+/// included: what a `flaky` test shows on the line, and a reproducing one in the tables.
+pub(crate) fn runs_of(
+    id: &TestId,
+    base_reruns: &[RerunIndex<'_>],
+    head_reruns: &[RerunIndex<'_>],
+) -> Runs {
     // A base rerun failed within its limit: a head rerun passes only within the shortest
     // such limit, so that both sides measure the same event.
     let limit = base_reruns
@@ -333,19 +353,12 @@ pub(crate) fn decide(
     };
     let (failed, passed_on_base) = count(base_reruns, SideStatus::Failed);
     let (passed, failed_on_head) = count(head_reruns, SideStatus::Passed);
-    let n = u64::try_from(candidates).unwrap_or(u64::MAX);
-    let ruled_out = passed_on_base == 0
-        && failed_on_head == 0
-        && crate::stats::flake::reproduces(failed, passed, n, error_rate).unwrap_or(false);
-    if ruled_out {
-        return Decision::Reproduces;
-    }
-    Decision::Flaky(Runs {
+    Runs {
         base_failed: 2 + failed,
         base_runs: 2 + failed + passed_on_base,
         head_passed: 1 + passed,
         head_runs: 1 + passed + failed_on_head,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub(crate) fn table(judgement: &Judgement) -> String {
             row.file,
             row.name,
             row.runs
+                .or(row.evidence)
                 .map(|runs| format!(" ({runs})"))
                 .unwrap_or_default()
         );

@@ -51,6 +51,11 @@ fn a_test_that_passes_on_a_base_rerun_is_flaky_and_a_real_fix_still_reproduces()
         table.contains("(failed 2 of 3 on base, passed 1 of 1 on head)"),
         "{table}"
     );
+    // The table shows what the reproducing test's runs were too: four reruns a side.
+    assert!(
+        table.contains("test_add (failed 6 of 6 on base, passed 5 of 5 on head)"),
+        "{table}"
+    );
     // The reproducing test is not listed with runs: only a flaky one is.
     assert!(line["tests"][0].get("runs").is_none(), "{line}");
     // Four reruns of the counted test on base would have made it fail 6 runs.
