@@ -359,8 +359,8 @@ pub(super) fn hex(text: &str) -> String {
 pub(super) fn explain(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Reproduced => {
-            "A test fails on the merge base, on both runs, and passes on head: it reproduces \
-             the bug that the pull request fixes."
+            "A test fails on the merge base and passes on head, every time it ran, often \
+             enough to rule out chance: it reproduces the bug that the pull request fixes."
         }
         Verdict::Unproven => {
             "No test reproduces, and a test needs what the pull request adds (new API), so \

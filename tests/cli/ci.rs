@@ -1509,7 +1509,7 @@ fn the_fork_safe_pair_judges_the_artifacts_and_posts_a_status() {
     );
     let table = check["output"]["text"].as_str().unwrap();
     assert!(
-        table.contains("| `test_add` in `tests/test_calc.py` | ✅ failed | ✅ failed | ✅ passed | **reproduces** |"),
+        table.contains("| `test_add` in `tests/test_calc.py` | ✅ failed | ✅ failed | ✅ passed | **reproduces** (failed 6 of 6 on base, passed 5 of 5 on head) |"),
         "{table}"
     );
     // The comment is off by default: two calls, the status and the check run.
