@@ -246,3 +246,45 @@ fn a_data_only_change_selects_the_tests_that_read_it_and_judges_its_ids() {
     let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "vacuous", "{line}\n{table}");
 }
+
+/// `go test -json` does not say which file of a package holds a test: with two selected
+/// test files in one package, the tests go to the first and the second is listed with none
+/// of its own, instead of counting as missing from the report.
+#[test]
+fn two_selected_go_test_files_of_one_package_are_both_in_the_report() {
+    if !require_tool("go", crate::zero_config::tool_runs_with("go", "version")) {
+        return;
+    }
+    let config = r#"{"version":1,"tests":["**/*_test.go"],"command":"go test -count=1 -json {packages}","report":"go-test-json"}"#;
+    let calc = |add: &str| {
+        format!(
+            "package calc\n\nfunc Add(a, b int) int {{\n\treturn {add}\n}}\n\nfunc One() int {{\n\treturn 1\n}}\n"
+        )
+    };
+    let test = |name: &str, check: &str| {
+        format!(
+            "package calc\n\nimport \"testing\"\n\nfunc {name}(t *testing.T) {{\n\tif {check} {{\n\t\tt.Fatal(\"no\")\n\t}}\n}}\n"
+        )
+    };
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", config),
+            ("go.mod", "module example.com/calc\n\ngo 1.19\n"),
+            ("calc/calc.go", &calc("a - b")),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("calc/calc.go", &calc("a + b")),
+            ("calc/calc_test.go", &test("TestAdd", "Add(2, 3) != 5")),
+            ("calc/one_test.go", &test("TestOne", "One() != 1")),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["notCollected"], serde_json::json!([]), "{line}");
+    assert_eq!(line["counts"]["passes-on-base"], 1, "{line}");
+}

@@ -5,7 +5,7 @@
 use crate::util::{GitRepo, gate_run, gate_run_env, require_tool, tool_runs, vitest_modules};
 
 /// Whether `program arg` runs and succeeds (`go version` has no `--version`).
-fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
+pub(crate) fn tool_runs_with(program: &str, arg: &str) -> Result<(), String> {
     match std::process::Command::new(program).arg(arg).output() {
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => Err(format!("`{program} {arg}` exited with {}", o.status)),

@@ -117,8 +117,10 @@ pub(super) fn entry<'v, T: Default>(v: &'v mut Vec<(String, T)>, key: &str) -> &
 }
 
 /// `go test -json`. A package's tests all go to the first selected `_test.go` file of its
-/// directory (the stream does not say which file holds a test); a failed build becomes the
-/// load error of every selected file of the package, with the first `undefined:` line.
+/// directory (the stream does not say which file holds a test), and its other selected
+/// files are listed with no tests of their own, so that none of them counts as missing; a
+/// failed build becomes the load error of every selected file of the package, with the
+/// first `undefined:` line.
 pub(super) fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadError> {
     let mut packages: Vec<(String, GoPackage)> = Vec::new();
     let mut plain_package = String::new();
@@ -182,6 +184,11 @@ pub(super) fn read_go_json(text: &str, files: &Files) -> Result<Builder, ReadErr
             let status = status.unwrap_or(Status::Failed);
             let log = Some(log.clone()).filter(|_| status == Status::Failed);
             out.test(first, test.clone(), status, log.into_iter().collect());
+        }
+        if !pkg.tests.is_empty() {
+            for other in &targets[1..] {
+                out.file(other);
+            }
         }
     }
     Ok(out)

@@ -588,8 +588,10 @@ warning: build failed, waiting for other jobs to finish...
   Failed TestSplit
   Failed TestSplit/empty | split_test.go:21: got [\"\"], want []
   Skipped TestWindows
+pkg/util/util_test.go
 cmd/main_test.go !! cmd/main_test.go:9:2: undefined: run
 ";
+        // The package's second selected file is listed, with no tests of its own.
         let sel = [
             "pkg/util/split_test.go",
             "pkg/util/util_test.go",
