@@ -50,7 +50,9 @@ second table splits each traced warm-up run among the processes repromin itself 
 the install commands, the first test runs (two on the base side, one on the head side),
 the further test runs (the reruns of the candidates, and any run of one file alone), the
 git calls, anything else, and what is left: repromin's own time (planning, reading and
-writing reports, the judge). WORK/ID holds gate.log, gate-warm-up.log and
+writing reports, the judge); its ratio is the gate's time over its own install and first
+test runs, the bare work as the same run did it, which the network and the machine's
+other load sway far less than two runs apart. WORK/ID holds gate.log, gate-warm-up.log and
 gate-warm-up.strace (the gate's stderr and trace), bare.log (the bare commands and their
 output) and reports/; --keep keeps the clones and worktrees too. The exit status is 0
 when every measured case is within 1.1x, 1 otherwise, 2 on bad usage.
@@ -324,6 +326,18 @@ def breakdown(trace: Path, install: list[str]) -> dict:
     return out
 
 
+def traced_row(case_id: str, b: dict) -> str:
+    """A row of the traced table; its ratio is the gate's wall time over its own bare work
+    (install and first test runs) in the same run."""
+    bare = b["install"] + b["first"]
+    ratio = f"{b['wall'] / bare:.2f}" if bare else ""
+    return (
+        f"| {case_id} | {b['wall']:.1f} | {b['install']:.1f} | {b['first']:.1f} "
+        f"| {b['further_n'][0]}+{b['further_n'][1]}: {b['further']:.1f} "
+        f"| {b['git_n']}: {b['git']:.1f} | {b['other']:.1f} | {b['own']:.1f} | {ratio} |"
+    )
+
+
 def decode(path: Path) -> dict | None:
     try:
         return json.loads(gzip.decompress(base64.b64decode(path.read_text().strip())))
@@ -521,11 +535,7 @@ def run_case(case, source, repromin, work, args) -> tuple[str, float | None, str
     traced = None
     if trace is not None and trace.is_file():
         b = breakdown(trace, install)
-        traced = (
-            f"| {case['id']} | {b['wall']:.1f} | {b['install']:.1f} | {b['first']:.1f} "
-            f"| {b['further_n'][0]}+{b['further_n'][1]}: {b['further']:.1f} "
-            f"| {b['git_n']}: {b['git']:.1f} | {b['other']:.1f} | {b['own']:.1f} |"
-        )
+        traced = traced_row(case["id"], b)
     if not args.keep:
         shutil.rmtree(work / "gate-clone", ignore_errors=True)
         shutil.rmtree(work / "bare", ignore_errors=True)
@@ -583,8 +593,8 @@ def main() -> int:
     if traced:
         print("\nThe warm-up gate runs, traced: seconds of the commands repromin started.\n")
         print("| case | gate s | install s | first test runs s | further runs (base+head): s "
-              "| git (calls): s | other s | repromin's own s |")
-        print("| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |")
+              "| git (calls): s | other s | repromin's own s | ratio |")
+        print("| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |")
         for t in traced:
             print(t)
     return 1 if over else 0
