@@ -708,6 +708,18 @@ fn exec_report(out: &Path, name: &str) -> Result<serde_json::Value, String> {
             outcome.remove(volatile);
         }
     }
+    // How long each rerun took.
+    if let Some(reruns) = value
+        .get_mut("reruns")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for rerun in reruns
+            .iter_mut()
+            .filter_map(serde_json::Value::as_object_mut)
+        {
+            rerun.remove("duration_ms");
+        }
+    }
     Ok(value)
 }
 
