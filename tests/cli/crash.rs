@@ -743,9 +743,12 @@ fn exec_phase(side: &str, log: &Path, runs: usize) -> String {
         return "install".into();
     }
     if side == "base" {
-        // Two runs, `base` and `base-rerun`; a run's report is read after its `end`.
+        // Two runs, `base` and `base-rerun`, then the reruns of the candidates; a run's
+        // report is read after its `end`.
         return if ends < 2 {
             format!("test run {tests}")
+        } else if ends < runs {
+            format!("rerun {}", tests - 2)
         } else {
             "after the tests (reports, worktree removal)".into()
         };
