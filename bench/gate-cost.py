@@ -61,6 +61,7 @@ when every measured case is within 1.1x, 1 otherwise, 2 on bad usage.
 import argparse
 import base64
 import gzip
+import importlib.util
 import json
 import os
 import re
@@ -85,32 +86,12 @@ CARGO = (
 GO = "go test -count=1 -json {packages}"
 
 
-def find_source(mirrors: Path, repo: str) -> Path | None:
-    base = mirrors / repo.replace("/", "+")
-    for cand in (base / "repo", base):
-        if cand.is_dir() and subprocess.run(
-            ["git", "-C", str(cand), "rev-parse", "--git-dir"],
-            capture_output=True,
-        ).returncode == 0:
-            return cand
-    return None
-
-
-def keep(case: dict, filters: list[str]) -> bool:
-    if not filters:
-        return True
-    return any(
-        f in case["id"] or f in (case["language"], case["framework"], case["expected_verdict"])
-        for f in filters
-    )
-
-
-def clean_env() -> dict:
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not (k.startswith("REPROMIN_") or k.startswith("GITHUB_") or k == "CI")
-    }
+# The corpus runner's ways of finding a mirror, filtering cases and cleaning the
+# environment, shared rather than copied.
+_spec = importlib.util.spec_from_file_location("gate_corpus", HERE / "gate-corpus.py")
+gate_corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gate_corpus)
+find_source, keep, clean_env = gate_corpus.find_source, gate_corpus.keep, gate_corpus.clean_env
 
 
 def q(word: str) -> str:

@@ -77,15 +77,20 @@ pub(crate) fn status_in<'r>(report: &'r TestReport, id: &TestId) -> (SideStatus,
         return (SideStatus::Absent, None);
     };
     if id.is_whole_file() && file.crashed.is_none() && file.load_error.is_none() {
-        // The file ran this time: failed when any of its tests failed.
-        let failed = file.tests.iter().any(|t| t.status == Status::Failed);
-        return match (file.tests.is_empty(), failed) {
-            (true, _) => (SideStatus::Absent, None),
-            (false, true) => (SideStatus::Failed, None),
-            (false, false) => (SideStatus::Passed, None),
-        };
+        return (ran_as_a_whole(file), None);
     }
     status_in_file(file, &id.name, id.occurrence)
+}
+
+/// How a file that ran (no load error, no crash) came out as a whole: failed when any of
+/// its tests failed, absent when it reported none.
+fn ran_as_a_whole(file: &FileResult) -> SideStatus {
+    let failed = file.tests.iter().any(|t| t.status == Status::Failed);
+    match (file.tests.is_empty(), failed) {
+        (true, _) => SideStatus::Absent,
+        (false, true) => SideStatus::Failed,
+        (false, false) => SideStatus::Passed,
+    }
 }
 
 /// How the `occurrence`-th test called `name` came out in `file`, with its first failure
@@ -222,11 +227,20 @@ pub(crate) fn planned(candidates: usize, config: &FlakyConfig) -> u64 {
 /// `report` with only the tests of `ids` (every test of their names, so that occurrences
 /// keep their order), without messages: what a rerun keeps.
 pub(crate) fn keep_only(report: &TestReport, ids: &[TestId]) -> TestReport {
+    let files: std::collections::HashSet<&str> = ids.iter().map(|id| id.file.as_str()).collect();
+    let whole: std::collections::HashSet<&str> = ids
+        .iter()
+        .filter(|id| id.is_whole_file())
+        .map(|id| id.file.as_str())
+        .collect();
+    let tests: std::collections::HashSet<(&str, &str)> = ids
+        .iter()
+        .map(|id| (id.file.as_str(), id.name.as_str()))
+        .collect();
     report.statuses_only(
-        |f| ids.iter().any(|id| id.file == f.path),
+        |f| files.contains(f.path.as_str()),
         |f, t| {
-            ids.iter()
-                .any(|id| id.file == f.path && (id.is_whole_file() || id.name == t.name))
+            whole.contains(f.path.as_str()) || tests.contains(&(f.path.as_str(), t.name.as_str()))
         },
     )
 }
@@ -273,7 +287,7 @@ impl<'r> RerunIndex<'r> {
     }
 
     /// How `id` came out, as [`status_in`] says.
-    fn status(&self, id: &TestId) -> SideStatus {
+    pub(crate) fn status(&self, id: &TestId) -> SideStatus {
         let Some((file, names)) = self.files.get(id.file.as_str()) else {
             return SideStatus::Absent;
         };
@@ -282,6 +296,9 @@ impl<'r> RerunIndex<'r> {
         }
         if file.crashed.is_some() {
             return SideStatus::Failed;
+        }
+        if id.is_whole_file() {
+            return ran_as_a_whole(file);
         }
         match names
             .get(id.name.as_str())

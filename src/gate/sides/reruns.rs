@@ -76,29 +76,32 @@ pub(super) fn rerun_candidates(
             let (exit_code, report, selected_by_id) =
                 rerun(&run_name, config, &files, &ids, by_id, place)?;
             let duration_ms = millis(began.elapsed());
-            let report = flaky::keep_only(&report, &ask);
-            // Tests a run by id left out are run by their files.
-            let missing: Vec<TestId> = ask
-                .iter()
-                .filter(|id| flaky::status_in(&report, id).0 == SideStatus::Absent)
-                .cloned()
-                .collect();
-            this_round.push(Rerun {
+            let run = Rerun {
                 exit_code,
-                report,
+                report: flaky::keep_only(&report, &ask),
                 limit_ms: Some(millis(place.timeout)),
                 duration_ms: Some(duration_ms),
-            });
+            };
+            // Tests a run by id left out are run by their files.
+            let index = flaky::RerunIndex::new(&run);
+            let missing: Vec<TestId> = ask
+                .iter()
+                .filter(|id| index.status(id) == SideStatus::Absent)
+                .cloned()
+                .collect();
+            this_round.push(run);
             if !selected_by_id {
                 break;
             }
             (ask, by_id) = (missing, false);
         }
         // A test stays open while every run of this round that reported it agreed.
+        let indexes: Vec<flaky::RerunIndex<'_>> =
+            this_round.iter().map(flaky::RerunIndex::new).collect();
         open.retain(|id| {
-            let statuses = this_round
+            let statuses = indexes
                 .iter()
-                .map(|rerun| flaky::status_in(&rerun.report, id).0)
+                .map(|index| index.status(id))
                 .filter(|status| *status != SideStatus::Absent);
             let mut any = false;
             for status in statuses {
@@ -109,6 +112,7 @@ pub(super) fn rerun_candidates(
             }
             any
         });
+        drop(indexes);
         reruns.extend(this_round);
     }
     Ok(reruns)
@@ -120,11 +124,9 @@ fn millis(d: Duration) -> u64 {
 
 /// The files of `ids`, each once, in order.
 fn files_of(ids: &[TestId]) -> Vec<String> {
-    let mut files: Vec<String> = Vec::new();
-    for id in ids {
-        if !files.contains(&id.file) {
-            files.push(id.file.clone());
-        }
-    }
-    files
+    let mut seen = std::collections::HashSet::new();
+    ids.iter()
+        .filter(|id| seen.insert(id.file.as_str()))
+        .map(|id| id.file.clone())
+        .collect()
 }
