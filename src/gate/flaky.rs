@@ -572,6 +572,24 @@ mod tests {
             status_in(&ran, &TestId::whole_file(F)).0,
             SideStatus::Failed
         );
+        // The index the reruns are read through says the same.
+        let whole = TestId::whole_file(F);
+        assert_eq!(RerunIndex::new(&again).status(&whole), SideStatus::Failed);
+        let ran_rerun = Rerun {
+            exit_code: Some(1),
+            report: ran.clone(),
+            limit_ms: None,
+            duration_ms: None,
+        };
+        assert_eq!(
+            RerunIndex::new(&ran_rerun).status(&whole),
+            SideStatus::Failed
+        );
+        let passing = Rerun {
+            report: report(&[(F, "t", Passed, "")]),
+            ..ran_rerun
+        };
+        assert_eq!(RerunIndex::new(&passing).status(&whole), SideStatus::Passed);
         assert_eq!(keep_only(&ran, &[TestId::whole_file(F)]), ran);
     }
 
