@@ -37,7 +37,7 @@ pub use crate::reduce::options::Sampling;
 use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
 use crate::runner::{self, RunDirs, Termination};
 use crate::signature::Normalizer;
-use crate::tree::{Fingerprint, RelPath, SetHash, Tree, TreeKey, scan_exact};
+use crate::tree::{Fingerprint, Node, RelPath, SetHash, Tree, TreeKey, scan_exact};
 use crate::workspace::Workspace;
 
 mod journaled;
@@ -52,6 +52,15 @@ pub use worker::{ProbeTime, Setup, Worker};
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
 /// `--jobs`.
 pub const UNION_WINDOW: usize = 8;
+
+/// The content and digest of the file at `path` of the current tree; `None` when there is
+/// no file there.
+pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
+    match &session.current.entries.get(path)?.node {
+        Node::File { data, digest } => Some((data.clone(), *digest)),
+        _ => None,
+    }
+}
 
 /// What became of a union of passing candidates.
 enum UnionOutcome {
@@ -488,7 +497,7 @@ impl Session {
     /// answered a cut from memory. `None` when the pass never settled it, or the file has
     /// changed since.
     pub(crate) fn settled(&self, path: &RelPath) -> Option<(u64, bool)> {
-        let (_, digest) = crate::reduce::pass::file_state(self, path)?;
+        let (_, digest) = file_state(self, path)?;
         let settled = self.settled.get(&(self.pass.clone(), path.clone()))?;
         (settled.digest == digest).then_some((settled.at, settled.from_memory))
     }
@@ -496,7 +505,7 @@ impl Session {
     /// Records that the running pass's search of `path` settled it on the current tree;
     /// `from_memory`: the search answered a cut from the memory of failed cuts.
     pub(crate) fn settle(&mut self, path: &RelPath, from_memory: bool) {
-        if let Some((_, digest)) = crate::reduce::pass::file_state(self, path) {
+        if let Some((_, digest)) = file_state(self, path) {
             let at = self.commits();
             self.settled.insert(
                 (self.pass.clone(), path.clone()),
@@ -1474,7 +1483,7 @@ pub(crate) mod tests {
 
     /// A cut of `m.txt` keeping the lines that do not equal `line`.
     fn cut_line(session: &Session, line: &str) -> Candidate {
-        let (data, expect) = crate::reduce::pass::file_state(session, "m.txt").unwrap();
+        let (data, expect) = file_state(session, "m.txt").unwrap();
         let keep = crate::reduce::pass::line_ranges(&data)
             .into_iter()
             .filter(|r| data[r.clone()] != *format!("{line}\n").as_bytes())
