@@ -45,6 +45,7 @@ mod confidence;
 mod journaled;
 mod recall;
 mod records;
+mod run;
 mod settle;
 mod timeout;
 mod window;
