@@ -28,7 +28,7 @@ use crate::runner::{self, CommandSpec, Termination};
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BuildDirError {
     /// It could not be made.
-    #[error("cannot create the build directory `{}`: {source}", dir.display())]
+    #[error("cannot create the build directory `{}`", dir.display())]
     Create {
         /// The directory.
         dir: PathBuf,
@@ -37,7 +37,7 @@ pub(crate) enum BuildDirError {
         source: std::io::Error,
     },
     /// It could not be emptied.
-    #[error("cannot empty the build directory `{}`: {source}", dir.display())]
+    #[error("cannot empty the build directory `{}`", dir.display())]
     Empty {
         /// The directory.
         dir: PathBuf,

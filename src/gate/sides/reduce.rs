@@ -84,7 +84,7 @@ pub(crate) fn reduce_side(
     let outcome = match run_reduce_side(side, interrupt) {
         Ok(outcome) => outcome,
         Err(err) => ReduceOutcome::Error {
-            message: err.to_string(),
+            message: crate::with_causes(&err),
         },
     };
     let report = ReduceReport {
@@ -93,7 +93,7 @@ pub(crate) fn reduce_side(
         commit: base,
         outcome,
     };
-    super::write::write_report(&side.options.out, "reduce", &encode(&report))?;
+    super::write::write_report(&side.options.out, "reduce", encode(&report))?;
     Ok(report)
 }
 
