@@ -31,7 +31,7 @@
 //! The sidecar is beside the payload, not in it, so it never changes the payload's
 //! fingerprint.
 //!
-//! Each step of the protocol is a failpoint (`publish:POINT`, [`crate::failpoint`]), so that
+//! Each step of the protocol is a failpoint (`publish:POINT`, `src/failpoint.rs`), so that
 //! the crash tests can kill a test build there.
 
 use std::ffi::{OsStr, OsString};
