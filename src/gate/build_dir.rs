@@ -195,7 +195,7 @@ fn write_kept(dir: &Path, kept: &Kept) -> std::io::Result<()> {
 pub(crate) fn prepare(root: &Path, cargo: &Cargo<'_>) -> Result<BuildDir, BuildDirError> {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(cargo.cwd.as_os_str().as_encoded_bytes());
-    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let name = crate::text::hex(&digest[..8]);
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).map_err(|source| BuildDirError::Create {
         dir: dir.clone(),

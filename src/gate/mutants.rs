@@ -628,24 +628,6 @@ const ASSERTION_TYPES: &[&str] = &[
     "JestAssertionError",
 ];
 
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            chars.next();
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Whether a failed test failed on an assertion: pytest's `AssertionError` (the JUnit type
 /// or crash line), an `AssertionError` from an expect matcher or `node:assert` (vitest,
 /// jest, node:test), a jest matcher error (`Error: expect(...)`), a Rust assertion panic
@@ -662,7 +644,7 @@ pub fn is_assertion_failure(test: &TestCase) -> bool {
     let Some(message) = test.messages.first() else {
         return false;
     };
-    let text = strip_ansi(message);
+    let text = crate::text::strip_ansi(message);
     let first = text.trim_start().lines().next().unwrap_or("");
     if first.starts_with("AssertionError") || first.starts_with("Error: expect(") {
         return true;

@@ -45,7 +45,8 @@ mod recall;
 mod records;
 mod worker;
 
-pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
+pub use crate::console::{Observer, SessionView};
+pub use records::{Candidate, Event, PhaseStats};
 use worker::{Answer, Lower, probe};
 pub use worker::{ProbeTime, Setup, Worker};
 
