@@ -1,7 +1,7 @@
 //! The only place that prints: data on stdout, messages and progress on stderr.
 //!
 //! Progress (an indicatif spinner with the pass, what is left, commands run, cache hits and
-//! elapsed time) is drawn only when stderr is a terminal, `CI` is unset and `--no-progress`
+//! elapsed time) is drawn, through the [`Observer`] a reduction is given, only when stderr is a terminal, `CI` is unset and `--no-progress`
 //! was not given, so CI logs and redirected output never contain it.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -11,7 +11,25 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::reduce::session::{Observer, SessionView};
+/// What a reduction shows of its progress: told after every window of candidates.
+pub trait Observer: Send {
+    /// Called after every window.
+    fn update(&mut self, phase: &str, session: &SessionView);
+}
+
+/// A read-only summary of a reduction, for progress display.
+pub struct SessionView {
+    /// Entries left.
+    pub entries: u64,
+    /// Regular-file bytes left.
+    pub bytes: u64,
+    /// Commands run so far.
+    pub oracle_samples: u64,
+    /// Cache hits so far.
+    pub cache_hits: u64,
+    /// Commits so far.
+    pub accepted: u64,
+}
 
 /// Where output goes.
 #[derive(Clone, Copy, Debug)]

@@ -561,7 +561,7 @@ impl ContainerRuns {
         hash.update([0]);
         hash.update(tmpdir.as_os_str().as_encoded_bytes());
         let digest = hash.finalize();
-        let hex: String = digest[..10].iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crate::text::hex(&digest[..10]);
         format!("repromin-{}-{hex}", std::process::id())
     }
 

@@ -31,8 +31,8 @@
 //! The sidecar is beside the payload, not in it, so it never changes the payload's
 //! fingerprint.
 //!
-//! For crash tests, `REPROMIN_TEST_PAUSE_AT=publish:POINT` stops the process at one point
-//! of the protocol until it is killed (see [`PAUSE_ENV`]).
+//! Each step of the protocol is a failpoint (`publish:POINT`, `src/failpoint.rs`), so that
+//! the crash tests can kill a test build there.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -50,17 +50,10 @@ use crate::output_layout::{
 use crate::owner::{MAX_OWNER_LEN, Owner, OwnerState};
 use crate::reduce::{ReduceError, Reduction};
 use crate::report::{self, Report};
+use crate::text::hex;
 use crate::tree::{Fingerprint, TreeError, scan_exact};
 use crate::with_causes;
 use crate::workspace::{remove_any, write_fresh};
-
-/// The environment variable of the crash-test hook: set to `publish:staged`,
-/// `publish:before-payload`, `publish:after-payload` or `publish:after-sidecar`, it makes
-/// [`publish`] print `repromin: test hook: paused at POINT` on stderr at that point and
-/// wait until the process is killed; set to `run:spawned`, it does the same in
-/// [`crate::runner`] as soon as a command has been started. For tests that kill the real
-/// binary there.
-pub const PAUSE_ENV: &str = "REPROMIN_TEST_PAUSE_AT";
 
 /// The first line of the publication record.
 const JOURNAL_MAGIC: &str = "repromin-publishing v1";
@@ -133,17 +126,6 @@ fn sync_file_system(dir: &Path) -> Result<(), TreeError> {
     })
 }
 
-/// Waits here until killed when [`PAUSE_ENV`] names `point` (also used by
-/// [`crate::runner`]).
-pub(crate) fn pause_at(point: &str) {
-    if std::env::var_os(PAUSE_ENV).is_some_and(|p| p == point) {
-        crate::console::Console::new(true).err(&format!("repromin: test hook: paused at {point}"));
-        loop {
-            std::thread::sleep(std::time::Duration::from_secs(3600));
-        }
-    }
-}
-
 /// The staging directory, removed when dropped (on success and on every error alike).
 struct Staging(PathBuf);
 
@@ -165,10 +147,6 @@ impl Drop for Staging {
 struct Journal {
     output: OsString,
     fingerprint: Fingerprint,
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
@@ -288,7 +266,7 @@ pub fn publish(
         let path = meta.join(name);
         fs::write(&path, text).map_err(io_error("write", &path))?;
     }
-    pause_at("publish:staged");
+    crate::failpoint::pause("publish:staged");
     let journal = Journal {
         output: output_name,
         fingerprint: staged,
@@ -296,9 +274,9 @@ pub fn publish(
     let record = stage.path().join(STAGING_JOURNAL);
     fs::write(&record, journal.to_text()).map_err(io_error("write", &record))?;
     sync_file_system(stage.path())?;
-    pause_at("publish:before-payload");
+    crate::failpoint::pause("publish:before-payload");
     rename_noreplace(&payload, &output)?;
-    pause_at("publish:after-payload");
+    crate::failpoint::pause("publish:after-payload");
     if let Err(err) = rename_noreplace(&meta, &sidecar) {
         // Take the payload back so that nothing is half-published; failing that, remove it
         // (it is the tree just renamed there).
@@ -309,7 +287,7 @@ pub fn publish(
     }
     // Both are published: a failure to flush the parent is no reason to report failure.
     let _ = sync_dir(&parent);
-    pause_at("publish:after-sidecar");
+    crate::failpoint::pause("publish:after-sidecar");
     drop(stage);
     Ok(Published {
         output,

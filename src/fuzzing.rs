@@ -34,8 +34,10 @@ use crate::gate::readers::{Format, ReadContext};
 use crate::gate::test_report::{Status, TestReport};
 use crate::reduce::manifest::{ManifestKind, candidates, check};
 
+pub use crate::reduce::manifest::check::Violation;
+
 /// What an accepted input broke.
-pub type Broken = Result<(), String>;
+pub type Broken = Result<(), Violation>;
 
 /// The strict line parser: an accepted line formats back to itself once escapes and
 /// numbers are spelt as the writer spells them, byte for byte outside strings and numbers,
@@ -51,17 +53,22 @@ pub fn line(data: &[u8]) -> Broken {
         return Ok(());
     };
     let text = text.strip_suffix('\n').unwrap_or(text);
-    let written = format_line(&result).map_err(|e| format!("accepted, but not writable: {e}"))?;
+    let written = format_line(&result)
+        .map_err(|e| Violation::from(format!("accepted, but not writable: {e}")))?;
     let Some(respelt) = respelt(text) else {
-        return Err("accepted, but not one JSON value after the prefix".into());
+        return Err(Violation::from(
+            "accepted, but not one JSON value after the prefix",
+        ));
     };
     if written != respelt || skeleton(&written) != skeleton(text) {
-        return Err(format!(
+        return Err(Violation::from(format!(
             "accepted line formats differently\n   read: {text}\nwritten: {written}"
-        ));
+        )));
     }
     if parse_line(&written).as_ref() != Ok(&result) {
-        return Err(format!("the formatted line reads differently: {written}"));
+        return Err(Violation::from(format!(
+            "the formatted line reads differently: {written}"
+        )));
     }
     let _ = pretty(&result);
     Ok(())
@@ -92,18 +99,20 @@ pub fn decode(data: &[u8]) -> Broken {
     let written = match selector & 3 {
         0 | 3 => decode_value::<SideReport>(&text, "base", TEST_REPORT_CAP)
             .ok()
-            .map(|r| encode_value(&r)),
+            .and_then(|r| encode_value(&r).ok()),
         1 => crate::gate::mutants::decode(&text)
             .ok()
-            .map(|r| encode_value(&r)),
+            .and_then(|r| encode_value(&r).ok()),
         _ => crate::gate::certificate::decode(&text)
             .ok()
-            .map(|r| encode_value(&r)),
+            .and_then(|r| encode_value(&r).ok()),
     };
     match written {
-        Some(written) if written != text.strip_suffix('\n').unwrap_or(&text) => Err(format!(
-            "accepted a report the writer does not write\n   read: {text}\nwritten: {written}"
-        )),
+        Some(written) if written != text.strip_suffix('\n').unwrap_or(&text) => {
+            Err(Violation::from(format!(
+                "accepted a report the writer does not write\n   read: {text}\nwritten: {written}"
+            )))
+        }
         _ => Ok(()),
     }
 }
@@ -165,32 +174,43 @@ fn check_report(report: &TestReport) -> Broken {
             && !path.starts_with('/')
             && path.split('/').all(|s| !matches!(s, "" | "." | ".."));
         if !normal {
-            return Err(format!("a path that is not normalised: {path:?}"));
+            return Err(Violation::from(format!(
+                "a path that is not normalised: {path:?}"
+            )));
         }
         if !paths.insert(path) {
-            return Err(format!("the file {path:?} is listed twice"));
+            return Err(Violation::from(format!(
+                "the file {path:?} is listed twice"
+            )));
         }
         let messages = file.tests.iter().flat_map(|t| &t.messages);
         for message in file.load_error.iter().chain(messages) {
             if message.len() > 2048 || message.trim() != message {
-                return Err(format!("a message not trimmed and capped: {message:?}"));
+                return Err(Violation::from(format!(
+                    "a message not trimmed and capped: {message:?}"
+                )));
             }
             if message.contains(&format!("{ROOT}/")) {
-                return Err(format!("a message that names the root: {message:?}"));
+                return Err(Violation::from(format!(
+                    "a message that names the root: {message:?}"
+                )));
             }
         }
         for test in &file.tests {
             if test.error_type.is_some() && test.status != Status::Failed {
-                return Err(format!(
+                return Err(Violation::from(format!(
                     "an error type on a test that did not fail: {test:?}"
-                ));
+                )));
             }
         }
     }
-    let json = serde_json::to_vec(report).map_err(|e| e.to_string())?;
-    let back: TestReport = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+    let json = serde_json::to_vec(report).map_err(|e| Violation::from(e.to_string()))?;
+    let back: TestReport =
+        serde_json::from_slice(&json).map_err(|e| Violation::from(e.to_string()))?;
     if &back != report {
-        return Err("the report does not read back the same as JSON".into());
+        return Err(Violation::from(
+            "the report does not read back the same as JSON",
+        ));
     }
     Ok(())
 }
@@ -256,9 +276,9 @@ pub fn repo_config(data: &[u8]) -> Broken {
         return Ok(());
     };
     if config.version != 1 || config.tests.is_empty() || config.command.trim().is_empty() {
-        return Err(format!(
+        return Err(Violation::from(format!(
             "accepted without a version, tests or command: {config:?}"
-        ));
+        )));
     }
     let t = &config.timeouts;
     for secs in [t.install, t.build, t.test] {
@@ -267,13 +287,17 @@ pub fn repo_config(data: &[u8]) -> Broken {
                 .checked_add(Duration::from_secs(secs))
                 .is_some();
         if !(1..=MAX_TIMEOUT_SECS).contains(&secs) || !usable {
-            return Err(format!("accepted a timeout of {secs} seconds"));
+            return Err(Violation::from(format!(
+                "accepted a timeout of {secs} seconds"
+            )));
         }
     }
-    let json = serde_json::to_string(&config).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&config).map_err(|e| Violation::from(e.to_string()))?;
     match RepoConfig::parse(&json, "fuzz") {
         Ok(back) if back == config => Ok(()),
-        other => Err(format!("written back as {json}, it reads as {other:?}")),
+        other => Err(Violation::from(format!(
+            "written back as {json}, it reads as {other:?}"
+        ))),
     }
 }
 
@@ -291,7 +315,10 @@ pub fn mutation_spec(data: &[u8]) -> Broken {
     };
     let n = spec.mutations.len();
     if spec.v != VERSION || !(1..=MAX_MUTATIONS).contains(&n) {
-        return Err(format!("version {} with {n} mutations", spec.v));
+        return Err(Violation::from(format!(
+            "version {} with {n} mutations",
+            spec.v
+        )));
     }
     let mut names = std::collections::HashSet::new();
     for m in &spec.mutations {
@@ -311,7 +338,9 @@ pub fn mutation_spec(data: &[u8]) -> Broken {
             && !m.kills.is_empty()
             && m.kills.iter().all(|k| !k.is_empty() && kills.insert(k));
         if !fine {
-            return Err(format!("accepted a mutation that breaks a rule: {m:?}"));
+            return Err(Violation::from(format!(
+                "accepted a mutation that breaks a rule: {m:?}"
+            )));
         }
     }
     Ok(())
@@ -338,18 +367,22 @@ pub fn workspace(data: &[u8]) -> Broken {
         };
         for glob in globs {
             if glob.is_empty() || glob.contains(['\n', '\r', '\t']) || glob.trim() != glob {
-                return Err(format!("accepted the glob {glob:?}"));
+                return Err(Violation::from(format!("accepted the glob {glob:?}")));
             }
         }
         return Ok(());
     }
     let names = imports::imported_packages(text);
     if names.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(format!("names not sorted and unique: {names:?}"));
+        return Err(Violation::from(format!(
+            "names not sorted and unique: {names:?}"
+        )));
     }
     for name in &names {
         if imports::package_of(name).as_deref() != Some(name.as_str()) {
-            return Err(format!("`{name}` does not name itself as a package"));
+            return Err(Violation::from(format!(
+                "`{name}` does not name itself as a package"
+            )));
         }
     }
     Ok(())
@@ -385,7 +418,8 @@ pub fn manifest(data: &[u8]) -> Broken {
     let Ok(levels) = candidates(kind, src) else {
         return Ok(());
     };
-    let text = std::str::from_utf8(src).map_err(|_| "accepted a file that is not UTF-8")?;
+    let text = std::str::from_utf8(src)
+        .map_err(|_| Violation::from("accepted a file that is not UTF-8"))?;
     check::shape(text, &levels)?;
     check::each_applies(kind, text, &levels)
 }
@@ -404,7 +438,7 @@ pub fn semantic_answer(data: &[u8]) -> Broken {
         return Ok(());
     };
     if edits.len() > EDITS_MAX {
-        return Err(format!("accepted {} edits", edits.len()));
+        return Err(Violation::from(format!("accepted {} edits", edits.len())));
     }
     for edit in &edits {
         let (ProposedEdit::Replace { path, .. } | ProposedEdit::Delete { path }) = edit;
@@ -413,7 +447,7 @@ pub fn semantic_answer(data: &[u8]) -> Broken {
                 .components()
                 .all(|c| matches!(c, Component::Normal(_)))
         {
-            return Err(format!("called {path:?} safe"));
+            return Err(Violation::from(format!("called {path:?} safe")));
         }
     }
     Ok(())
@@ -436,11 +470,13 @@ pub fn access_log(data: &[u8]) -> Broken {
                 .split('/')
                 .any(|c| c.is_empty() || c == "." || c == "..")
         {
-            return Err(format!("touched {path:?}"));
+            return Err(Violation::from(format!("touched {path:?}")));
         }
         let parent = crate::tree::parent_of(path);
         if !parent.is_empty() && !access.touched(parent) {
-            return Err(format!("touched {path:?} but not its parent"));
+            return Err(Violation::from(format!(
+                "touched {path:?} but not its parent"
+            )));
         }
     }
     Ok(())
@@ -483,23 +519,25 @@ pub fn edits(data: &[u8]) -> Broken {
         *sizes.entry(path.as_str()).or_default() += change;
     }
     if count > REPLACEMENTS_MAX || bytes > REPLACED_BYTES_MAX {
-        return Err(format!("accepted {count} replacements of {bytes} bytes"));
+        return Err(Violation::from(format!(
+            "accepted {count} replacements of {bytes} bytes"
+        )));
     }
     for (path, entry) in &rebuilt.entries {
         let Some(before) = original.entries.get(path) else {
-            return Err(format!(
+            return Err(Violation::from(format!(
                 "the rebuilt tree has `{path}`, which the original lacks"
-            ));
+            )));
         };
         let (Some(old), Some(new)) = (before.node.data(), entry.node.data()) else {
             continue;
         };
         let want = old.len().cast_signed() + sizes.get(&**path).copied().unwrap_or(0);
         if new.len().cast_signed() != want {
-            return Err(format!(
+            return Err(Violation::from(format!(
                 "`{path}` has {} bytes, its edits say {want}",
                 new.len()
-            ));
+            )));
         }
     }
     Ok(())
@@ -566,13 +604,19 @@ pub fn references(data: &[u8]) -> Broken {
     for edit in crate::reduce::passes::references::references_to(&tree, &[Arc::from(gone.as_str())])
     {
         let Some(data) = tree.entries.get(&edit.path).and_then(|e| e.node.data()) else {
-            return Err(format!("an edit of `{}`, which is no file", edit.path));
+            return Err(Violation::from(format!(
+                "an edit of `{}`, which is no file",
+                edit.path
+            )));
         };
         for r in &edit.cut {
             let starts_line = r.start == 0 || data.get(r.start - 1) == Some(&b'\n');
             let ends_line = r.end == data.len() || data.get(r.end - 1) == Some(&b'\n');
             if !starts_line || !ends_line {
-                return Err(format!("`{}`: cut {r:?} is not whole lines", edit.path));
+                return Err(Violation::from(format!(
+                    "`{}`: cut {r:?} is not whole lines",
+                    edit.path
+                )));
             }
         }
         // Applied as the files pass applies it: out-of-bounds or overlapping edits are
@@ -581,11 +625,15 @@ pub fn references(data: &[u8]) -> Broken {
         let mutation = edit.mutation(data.len());
         let after = match crate::reduce::edits::EditSet::default().apply(&tree, &tree, &mutation) {
             Ok((_, after)) => after,
-            Err(stale) => return Err(format!("`{path}`: the edit does not apply: {stale:?}")),
+            Err(stale) => {
+                return Err(Violation::from(format!(
+                    "`{path}`: the edit does not apply: {stale:?}"
+                )));
+            }
         };
         let out = after.entries.get(&path).and_then(|e| e.node.data());
         if out.is_none_or(|d| std::str::from_utf8(d).is_err()) {
-            return Err(format!("`{path}` is no longer UTF-8"));
+            return Err(Violation::from(format!("`{path}` is no longer UTF-8")));
         }
     }
     Ok(())

@@ -50,6 +50,7 @@ pub mod container;
 pub(crate) mod demo;
 pub mod exit_code;
 pub mod export;
+pub(crate) mod failpoint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gate;
@@ -64,6 +65,7 @@ pub(crate) mod safe_fs;
 pub(crate) mod scratch;
 pub mod signature;
 pub mod stats;
+pub(crate) mod text;
 pub mod tree;
 pub(crate) mod workspace;
 

@@ -133,18 +133,7 @@ pub const TAIL_BYTES: usize = 4096;
 /// The most bytes of one failure line an error message quotes.
 pub const QUOTE_BYTES: usize = 400;
 
-/// `text`, or its first `max` bytes (cut at a character boundary) and a note of how many
-/// were left out.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…[{} bytes cut]", &text[..end], text.len() - end)
-}
+pub use crate::text::clip_bytes as clip;
 
 /// The last `lines` lines of an output, for error messages, and at most [`TAIL_BYTES`] of
 /// them: a longer tail keeps its end, cut at a character boundary after a note of how many

@@ -127,22 +127,45 @@ impl Mount {
     }
 }
 
+/// Why runs cannot use the overlay; the report gives it as the overlay's reason.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    /// A path is not UTF-8.
+    #[error("{} is not UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+    /// A path the mount options cannot hold.
+    #[error(
+        "{0} cannot be written in overlay mount options (a relative path, or one holding `,`, `:` or `\\`)"
+    )]
+    OptionPath(String),
+    /// A path holds a NUL byte.
+    #[error("{} holds a NUL", .0.display())]
+    Nul(PathBuf),
+    /// The mount point could not be made.
+    #[error("create directory {}", .0.display())]
+    CreateDir(PathBuf, #[source] io::Error),
+    /// Mounting failed in the child.
+    #[error("mounting an overlay failed")]
+    Mount(#[source] io::Error),
+    /// Staging a layer or clearing the mount point failed.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+}
+
 /// A path as the overlay's mount options can hold it: absolute, and free of the
 /// characters that separate options and layers.
-fn option_path(path: &Path) -> Result<String, String> {
+fn option_path(path: &Path) -> Result<String, Unusable> {
     let text = path
         .to_str()
-        .ok_or_else(|| format!("{} is not UTF-8", path.display()))?;
+        .ok_or_else(|| Unusable::NotUtf8(path.to_path_buf()))?;
     if !path.is_absolute() || text.contains([',', ':', '\\', '\n']) {
-        return Err(format!(
-            "{text} cannot be written in overlay mount options (a relative path, or one holding `,`, `:` or `\\`)"
-        ));
+        return Err(Unusable::OptionPath(text.to_string()));
     }
     Ok(text.to_string())
 }
 
-fn c_path(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} holds a NUL", path.display()))
+fn c_path(path: &Path) -> Result<CString, Unusable> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| Unusable::Nul(path.to_path_buf()))
 }
 
 impl Layers {
@@ -189,23 +212,21 @@ impl Layers {
         if self.state == LayerState::Untried {
             self.state = match self.try_mount(lower, model, at) {
                 Ok(()) => LayerState::On,
-                Err(reason) => LayerState::Off(reason),
+                Err(reason) => LayerState::Off(crate::with_causes(&reason)),
             };
         }
         self.state == LayerState::On
     }
 
-    fn try_mount(&mut self, lower: &Path, model: &Tree, at: &Path) -> Result<(), String> {
+    fn try_mount(&mut self, lower: &Path, model: &Tree, at: &Path) -> Result<(), Unusable> {
         option_path(lower)?;
         option_path(&self.dir)?;
-        remove_any(at).map_err(|e| e.to_string())?;
-        fs::create_dir_all(at).map_err(|e| format!("create directory {}: {e}", at.display()))?;
-        let mut last = String::new();
+        remove_any(at)?;
+        fs::create_dir_all(at).map_err(|e| Unusable::CreateDir(at.to_path_buf(), e))?;
+        let mut last = None;
         for extra in EXTRA_OPTIONS {
             self.extra = extra;
-            let mount = self
-                .stage(lower, model, model, at)
-                .map_err(|e| e.to_string())?;
+            let mount = self.stage(lower, model, model, at)?;
             // The child runs repromin's own image, whatever became of its file since.
             let mut child = Command::new("/proc/self/exe");
             child
@@ -223,11 +244,11 @@ impl Layers {
             let cleared = self.clear(at);
             match (spawned, cleared) {
                 (Ok(_), Ok(())) => return Ok(()),
-                (Err(err), _) => last = format!("mounting an overlay failed: {err}"),
-                (_, Err(err)) => return Err(err.to_string()),
+                (Err(err), _) => last = Some(Unusable::Mount(err)),
+                (_, Err(err)) => return Err(err.into()),
             }
         }
-        Err(last)
+        Err(last.unwrap_or(Unusable::Mount(io::Error::other("no mount options to try"))))
     }
 
     /// Writes a fresh upper directory holding what `target` has that differs from `model`

@@ -17,6 +17,7 @@ use crate::oracle::OracleSummary;
 use crate::reduce::edits::Edit;
 use crate::reduce::session::{Event, PhaseStats};
 use crate::reduce::{BaselineRun, PassName, ReduceOptions, Reduction, StopReason};
+use crate::text::{hex, shell_quote};
 use crate::tree::Size;
 
 /// The report format version.
@@ -249,13 +250,6 @@ fn facts(size: Size, full: String, content: String) -> TreeFacts {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// SHA-256 of the sorted `NAME=VALUE` pairs, NUL-separated; `None` when there are none.
 pub fn env_digest(env: &[(String, String)]) -> (Vec<String>, Option<String>) {
     if env.is_empty() {
@@ -439,18 +433,6 @@ pub fn to_json(report: &Report) -> String {
     let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".to_string());
     text.push('\n');
     text
-}
-
-fn shell_quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
-    }
 }
 
 fn percent(part: u64, whole: u64) -> String {
@@ -658,5 +640,5 @@ fn clipped(text: &str, max: usize) -> String {
             c => escaped.push(c),
         }
     }
-    crate::gate::line::clip(&escaped, max, "…")
+    crate::text::clip(&escaped, max, "…")
 }

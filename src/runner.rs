@@ -406,7 +406,7 @@ fn run_mounted(
     };
     drop(ids_read);
     // The group is listed with the guardian already (by the leader).
-    crate::export::pause_at("run:spawned");
+    crate::failpoint::pause("run:spawned");
     let pgid = child.id();
     let mut capture = Capture {
         reader: std::fs::File::from(reader),

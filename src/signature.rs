@@ -36,7 +36,6 @@ const TEMP_ROOTS: &[&str] = &[
 ];
 
 regexes! {
-    ANSI = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b";
     PATH_TOKEN = r"(?m)(?P<pre>^|[^\w.~/@+%>-])(?P<path>/[\w.~/@+%-]*)|<tmp>(?P<rest>(?:/[\w.~/@+%-]*)?)";
     UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b";
     ADDR = r"\b0[xX][0-9a-fA-F]+";
@@ -126,7 +125,7 @@ impl Normalizer {
 
     /// Applies the rules listed on [`Normalizer`] to `text`.
     pub fn normalize(&self, text: &str) -> String {
-        let mut s = ANSI.replace_all(text, "").into_owned();
+        let mut s = crate::text::strip_ansi(text).into_owned();
         for re in &self.known {
             s = replace_known_path(re, &s);
         }

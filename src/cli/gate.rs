@@ -50,14 +50,25 @@ pub struct Feedback {
     pub details_url: Option<String>,
 }
 
+/// A `--details-url` that is not one.
+#[derive(Debug, thiserror::Error)]
+enum BadUrl {
+    /// Not `https://` followed by something.
+    #[error("`{0}` is not an https:// URL")]
+    NotHttps(String),
+    /// Whitespace or a control character.
+    #[error("a URL cannot hold whitespace or control characters")]
+    Whitespace,
+}
+
 /// A `https://` URL with no whitespace or control character, for a Markdown link and the
 /// check run's `details_url`.
-fn https_url(text: &str) -> Result<String, String> {
+fn https_url(text: &str) -> Result<String, BadUrl> {
     if !text.starts_with("https://") || text.len() <= "https://".len() {
-        return Err(format!("`{text}` is not an https:// URL"));
+        return Err(BadUrl::NotHttps(text.to_string()));
     }
     if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("a URL cannot hold whitespace or control characters".to_string());
+        return Err(BadUrl::Whitespace);
     }
     Ok(text.to_string())
 }
@@ -273,7 +284,7 @@ impl VerdictArg {
 #[derive(Debug, thiserror::Error)]
 enum LocalConfigError {
     /// The file cannot be read.
-    #[error("cannot read `{}`: {source}", path.display())]
+    #[error("cannot read `{}`", path.display())]
     Read {
         path: PathBuf,
         source: std::io::Error,
@@ -336,7 +347,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         Ok(local) => local,
         Err(err) => {
             // The marker carries the problem to the judge.
-            let message = err.to_string();
+            let message = crate::with_causes(&err);
             let commit = side.commit(&args.commits.base, &args.commits.head);
             let written = exec::write_error_markers(&args.out, side, commit, &message);
             console.err(&format!("error: {message}"));
@@ -489,7 +500,7 @@ fn local_or_finish(
     feedback: &Feedback,
 ) -> Result<Option<(RepoConfig, String)>, Exit> {
     local_config(commits).map_err(|err| {
-        let judgement = gate::judge_error(&commits.head, &commits.base, &err.to_string());
+        let judgement = gate::judge_error(&commits.head, &commits.base, &crate::with_causes(&err));
         finish(console, &judgement, require, commits, feedback)
     })
 }

@@ -299,7 +299,7 @@ fn resume_command() -> String {
         args.insert(at, "--resume".to_string());
     }
     args.iter()
-        .map(|a| crate::gate::detect::shell_quote(a))
+        .map(|a| crate::text::shell_quote(a))
         .collect::<Vec<_>>()
         .join(" ")
 }

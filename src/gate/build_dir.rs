@@ -28,7 +28,7 @@ use crate::runner::{self, CommandSpec, Termination};
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BuildDirError {
     /// It could not be made.
-    #[error("cannot create the build directory `{}`: {source}", dir.display())]
+    #[error("cannot create the build directory `{}`", dir.display())]
     Create {
         /// The directory.
         dir: PathBuf,
@@ -37,7 +37,7 @@ pub(crate) enum BuildDirError {
         source: std::io::Error,
     },
     /// It could not be emptied.
-    #[error("cannot empty the build directory `{}`: {source}", dir.display())]
+    #[error("cannot empty the build directory `{}`", dir.display())]
     Empty {
         /// The directory.
         dir: PathBuf,
@@ -195,7 +195,7 @@ fn write_kept(dir: &Path, kept: &Kept) -> std::io::Result<()> {
 pub(crate) fn prepare(root: &Path, cargo: &Cargo<'_>) -> Result<BuildDir, BuildDirError> {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(cargo.cwd.as_os_str().as_encoded_bytes());
-    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let name = crate::text::hex(&digest[..8]);
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).map_err(|source| BuildDirError::Create {
         dir: dir.clone(),

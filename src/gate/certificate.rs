@@ -188,12 +188,14 @@ pub struct ReduceReport {
 }
 
 /// Encodes under the reduce cap; over it, an error marker saying so.
-pub fn encode(report: &ReduceReport) -> String {
-    let text = crate::gate::encode::encode_value(report);
-    if text.len() <= REDUCE_REPORT_CAP
-        && serde_json::to_vec(report).map_or(0, |j| j.len()) <= INFLATED_CAP
-    {
-        return text;
+///
+/// # Errors
+/// The report or its marker cannot be encoded.
+pub fn encode(report: &ReduceReport) -> Result<String, crate::gate::encode::EncodeError> {
+    let json = crate::gate::encode::to_json(report)?;
+    let text = crate::gate::encode::encode_json(&json)?;
+    if text.len() <= REDUCE_REPORT_CAP && json.len() <= INFLATED_CAP {
+        return Ok(text);
     }
     crate::gate::encode::encode_value(&ReduceReport {
         v: 1,
@@ -411,7 +413,7 @@ pub fn verify(
     };
     let report = match decode(&text) {
         Ok(report) => report,
-        Err(err) => return error(err.to_string()),
+        Err(err) => return error(crate::with_causes(&err)),
     };
     if report.commit != base {
         return error(format!(
@@ -490,11 +492,21 @@ pub fn verify(
     }
     let plan = match crate::stats::HoldoutPlan::new(counts.runs, counts.rate, counts.confidence) {
         Ok(plan) => plan,
-        Err(err) => return error(format!("the holdout plan is unusable: {err}")),
+        Err(err) => {
+            return error(format!(
+                "the holdout plan is unusable: {}",
+                crate::with_causes(&err)
+            ));
+        }
     };
     let result = match crate::stats::holdout_result(&plan, counts.passes) {
         Ok(result) => result,
-        Err(err) => return error(format!("the holdout cannot be evaluated: {err}")),
+        Err(err) => {
+            return error(format!(
+                "the holdout cannot be evaluated: {}",
+                crate::with_causes(&err)
+            ));
+        }
     };
     let round = |x: f64| (x * 1e6).floor() / 1e6;
     if round(counts.rate) != counts.rate || round(counts.confidence) != counts.confidence {
@@ -526,6 +538,9 @@ pub fn verify(
     // Whatever the report claims, the certificate must be one the line can carry.
     match certificate.validate() {
         Ok(()) => certificate,
-        Err(err) => error(format!("the certificate is inconsistent: {err}")),
+        Err(err) => error(format!(
+            "the certificate is inconsistent: {}",
+            crate::with_causes(&err)
+        )),
     }
 }

@@ -40,14 +40,28 @@ pub(crate) struct CheckSpec {
 pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
-        Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
+        Err(err) => {
+            return (
+                125,
+                format!(
+                    "repromin-check: cannot tell: {}\n",
+                    crate::with_causes(&err)
+                ),
+            );
+        }
     };
     let tmp = std::env::var_os("TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
     let files = crate::gate::sides::RunFiles::new(&tmp.join("repromin-check"), spec.format);
     let prepared = std::fs::create_dir_all(tmp.join("repromin-check"))
         .and_then(|()| files.prepare(&spec.command));
     if let Err(err) = prepared {
-        return (125, format!("repromin-check: cannot tell: {err}\n"));
+        return (
+            125,
+            format!(
+                "repromin-check: cannot tell: {}\n",
+                crate::with_causes(&err)
+            ),
+        );
     }
     let command = files.expand(&spec.command, std::slice::from_ref(&spec.file), &cwd);
     let mut env = crate::gate::sides::side_env();
@@ -65,7 +79,15 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
                 env.push(("CARGO_TARGET_DIR".into(), dir.dir.display().to_string()));
                 build_dir = Some(dir);
             }
-            Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
+            Err(err) => {
+                return (
+                    125,
+                    format!(
+                        "repromin-check: cannot tell: {}\n",
+                        crate::with_causes(&err)
+                    ),
+                );
+            }
         }
     }
     let run = CommandSpec {
@@ -94,7 +116,15 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     }
     let outcome = match outcome {
         Ok(outcome) => outcome,
-        Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
+        Err(err) => {
+            return (
+                125,
+                format!(
+                    "repromin-check: cannot tell: {}\n",
+                    crate::with_causes(&err)
+                ),
+            );
+        }
     };
     if !matches!(outcome.termination, Termination::Exited(_)) {
         return (
@@ -112,7 +142,10 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
             Err(err) => {
                 return (
                     125,
-                    format!("repromin-check: cannot tell: no report ({err})\n"),
+                    format!(
+                        "repromin-check: cannot tell: no report ({})\n",
+                        crate::with_causes(&err)
+                    ),
                 );
             }
         }
@@ -129,7 +162,15 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let parsed = crate::gate::sides::read_report(format, &bytes, &ctx);
     let report = match parsed {
         Ok(report) => report,
-        Err(err) => return (125, format!("repromin-check: cannot tell: {err}\n")),
+        Err(err) => {
+            return (
+                125,
+                format!(
+                    "repromin-check: cannot tell: {}\n",
+                    crate::with_causes(&err)
+                ),
+            );
+        }
     };
     let Some(file) = report.files.iter().find(|f| f.path == spec.file) else {
         return (

@@ -9,7 +9,7 @@
 use globset::{GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
-use crate::gate::git::{GitError, Repo};
+use crate::gate::git::GitError;
 
 /// Where the configuration lives in a repository.
 pub(crate) const CONFIG_PATH: &str = ".github/repromin.json";
@@ -35,7 +35,17 @@ pub enum ConfigError {
     NothingDetected,
     /// A project was recognised, but its test runner has no zero-config support.
     #[error("no {CONFIG_PATH} at the merge base, and {0}")]
-    Unsupported(#[from] crate::gate::detect::Unsupported),
+    Unsupported(#[from] Unsupported),
+}
+
+/// Why nothing could be detected for a project that was recognised.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{ecosystem} project: {reason}; give the commands in .github/repromin.json")]
+pub struct Unsupported {
+    /// The ecosystem.
+    pub ecosystem: &'static str,
+    /// What is missing.
+    pub reason: String,
 }
 
 /// The format of the report a test command writes.
@@ -472,44 +482,6 @@ impl Origin {
             Origin::Local(path) => format!("{path}, given with --config"),
         }
     }
-}
-
-/// A configuration as [`load`] found it: where it came from and, when detected in a Node
-/// workspace, the workspace, from which the plan chooses the build step.
-pub(crate) struct Loaded {
-    /// The configuration.
-    pub config: RepoConfig,
-    /// Where it came from.
-    pub origin: Origin,
-    /// The merge base's Node workspace, when the configuration was detected in one.
-    pub workspace: Option<crate::gate::detect::workspace::Workspace>,
-}
-
-/// Reads the merge base's configuration, or detects defaults there.
-///
-/// # Errors
-/// A malformed configuration, or nothing to detect.
-pub(crate) fn load(repo: &Repo, base: &str) -> Result<Loaded, ConfigError> {
-    if let Some(bytes) = repo.blob(base, CONFIG_PATH)? {
-        let text = String::from_utf8_lossy(&bytes);
-        let origin = format!("{CONFIG_PATH} at the merge base");
-        return Ok(Loaded {
-            config: RepoConfig::parse(&text, &origin)?,
-            origin: Origin::MergeBase,
-            workspace: None,
-        });
-    }
-    let (files, read) = repo.files_and_text(base)?;
-    let found = crate::gate::detect::detect(&files, &read)?.ok_or(ConfigError::NothingDetected)?;
-    let origin = Origin::Detected {
-        ecosystem: found.ecosystem.to_string(),
-        notes: found.notes,
-    };
-    Ok(Loaded {
-        config: found.config,
-        origin,
-        workspace: found.workspace,
-    })
 }
 
 #[cfg(test)]

@@ -153,17 +153,42 @@ impl SideReport {
     }
 }
 
-/// JSON, gzip, base64: the encoding of every report.
-pub fn encode_value<T: Serialize>(value: &T) -> String {
-    let json = serde_json::to_vec(value).unwrap_or_default();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    let _ = gz.write_all(&json);
-    let bytes = gz.finish().unwrap_or_default();
-    STANDARD.encode(bytes)
+/// A report that cannot be encoded.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// It does not serialise to JSON.
+    #[error("the report does not serialise to JSON")]
+    Json(#[source] serde_json::Error),
+    /// Compressing it failed.
+    #[error("the report cannot be compressed")]
+    Gzip(#[source] std::io::Error),
 }
 
-fn raw_encode(report: &SideReport) -> String {
-    encode_value(report)
+/// A value's JSON, as every report writes it.
+///
+/// # Errors
+/// The value does not serialise.
+pub fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, EncodeError> {
+    serde_json::to_vec(value).map_err(EncodeError::Json)
+}
+
+/// Gzip, then base64: the encoding of JSON already made.
+///
+/// # Errors
+/// Compression failed.
+pub fn encode_json(json: &[u8]) -> Result<String, EncodeError> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(json).map_err(EncodeError::Gzip)?;
+    let bytes = gz.finish().map_err(EncodeError::Gzip)?;
+    Ok(STANDARD.encode(bytes))
+}
+
+/// JSON, gzip, base64: the encoding of every report.
+///
+/// # Errors
+/// The value does not serialise, or compression failed.
+pub fn encode_value<T: Serialize>(value: &T) -> Result<String, EncodeError> {
+    encode_json(&to_json(value)?)
 }
 
 /// Decodes any report for `side` under `cap` encoded characters and [`INFLATED_CAP`]
@@ -227,7 +252,7 @@ pub fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
     }
     // Nor is any other gzip stream of that JSON (another level, header or block layout):
     // the value must encode to exactly the text that was read.
-    if encode_value(&value) != text {
+    if encode_value(&value).ok().as_deref() != Some(text) {
         return Err(malformed(
             "its gzip stream is not exactly what repromin writes".into(),
         ));
@@ -237,10 +262,14 @@ pub fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
 
 /// Encodes a report under `cap`; a report over the cap (encoded or inflated) is replaced
 /// by an error marker that says so.
-pub fn encode(report: &SideReport, cap: usize) -> String {
-    let json_len = serde_json::to_vec(report).map_or(0, |j| j.len());
+///
+/// # Errors
+/// The report or its marker cannot be encoded.
+pub fn encode(report: &SideReport, cap: usize) -> Result<String, EncodeError> {
+    let json = to_json(report)?;
+    let json_len = json.len();
     if json_len > INFLATED_CAP {
-        return raw_encode(&SideReport::error(
+        return encode_value(&SideReport::error(
             &report.side,
             &report.commit,
             format!(
@@ -249,9 +278,9 @@ pub fn encode(report: &SideReport, cap: usize) -> String {
             ),
         ));
     }
-    let text = raw_encode(report);
+    let text = encode_json(&json)?;
     if text.len() > cap {
-        return raw_encode(&SideReport::error(
+        return encode_value(&SideReport::error(
             &report.side,
             &report.commit,
             format!(
@@ -261,7 +290,7 @@ pub fn encode(report: &SideReport, cap: usize) -> String {
             ),
         ));
     }
-    text
+    Ok(text)
 }
 
 /// Decodes a report read from a file or job output, for `side`.
@@ -331,7 +360,7 @@ mod tests {
     #[test]
     fn reports_round_trip_without_whitespace() {
         let report = sample(3);
-        let text = encode(&report, TEST_REPORT_CAP);
+        let text = encode(&report, TEST_REPORT_CAP).unwrap();
         assert!(!text.bytes().any(|b| b.is_ascii_whitespace()));
         assert!(!text.contains("repromin/v1"));
         assert_eq!(decode(&text, "base", TEST_REPORT_CAP).unwrap(), report);
@@ -343,7 +372,7 @@ mod tests {
 
     #[test]
     fn an_oversized_report_becomes_an_error_marker_naming_the_side() {
-        let text = encode(&sample(200), 200);
+        let text = encode(&sample(200), 200).unwrap();
         let decoded = decode(&text, "base", 200).unwrap();
         match decoded.outcome {
             Outcome::Error { message, .. } => {
@@ -371,7 +400,7 @@ mod tests {
             decode(&"A".repeat(11), "base", 10),
             Err(DecodeError::TooLong { .. })
         ));
-        let text = encode(&sample(1), TEST_REPORT_CAP);
+        let text = encode(&sample(1), TEST_REPORT_CAP).unwrap();
         let err = decode(&text, "head", TEST_REPORT_CAP).unwrap_err();
         assert!(err.to_string().contains("not the head report"), "{err}");
         // A gzip bomb is cut at the inflated cap.
@@ -389,7 +418,7 @@ mod tests {
     fn another_gzip_stream_of_the_same_json_is_refused() {
         let report = sample(2);
         let json = serde_json::to_vec(&report).unwrap();
-        let text = encode(&report, TEST_REPORT_CAP);
+        let text = encode(&report, TEST_REPORT_CAP).unwrap();
         assert_eq!(decode(&text, "base", TEST_REPORT_CAP).unwrap(), report);
         let stream = |builder: flate2::GzBuilder, level: u32| {
             let mut gz = builder.write(Vec::new(), flate2::Compression::new(level));

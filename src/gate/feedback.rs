@@ -454,6 +454,15 @@ pub(crate) enum FeedbackError {
         #[source]
         source: crate::safe_fs::SafeFsError,
     },
+    /// A payload does not serialise to JSON.
+    #[error("cannot serialise `{}`", path.display())]
+    Json {
+        /// The file it was for.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 /// Writes [`CHECK_RUN_FILE`] and [`COMMENT_FILE`] into `dir` (created if missing), each
@@ -479,7 +488,13 @@ pub(crate) fn write(
     ];
     for (name, payload) in payloads {
         let path = dir.join(name);
-        let mut text = serde_json::to_string_pretty(&payload).unwrap_or_default();
+        let mut text = match serde_json::to_string_pretty(&payload) {
+            Ok(text) => text,
+            Err(source) => {
+                let _ = std::fs::remove_file(&path);
+                return Err(FeedbackError::Json { path, source });
+            }
+        };
         text.push('\n');
         if let Err(source) = crate::safe_fs::write_file(&path, text.as_bytes()) {
             let _ = std::fs::remove_file(&path);

@@ -65,7 +65,7 @@ fn certificate_cap() -> usize {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ReportFileError {
     /// It could not be opened (missing, unreadable).
-    #[error("cannot read the {side} report `{}`: {source}", path.display())]
+    #[error("cannot read the {side} report `{}`", path.display())]
     Open {
         /// The side.
         side: String,
@@ -109,7 +109,7 @@ pub(crate) enum ReportFileError {
         cap: u64,
     },
     /// Reading it failed or it is not UTF-8.
-    #[error("the {side} report is malformed: {source}")]
+    #[error("the {side} report is malformed")]
     Malformed {
         /// The side.
         side: String,

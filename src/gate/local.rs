@@ -75,7 +75,10 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
                 line: judge::error_line(
                     &input.head,
                     &input.base,
-                    &format!("cannot create the reports directory: {err}"),
+                    &format!(
+                        "cannot create the reports directory: {}",
+                        crate::with_causes(&err)
+                    ),
                     false,
                 ),
                 classified: Classified {
@@ -207,9 +210,6 @@ fn candidates_of(reports: &[(String, SideReport)]) -> BaseCandidates {
 
 /// The error judgement when a side's report could not be written.
 fn write_failed(input: &RunInput, err: &WriteReportError) -> Judgement {
-    let message = match std::error::Error::source(err) {
-        Some(cause) => format!("{err}: {cause}"),
-        None => err.to_string(),
-    };
+    let message = crate::with_causes(err);
     judge_error(&input.head, &input.base, &message)
 }

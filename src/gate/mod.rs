@@ -37,7 +37,6 @@ pub(crate) mod judge;
 pub mod line;
 pub(crate) mod local;
 pub mod mutants;
-pub(crate) use readers::node_test;
 pub(crate) mod plan;
 pub(crate) mod readers;
 pub(crate) mod regressions;

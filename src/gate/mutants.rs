@@ -571,11 +571,15 @@ impl MutantsReport {
 
 /// Encodes a mutants report under the test-report cap; over it (encoded or inflated), an
 /// error marker saying so.
-pub fn encode(report: &MutantsReport) -> String {
-    let text = crate::gate::encode::encode_value(report);
-    let inflated = serde_json::to_vec(report).map_or(0, |j| j.len());
+///
+/// # Errors
+/// The report or its marker cannot be encoded.
+pub fn encode(report: &MutantsReport) -> Result<String, crate::gate::encode::EncodeError> {
+    let json = crate::gate::encode::to_json(report)?;
+    let inflated = json.len();
+    let text = crate::gate::encode::encode_json(&json)?;
     if text.len() <= TEST_REPORT_CAP && inflated <= INFLATED_CAP {
-        return text;
+        return Ok(text);
     }
     crate::gate::encode::encode_value(&MutantsReport::error(
         &report.commit,
@@ -624,24 +628,6 @@ const ASSERTION_TYPES: &[&str] = &[
     "JestAssertionError",
 ];
 
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            chars.next();
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Whether a failed test failed on an assertion: pytest's `AssertionError` (the JUnit type
 /// or crash line), an `AssertionError` from an expect matcher or `node:assert` (vitest,
 /// jest, node:test), a jest matcher error (`Error: expect(...)`), a Rust assertion panic
@@ -658,7 +644,7 @@ pub fn is_assertion_failure(test: &TestCase) -> bool {
     let Some(message) = test.messages.first() else {
         return false;
     };
-    let text = strip_ansi(message);
+    let text = crate::text::strip_ansi(message);
     let first = text.trim_start().lines().next().unwrap_or("");
     if first.starts_with("AssertionError") || first.starts_with("Error: expect(") {
         return true;
@@ -685,7 +671,7 @@ pub fn classify(
     };
     let report = match report {
         Ok(report) => report,
-        Err(err) => return error(err.to_string()),
+        Err(err) => return error(crate::with_causes(&err)),
     };
     if report.commit != base {
         return error(format!(
@@ -1397,21 +1383,21 @@ mod tests {
             tested(1, vec![case("test_add", Status::Failed, "a", AE)]),
             None,
         );
-        let text = encode(&report);
+        let text = encode(&report).unwrap();
         assert!(!text.contains(char::is_whitespace));
         assert_eq!(decode(&text).unwrap(), report);
         let mut twice = report.clone();
         if let MutantsOutcome::Ran { runs, .. } = &mut twice.outcome {
             runs.push(runs[0].clone());
         }
-        let err = decode(&encode(&twice)).unwrap_err().to_string();
+        let err = decode(&encode(&twice).unwrap()).unwrap_err().to_string();
         assert!(
             err.contains("names the run `a` of `tests/test_calc.mutations.json` twice"),
             "{err}"
         );
         // A side report is not a mutants report.
         let side = crate::gate::encode::SideReport::error("base", &"b".repeat(40), "x");
-        let side = crate::gate::encode::encode(&side, TEST_REPORT_CAP);
+        let side = crate::gate::encode::encode(&side, TEST_REPORT_CAP).unwrap();
         assert!(decode(&side).is_err());
         // Over the cap, an error marker says so.
         let huge: Vec<TestCase> = (0..40_000_u64)
@@ -1427,7 +1413,7 @@ mod tests {
             },
             None,
         );
-        let back = decode(&encode(&big)).unwrap();
+        let back = decode(&encode(&big).unwrap()).unwrap();
         match back.outcome {
             MutantsOutcome::Error { message } => assert!(message.contains("over the"), "{message}"),
             other => panic!("{other:?}"),

@@ -214,7 +214,7 @@ pub(crate) fn plan(
     let (mut config, mut origin, workspace) = match local {
         Some((config, path)) => (config, Origin::Local(path), None),
         None => {
-            let loaded = crate::gate::config::load(repo, base)?;
+            let loaded = crate::gate::detect::load(repo, base)?;
             (loaded.config, loaded.origin, loaded.workspace)
         }
     };

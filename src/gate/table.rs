@@ -14,7 +14,10 @@ pub(crate) fn format(judgement: &Judgement) -> String {
             let fallback = error_line(
                 &judgement.line.head,
                 &judgement.line.merge_base,
-                &format!("the result could not be formatted: {err}"),
+                &format!(
+                    "the result could not be formatted: {}",
+                    crate::with_causes(&err)
+                ),
                 judgement.line.config_edited,
             );
             line::format_line(&fallback).unwrap_or_else(|_| {

@@ -42,6 +42,7 @@ use sha2::{Digest, Sha256};
 pub use crate::reduce::error::SessionError;
 use crate::reduce::options::ReduceOptions;
 use crate::runner::Termination;
+use crate::text::hex;
 use crate::tree::{Fingerprint, Tree};
 
 /// The schema of `state.json`.
@@ -270,7 +271,7 @@ impl Journal {
         let mut line =
             serde_json::to_vec(record).map_err(|e| SessionError::State(e.to_string()))?;
         line.push(b'\n');
-        pause_at("journal-append");
+        crate::failpoint::pause("session:journal-append");
         self.file
             .write_all(&line)
             .and_then(|()| self.file.sync_data())
@@ -281,11 +282,6 @@ impl Journal {
     pub fn position(&self) -> usize {
         self.cursor + 1
     }
-}
-
-/// The test hook of the kill tests (`REPROMIN_TEST_PAUSE_AT=session:POINT`).
-pub(crate) fn pause_at(point: &str) {
-    crate::export::pause_at(&format!("session:{point}"));
 }
 
 /// The saved state (`state.json`).
@@ -468,10 +464,6 @@ fn first_difference(
         }
     }
     None
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn now_ms() -> u64 {
@@ -670,11 +662,11 @@ impl Durable {
         let old = ws.join("old");
         remove(&next)?;
         crate::workspace::write_fresh(tree, &next)?;
-        pause_at("swap-written");
+        crate::failpoint::pause("session:swap-written");
         if current.exists() {
             fs::rename(&current, &old).map_err(io("rename", &current))?;
         }
-        pause_at("swap-moved-aside");
+        crate::failpoint::pause("session:swap-moved-aside");
         fs::rename(&next, &current).map_err(io("rename", &next))?;
         remove(&old)
     }
@@ -696,7 +688,7 @@ fn write_state(dir: &Path, state: &State) -> Result<(), SessionError> {
     file.write_all(&text)
         .and_then(|()| file.sync_all())
         .map_err(io("write", &tmp))?;
-    pause_at("state-rename");
+    crate::failpoint::pause("session:state-rename");
     fs::rename(&tmp, &path).map_err(io("rename", &tmp))?;
     Ok(())
 }

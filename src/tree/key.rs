@@ -44,9 +44,7 @@ pub struct TreeKey([u8; 32]);
 impl fmt::Debug for TreeKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "TreeKey(")?;
-        for byte in &self.0[..8] {
-            write!(f, "{byte:02x}")?;
-        }
+        crate::text::write_hex(f, &self.0[..8])?;
         write!(f, "…)")
     }
 }

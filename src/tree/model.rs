@@ -136,10 +136,7 @@ pub struct Fingerprint(pub [u8; 32]);
 
 impl fmt::Display for Fingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for byte in self.0 {
-            write!(f, "{byte:02x}")?;
-        }
-        Ok(())
+        crate::text::write_hex(f, &self.0)
     }
 }
 

@@ -158,7 +158,7 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
             edit(r);
         }
         let path = out.path().join("tampered.report");
-        std::fs::write(&path, encode(&copy)).unwrap();
+        std::fs::write(&path, encode(&copy).unwrap()).unwrap();
         let line = line_of(&judge(&path.display().to_string()));
         assert_eq!(line["verdict"], "reproduced");
         assert_eq!(line["certificate"]["verdict"], "error", "{line}");

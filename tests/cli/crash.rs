@@ -245,14 +245,14 @@ fn kill_after(child: &mut Child, hold: &Path, delay: Duration) -> bool {
     sigkill(child, hold).signal() != Some(Signal::SIGKILL as i32)
 }
 
-/// Kills `child` once its stderr says that the test hook holds it at `point`.
+/// Kills `child` once its stderr says that a failpoint holds it at `point`.
 fn kill_when_paused(
     child: &mut Child,
     hold: &Path,
     stderr: &Path,
     point: &str,
 ) -> Result<(), String> {
-    let wanted = format!("repromin: test hook: paused at {point}");
+    let wanted = crate::util::paused_at(point);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let text = std::fs::read_to_string(stderr).unwrap_or_default();
@@ -342,7 +342,7 @@ const REDUCE_SCRIPT: &str = "echo \"$PWD\" >> \"$CRASH_LOG\"; \
      if grep -q BUG main.txt && grep -q 'line 3' lib/m2.txt; then \
      echo 'error: BUG in main.txt'; exit 1; fi";
 
-/// The publication points of the test hook.
+/// The failpoints of publication.
 const POINTS: [&str; 4] = [
     "publish:staged",
     "publish:before-payload",
@@ -474,6 +474,9 @@ fn reduce_source(area: &Area) -> PathBuf {
 
 /// Kills a reduction `kills` times and checks each time.
 fn reduce_campaign(kills: usize, full: bool) {
+    if !crate::util::failpoints() {
+        return;
+    }
     let mut campaign = Campaign::new("reduce", kills, full);
     let src = reduce_source(&campaign.area);
     let root = campaign.area.dir.path().to_path_buf();
@@ -512,7 +515,7 @@ fn reduce_campaign(kills: usize, full: bool) {
         let mut env = env_of(&tmp, &log);
         env.push((MARK_VAR.to_string(), mark.clone()));
         if let Some(point) = point {
-            env.push((repromin::export::PAUSE_ENV.to_string(), point.to_string()));
+            env.push((crate::util::FAILPOINT.to_string(), point.to_string()));
         }
         let killed_err = dir.join("killed.stderr");
         let mut child = spawn(&args, &root, &env, &killed_err);

@@ -586,7 +586,7 @@ fn forger(out: &Path, base: &str) -> String {
         );
         // Encoded exactly as the writer encodes, which is all the judge reads.
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let encoded = repromin::gate::encode::encode_value(&value);
+        let encoded = repromin::gate::encode::encode_value(&value).unwrap();
         script.push_str(&format!(
             "  rm -f {dir}/{side}.report; printf %s {encoded} > {dir}/{side}.report\n",
             dir = out.display()

@@ -487,6 +487,9 @@ fn a_sandboxed_test_dies_with_repromin_even_without_the_guardian() {
 
 #[test]
 fn a_command_that_repromin_was_starting_when_killed_dies_with_its_children() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let (area, _src, tmp) = area_with_tree();
     let t = tag();
     let flag = area.path("started");
@@ -507,13 +510,13 @@ fn a_command_that_repromin_was_starting_when_killed_dies_with_its_children() {
     .map(String::from);
     let env = [
         ("TMPDIR", tmp.display().to_string()),
-        (repromin::export::PAUSE_ENV, "run:spawned".to_string()),
+        (crate::util::FAILPOINT, "run:spawned".to_string()),
     ]
     .map(|(k, v)| (k.to_string(), v));
     let mut child = crate::crash::spawn(&args, area.dir.path(), &env, &err);
     wait_for("repromin held after starting the command", || {
         let text = std::fs::read_to_string(&err).unwrap_or_default();
-        text.contains("repromin: test hook: paused at run:spawned") && flag.exists()
+        text.contains(&crate::util::paused_at("run:spawned")) && flag.exists()
     });
     sigkill(&mut child);
     let left = survives(&format!("sleep 1008.{t}"));

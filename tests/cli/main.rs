@@ -16,6 +16,7 @@ mod gate;
 mod harness;
 mod help;
 mod kills;
+mod layering;
 mod man;
 mod mutants;
 mod package;

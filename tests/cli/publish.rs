@@ -1,5 +1,5 @@
-//! Publication under SIGKILL: the real binary is stopped inside publication by the test hook
-//! `REPROMIN_TEST_PAUSE_AT`, killed, and the next `repromin reduce` with the same OUTPUT
+//! Publication under SIGKILL: a test build of the binary is held inside publication by a
+//! failpoint (`REPROMIN_FAILPOINT`), killed, and the next `repromin reduce` with the same OUTPUT
 //! must clean up or complete what it finds, say so, and leave no staging directory, no
 //! partial OUTPUT and the source unchanged.
 
@@ -46,7 +46,7 @@ fn stagings(area: &Area) -> Vec<String> {
     names
 }
 
-/// Runs `reduce` with the pause hook at `point`, waits until it says it is paused there,
+/// Runs `reduce` held at the failpoint `point`, waits until it says it is paused there,
 /// and kills it with SIGKILL. Returns its pid.
 fn kill_at(area: &Area, point: &str) -> u32 {
     let mut command = Command::new(bin());
@@ -57,7 +57,7 @@ fn kill_at(area: &Area, point: &str) -> u32 {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     clean_env(&mut command);
-    command.env("REPROMIN_TEST_PAUSE_AT", point);
+    command.env(crate::util::FAILPOINT, point);
     let mut child = command.spawn().unwrap();
     let pid = child.id();
     let status = kill_when_paused(&mut child, point);
@@ -94,6 +94,9 @@ fn assert_published(area: &Area) {
 
 #[test]
 fn a_kill_before_the_payload_is_renamed_publishes_nothing_and_the_next_run_cleans_up() {
+    if !crate::util::failpoints() {
+        return;
+    }
     for point in ["publish:staged", "publish:before-payload"] {
         let area = Area::new();
         let src = source(&area);
@@ -120,6 +123,9 @@ fn a_kill_before_the_payload_is_renamed_publishes_nothing_and_the_next_run_clean
 
 #[test]
 fn a_kill_between_the_renames_is_completed_by_the_next_run() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     let src = source(&area);
     let before = fingerprint(&src);
@@ -141,6 +147,9 @@ fn a_kill_between_the_renames_is_completed_by_the_next_run() {
 
 #[test]
 fn a_kill_after_both_renames_leaves_a_whole_output_and_the_next_run_cleans_up() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     let src = source(&area);
     let before = fingerprint(&src);
@@ -160,6 +169,9 @@ fn a_kill_after_both_renames_leaves_a_whole_output_and_the_next_run_cleans_up() 
 
 #[test]
 fn an_output_changed_after_a_kill_between_the_renames_is_never_touched() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     source(&area);
     let pid = kill_at(&area, "publish:after-payload");
@@ -193,4 +205,27 @@ fn a_staging_name_without_an_owner_file_is_left_alone_with_a_warning() {
     );
     assert_published(&area);
     assert_eq!(stagings(&area), [".repromin-staging-mine"]);
+}
+
+/// No variable holds a build without failpoints: the old test hook's
+/// (`REPROMIN_TEST_PAUSE_AT`) holds no build at all, and a build without the `failpoints`
+/// feature, as a release is, has no failpoint that [`crate::util::FAILPOINT`] could name.
+#[test]
+fn no_variable_holds_a_build_without_failpoints() {
+    let area = Area::new();
+    source(&area);
+    let mut command = Command::new(bin());
+    command
+        .args(reduce_args())
+        .current_dir(area.dir.path())
+        .stdin(Stdio::null());
+    clean_env(&mut command);
+    command.env("REPROMIN_TEST_PAUSE_AT", "publish:staged");
+    if !cfg!(feature = "failpoints") {
+        command.env(crate::util::FAILPOINT, "publish:staged");
+    }
+    let o = crate::util::output_within(command, std::time::Duration::from_secs(300));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("paused at"), "{}", stderr(&o));
+    assert_published(&area);
 }

@@ -62,7 +62,7 @@ fn start(area: &Area, args: &[String], pause: Option<&str>, count: &str) -> Chil
     clean_env(&mut command);
     command.env("COUNT_FILE", area.path(count));
     if let Some(point) = pause {
-        command.env("REPROMIN_TEST_PAUSE_AT", point);
+        command.env(crate::util::FAILPOINT, point);
     }
     command.spawn().unwrap()
 }
@@ -118,6 +118,9 @@ fn runs(area: &Area, count: &str) -> usize {
 /// swap and publication, then resumed: the same tree and report as without the kill.
 #[test]
 fn a_session_killed_anywhere_resumes_to_the_uninterrupted_result() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     source(&area);
     // A durable session runs without the tracer (its resumed run must propose the same
@@ -192,6 +195,9 @@ fn a_session_killed_anywhere_resumes_to_the_uninterrupted_result() {
 /// resume, and the next slot follows: no slot is sampled twice.
 #[test]
 fn a_holdout_slot_cut_short_counts_as_a_non_pass_and_is_never_resampled() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     source(&area);
     let holdout = ["--holdout-runs", "6", "--min-holdout-rate", "0.2"];
@@ -328,6 +334,9 @@ fn ctrl_c_in_a_session_prints_the_command_that_resumes_it() {
 /// process died are spent: the resumed window runs under new ones.
 #[test]
 fn families_allocated_before_a_crash_are_spent() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     source(&area);
     let sampling = [
@@ -476,6 +485,9 @@ fn publication_is_idempotent_and_never_takes_another_tree_for_its_own() {
 /// budget ran out stops at once (and still publishes a state that reproduces).
 #[test]
 fn max_duration_counts_from_the_first_start() {
+    if !crate::util::failpoints() {
+        return;
+    }
     let area = Area::new();
     source(&area);
     let session_args = args("out", Some("sess"), &["--max-duration", "60s"]);

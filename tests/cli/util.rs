@@ -86,7 +86,7 @@ pub(crate) fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output
 }
 
 /// Removes from `command`'s environment what would change repromin's behaviour: its own
-/// variables (`REPROMIN…`, test hooks included), GitHub's and `CI`.
+/// variables (`REPROMIN…`, failpoints included), GitHub's and `CI`.
 pub(crate) fn clean_env(command: &mut Command) {
     for (name, _) in std::env::vars_os() {
         let text = name.to_string_lossy();
@@ -553,9 +553,30 @@ pub(crate) fn gate_run_env(
     (line(&stdout(&o)), stderr(&o))
 }
 
-/// Waits until `child` (its stderr piped) says that the test hook holds it at `point`
-/// (`REPROMIN_TEST_PAUSE_AT`), then kills it with SIGKILL and reaps it; panics with what it
-/// printed when it never gets there. Returns how it ended.
+/// The variable that holds a test build of repromin at a failpoint (`src/failpoint.rs`).
+pub(crate) const FAILPOINT: &str = "REPROMIN_FAILPOINT";
+
+/// The line a test build prints on stderr when a failpoint holds it at `point`.
+pub(crate) fn paused_at(point: &str) -> String {
+    format!("repromin: failpoint: paused at {point}")
+}
+
+/// Whether the binary under test has failpoints, which only a build with the `failpoints`
+/// feature has (`cargo test --features failpoints`, as `.ci/run` runs the suite). Without
+/// them a test that holds repromin at a failpoint fails under `CI` and is skipped, saying
+/// why, elsewhere.
+pub(crate) fn failpoints() -> bool {
+    let built = if cfg!(feature = "failpoints") {
+        Ok(())
+    } else {
+        Err("the binary was built without the `failpoints` feature: run `cargo test --features failpoints`".to_string())
+    };
+    require_tool("failpoints", built)
+}
+
+/// Waits until `child` (its stderr piped) says that a failpoint holds it at `point`
+/// ([`FAILPOINT`]), then kills it with SIGKILL and reaps it; panics with what it printed
+/// when it never gets there. Returns how it ended.
 pub(crate) fn kill_when_paused(
     child: &mut std::process::Child,
     point: &str,
@@ -571,7 +592,7 @@ pub(crate) fn kill_when_paused(
             }
         }
     });
-    let wanted = format!("repromin: test hook: paused at {point}");
+    let wanted = paused_at(point);
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
     let mut seen = Vec::new();
     let kill = |child: &mut std::process::Child| {

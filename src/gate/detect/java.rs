@@ -9,7 +9,7 @@
 //! a build that fails leaves no class report, and the run's exit status and output say
 //! why.
 
-use super::{Detection, Read, config};
+use super::detection::{Detection, Read, config};
 use crate::gate::config::ReportFormat;
 
 const TESTS: [&str; 4] = [

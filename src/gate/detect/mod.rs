@@ -11,6 +11,7 @@
 //! Cargo and Go workspaces need no build step: their test commands build what a test
 //! depends on.
 
+mod detection;
 pub(crate) mod imports;
 mod java;
 mod node;
@@ -19,34 +20,51 @@ mod python;
 mod rust;
 pub(crate) mod workspace;
 
-use crate::gate::config::{DEFAULT_MEMORY_MB, RepoConfig, ReportFormat, Timeouts};
+pub(crate) use detection::{Detection, Read};
 
-/// A detected configuration and why it was chosen.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Detection {
+use crate::gate::config::{
+    CONFIG_PATH, ConfigError, Origin, RepoConfig, ReportFormat, Unsupported,
+};
+use crate::gate::git::Repo;
+use detection::config;
+
+/// A configuration as [`load`] found it: where it came from and, when detected in a Node
+/// workspace, the workspace, from which the plan chooses the build step.
+pub(crate) struct Loaded {
     /// The configuration.
     pub config: RepoConfig,
-    /// The ecosystem's name: `rust`, `node`, `go`, `java` or `python`.
-    pub ecosystem: &'static str,
-    /// What was chosen and the evidence for it, one sentence each.
-    pub notes: Vec<String>,
-    /// A Node workspace: its packages, from which the build step is chosen once the
-    /// selected tests are known ([`workspace::Workspace::builds`]).
+    /// Where it came from.
+    pub origin: Origin,
+    /// The merge base's Node workspace, when the configuration was detected in one.
     pub workspace: Option<workspace::Workspace>,
 }
 
-/// Why nothing could be detected for a project that was recognised.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{ecosystem} project: {reason}; give the commands in .github/repromin.json")]
-pub struct Unsupported {
-    /// The ecosystem.
-    pub ecosystem: &'static str,
-    /// What is missing.
-    pub reason: String,
+/// Reads the merge base's configuration, or detects defaults there.
+///
+/// # Errors
+/// A malformed configuration, or nothing to detect.
+pub(crate) fn load(repo: &Repo, base: &str) -> Result<Loaded, ConfigError> {
+    if let Some(bytes) = repo.blob(base, CONFIG_PATH)? {
+        let text = String::from_utf8_lossy(&bytes);
+        let origin = format!("{CONFIG_PATH} at the merge base");
+        return Ok(Loaded {
+            config: RepoConfig::parse(&text, &origin)?,
+            origin: Origin::MergeBase,
+            workspace: None,
+        });
+    }
+    let (files, read) = repo.files_and_text(base)?;
+    let found = detect(&files, &read)?.ok_or(ConfigError::NothingDetected)?;
+    let origin = Origin::Detected {
+        ecosystem: found.ecosystem.to_string(),
+        notes: found.notes,
+    };
+    Ok(Loaded {
+        config: found.config,
+        origin,
+        workspace: found.workspace,
+    })
 }
-
-/// Reads a file of the merge base as text (empty when missing).
-pub(crate) type Read<'a> = &'a dyn Fn(&str) -> String;
 
 /// Detects the configuration from the file list of a commit: `None` when no ecosystem is
 /// recognised.
@@ -82,45 +100,6 @@ pub(crate) fn detect(files: &[String], read: Read<'_>) -> Result<Option<Detectio
     Ok(python::detect(files, read))
 }
 
-/// A configuration with default timeouts and no build step.
-fn config(
-    tests: &[&str],
-    carry: &[&str],
-    install: &[&str],
-    command: &str,
-    report: ReportFormat,
-) -> RepoConfig {
-    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect();
-    RepoConfig {
-        version: 1,
-        tests: strings(tests),
-        carry: strings(carry),
-        runtime: Vec::new(),
-        install: strings(install),
-        build: None,
-        command: command.to_string(),
-        report,
-        timeouts: Timeouts::default(),
-        memory_mb: DEFAULT_MEMORY_MB,
-        container: None,
-        flaky: crate::gate::config::FlakyConfig::default(),
-        regressions: None,
-    }
-}
-
-/// `text` as one shell word: as it is when it holds only characters the shell reads
-/// literally, else in single quotes.
-pub(crate) fn shell_quote(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.,/=:@+%".contains(&b))
-    {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,18 +130,5 @@ mod tests {
         let found = detect(&files(&["go.mod"]), &none).unwrap().unwrap();
         assert_eq!(found.config.report, ReportFormat::GoTestJson);
         assert!(detect(&files(&["README.md"]), &none).unwrap().is_none());
-    }
-
-    #[test]
-    fn shell_words_are_quoted_only_when_needed() {
-        assert_eq!(shell_quote("pytest>=7"), "'pytest>=7'");
-        assert_eq!(shell_quote("freezegun"), "freezegun");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("x'y"), "'x'\\''y'");
-        assert_eq!(
-            shell_quote("pkg; python_version<'3.9'"),
-            "'pkg; python_version<'\\''3.9'\\'''"
-        );
-        assert_eq!(shell_quote(""), "''");
     }
 }

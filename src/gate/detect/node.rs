@@ -15,9 +15,10 @@
 
 use serde_json::Value;
 
+use super::detection::{Detection, Read, config};
 use super::workspace::{self, Found, Manager};
-use super::{Detection, Read, Unsupported, config};
 use crate::gate::config::ReportFormat;
+use crate::gate::config::Unsupported;
 
 /// The test files read for their imports, at most.
 const READ_AT_MOST: usize = 40;

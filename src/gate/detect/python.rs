@@ -21,8 +21,9 @@
 
 use toml_edit::{DocumentMut, Item};
 
-use super::{Detection, Read, config, shell_quote};
+use super::detection::{Detection, Read, config};
 use crate::gate::config::ReportFormat;
+use crate::text::shell_quote;
 
 /// Group and extra names that hold test dependencies, in order of preference.
 const GROUPS: [&str; 3] = ["test", "tests", "dev"];

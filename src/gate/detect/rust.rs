@@ -7,7 +7,7 @@
 //! format reads nextest's JUnit when the run wrote it and the output as `cargo test` text
 //! otherwise (also when the build failed: its compile errors are load errors there).
 
-use super::{Detection, config};
+use super::detection::{Detection, config};
 use crate::gate::config::ReportFormat;
 
 /// The test command: nextest where it runs, else `cargo test`.

@@ -21,7 +21,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
 use super::imports::imported_packages;
-use super::shell_quote;
+use crate::text::shell_quote;
 
 /// The most packages a workspace is read with; more are ignored, and said so.
 const MAX_PACKAGES: usize = 1000;

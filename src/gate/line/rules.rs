@@ -462,19 +462,7 @@ pub fn clip_error(message: &str) -> String {
     clip(message, MAX_ERROR_CHARS, "…")
 }
 
-/// Cuts `text` to at most `max_chars` characters (Unicode scalar values):
-/// a text over the limit keeps its first characters and ends with
-/// `ellipsis`, the whole within the limit. The one cut of messages for the
-/// line, the judge's error lines and the GitHub summary and annotations.
-pub fn clip(text: &str, max_chars: usize, ellipsis: &str) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
-    }
-    let keep = max_chars.saturating_sub(ellipsis.chars().count());
-    let mut out: String = text.chars().take(keep).collect();
-    out.push_str(ellipsis);
-    out
-}
+pub use crate::text::clip;
 
 // ---------------------------------------------------------------- parsing
 

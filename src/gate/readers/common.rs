@@ -147,23 +147,16 @@ pub(super) fn lexical<'a>(path: &'a str, mut out: Vec<&'a str>) -> Vec<&'a str> 
 /// Trims a message and cuts it to [`MAX_MESSAGE`] bytes on a character boundary; what the
 /// cut leaves at the end is trimmed too.
 pub(super) fn clip(s: &str) -> String {
-    cut(s.trim(), MAX_MESSAGE).trim_end().to_string()
-}
-
-/// The first `max` bytes of `s` at most, ending on a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    crate::text::cut(s.trim(), MAX_MESSAGE)
+        .trim_end()
+        .to_string()
 }
 
 /// `message` without `prefix` (the worktree root and its `/`), also where removing one
 /// joins another from the text on its two sides; read from a window a few times the
 /// size a message keeps, so the removals stay cheap.
 pub(super) fn without_root(message: &str, prefix: &str) -> String {
-    let mut text = cut(message, MAX_MESSAGE * 4).to_string();
+    let mut text = crate::text::cut(message, MAX_MESSAGE * 4).to_string();
     while !prefix.is_empty() && text.contains(prefix) {
         text = text.replace(prefix, "");
     }

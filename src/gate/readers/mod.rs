@@ -27,7 +27,7 @@ use libtest::read_libtest;
 use vitest_json::read_js_json;
 
 use common::{Files, utf8};
-pub(crate) use common::{Format, Problem, ReadContext, ReadError, normalize_path};
+pub(crate) use common::{Format, ReadContext, ReadError};
 
 /// Reads one report of `format` from `bytes`.
 ///
@@ -53,6 +53,7 @@ pub(crate) fn read(
 mod tests {
     use super::common::{MAX_MESSAGE, clip, without_root};
     use super::*;
+    use common::{Problem, normalize_path};
 
     const ROOT: &str = "/root/repo";
 

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 
 use super::common::Builder;
-use crate::gate::readers::{Format, Problem, ReadContext, ReadError, normalize_path};
+use super::common::{Format, Problem, ReadContext, ReadError, normalize_path};
 use crate::gate::test_report::Status;
 
 /// The reporter module's source, written next to each run's report.

@@ -110,7 +110,9 @@ pub(super) fn run_side(
                     reruns: Vec::new(),
                     suite: None,
                 },
-                Err(err) => SideReport::error_with(name, commit, err.to_string(), err.detail()),
+                Err(err) => {
+                    SideReport::error_with(name, commit, crate::with_causes(&err), err.detail())
+                }
             };
             reports.push(((*name).to_string(), report));
         }

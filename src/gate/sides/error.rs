@@ -96,7 +96,7 @@ pub(crate) enum SideError {
         rel: String,
     },
     /// The test run left no report file that can be opened.
-    #[error("left no test report ({source})")]
+    #[error("left no test report")]
     ReportMissing {
         /// The report file.
         path: PathBuf,
@@ -117,7 +117,7 @@ pub(crate) enum SideError {
         len: u64,
     },
     /// The report could not be read in its format.
-    #[error("left a {name} test report that cannot be read: {source}")]
+    #[error("left a {name} test report that cannot be read")]
     ReportUnreadable {
         /// The run.
         name: String,
@@ -135,7 +135,7 @@ pub(crate) enum SideError {
     #[error(transparent)]
     Specs(#[from] crate::gate::mutants::SpecsError),
     /// The rebuild after writing a file's merge-base text back failed.
-    #[error("the rebuild after restoring `{file}` failed: {source}")]
+    #[error("the rebuild after restoring `{file}` failed")]
     Rebuild {
         /// The restored file.
         file: String,
@@ -144,7 +144,7 @@ pub(crate) enum SideError {
         source: Box<SideError>,
     },
     /// The base report (for the reduce side) could not be read.
-    #[error("cannot read the base report `{}`: {source}", path.display())]
+    #[error("cannot read the base report `{}`", path.display())]
     BaseReport {
         /// The report file.
         path: PathBuf,
@@ -205,5 +205,16 @@ pub(crate) struct WriteReportError {
     pub path: PathBuf,
     /// Why.
     #[source]
-    pub source: std::io::Error,
+    pub source: WriteCause,
+}
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WriteCause {
+    /// The file system refused.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The report could not be encoded.
+    #[error(transparent)]
+    Encode(#[from] crate::gate::encode::EncodeError),
 }

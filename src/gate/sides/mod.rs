@@ -68,15 +68,15 @@ pub(crate) fn exec(
     if options.side == Side::Mutants {
         let report = match mutants::run_mutants(options, interrupt) {
             Ok(report) => report,
-            Err(err) => MutantsReport::error(&commit, err.to_string()),
+            Err(err) => MutantsReport::error(&commit, crate::with_causes(&err)),
         };
-        write_report(&options.out, spec::SIDE, &spec::encode(&report))?;
+        write_report(&options.out, spec::SIDE, spec::encode(&report))?;
         return Ok(Vec::new());
     }
     let reports = match base_head::run_side(options, &commit, interrupt) {
         Ok(reports) => reports,
         Err(err) => {
-            let message = err.to_string();
+            let message = crate::with_causes(&err);
             options
                 .side
                 .reports()
@@ -91,7 +91,7 @@ pub(crate) fn exec(
         }
     };
     for (name, report) in &reports {
-        write_report(&options.out, name, &encode(report, TEST_REPORT_CAP))?;
+        write_report(&options.out, name, encode(report, TEST_REPORT_CAP))?;
     }
     Ok(reports)
 }
@@ -108,14 +108,14 @@ pub(crate) fn write_error_markers(
 ) -> Result<(), WriteReportError> {
     if side == Side::Mutants {
         let marker = MutantsReport::error(commit, message);
-        return write_report(out, spec::SIDE, &spec::encode(&marker));
+        return write_report(out, spec::SIDE, spec::encode(&marker));
     }
     if side == Side::Reduce {
         return reduce::write_error_marker(out, commit, message);
     }
     for name in side.reports() {
         let marker = SideReport::error(name, commit, message);
-        write_report(out, name, &encode(&marker, TEST_REPORT_CAP))?;
+        write_report(out, name, encode(&marker, TEST_REPORT_CAP))?;
     }
     Ok(())
 }

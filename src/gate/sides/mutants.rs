@@ -79,7 +79,7 @@ pub(super) fn run_mutants(
         let baseline =
             test_run("baseline", config, &tests, &place(test_limit()?)).unwrap_or_else(|err| {
                 Outcome::Error {
-                    message: err.to_string(),
+                    message: crate::with_causes(&err),
                     detail: err.detail(),
                 }
             });
@@ -106,7 +106,7 @@ pub(super) fn run_mutants(
                     };
                     let result = match built {
                         Err(err) => MutantResult::Unbuilt {
-                            message: err.to_string(),
+                            message: crate::with_causes(&err),
                         },
                         Ok(()) => {
                             let one = std::slice::from_ref(&spec.test);
@@ -119,7 +119,7 @@ pub(super) fn run_mutants(
                                     message: "no report".into(),
                                 },
                                 Err(err) => MutantResult::Error {
-                                    message: err.to_string(),
+                                    message: crate::with_causes(&err),
                                 },
                             }
                         }

@@ -84,7 +84,7 @@ pub(crate) fn reduce_side(
     let outcome = match run_reduce_side(side, interrupt) {
         Ok(outcome) => outcome,
         Err(err) => ReduceOutcome::Error {
-            message: err.to_string(),
+            message: crate::with_causes(&err),
         },
     };
     write_reduce_report(&side.options.out, base, outcome)
@@ -117,7 +117,7 @@ fn write_reduce_report(
         commit,
         outcome,
     };
-    super::write::write_report(out, "reduce", &encode(&report))?;
+    super::write::write_report(out, "reduce", encode(&report))?;
     Ok(report)
 }
 

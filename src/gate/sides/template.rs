@@ -14,7 +14,7 @@ use crate::gate::config::ReportFormat;
 use crate::gate::readers::Format;
 
 /// Shell-quotes one argument.
-pub(crate) use crate::gate::detect::shell_quote as quote;
+pub(crate) use crate::text::shell_quote as quote;
 
 /// The nextest profile of `{nextest_config}`.
 const NEXTEST_PROFILE: &str = "repromin";
@@ -53,7 +53,10 @@ impl RunFiles {
     pub(crate) fn prepare(&self, template: &str) -> std::io::Result<()> {
         crate::workspace::remove_any(&self.report).map_err(std::io::Error::other)?;
         if template.contains("{node_reporter}") {
-            std::fs::write(&self.node_reporter, crate::gate::node_test::REPORTER)?;
+            std::fs::write(
+                &self.node_reporter,
+                crate::gate::readers::node_test::REPORTER,
+            )?;
         }
         if template.contains("{nextest_config}") {
             std::fs::write(&self.nextest_config, self.nextest_toml())?;

@@ -4,22 +4,35 @@
 use std::path::Path;
 
 use super::error::WriteReportError;
+use crate::gate::encode::EncodeError;
 
 /// Writes `out/NAME.report`, replacing whatever is there (never through a symlink).
 ///
 /// # Errors
-/// `out` cannot be made, or the file cannot be replaced or written.
-pub(crate) fn write_report(out: &Path, name: &str, text: &str) -> Result<(), WriteReportError> {
-    write_file(&out.join(format!("{name}.report")), text)
+/// The report could not be encoded, `out` cannot be made, or the file cannot be replaced
+/// or written.
+pub(crate) fn write_report(
+    out: &Path,
+    name: &str,
+    text: Result<String, EncodeError>,
+) -> Result<(), WriteReportError> {
+    let path = out.join(format!("{name}.report"));
+    match text {
+        Ok(text) => write_file(&path, &text),
+        Err(err) => Err(WriteReportError {
+            path,
+            source: err.into(),
+        }),
+    }
 }
 
 /// Writes `path`, replacing whatever is there (never through a symlink); its directory is
 /// made if missing. The text goes to a new file beside it that is then renamed over it, so
 /// a reader finds the whole report or none, whenever the writer dies.
 pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), WriteReportError> {
-    let failed = |source| WriteReportError {
+    let failed = |source: std::io::Error| WriteReportError {
         path: path.to_path_buf(),
-        source,
+        source: source.into(),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(failed)?;
@@ -51,25 +64,25 @@ mod tests {
         let out = dir.path().join("out");
         let outside = dir.path().join("outside");
         std::fs::write(&outside, "keep").unwrap();
-        write_report(&out, "base", "one").unwrap();
+        write_report(&out, "base", Ok("one".into())).unwrap();
         assert_eq!(
             std::fs::read_to_string(out.join("base.report")).unwrap(),
             "one"
         );
-        write_report(&out, "base", "two").unwrap();
+        write_report(&out, "base", Ok("two".into())).unwrap();
         assert_eq!(
             std::fs::read_to_string(out.join("base.report")).unwrap(),
             "two"
         );
         // A symlink at the path is replaced, never followed.
         std::os::unix::fs::symlink(&outside, out.join("head.report")).unwrap();
-        write_report(&out, "head", "three").unwrap();
+        write_report(&out, "head", Ok("three".into())).unwrap();
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
         let meta = std::fs::symlink_metadata(out.join("head.report")).unwrap();
         assert!(meta.is_file());
         // A directory at the path is replaced too.
         std::fs::create_dir_all(out.join("mutants.report/x")).unwrap();
-        write_report(&out, "mutants", "four").unwrap();
+        write_report(&out, "mutants", Ok("four".into())).unwrap();
         assert_eq!(
             std::fs::read_to_string(out.join("mutants.report")).unwrap(),
             "four"

@@ -1,25 +1,45 @@
 //! What every candidate list must satisfy, checked from outside the readers: the shape of
 //! the ranges, and that applying any single candidate leaves a file that still parses as its
 //! kind with its required keys. The manifest tests and the fuzz target of `fuzz/` (through
-//! `crate::fuzzing`) share these checks; each returns what is broken as text.
+//! `crate::fuzzing`) share these checks; each returns what is broken as a [`Violation`].
 
 use std::ops::Range;
 
 use super::go_mod::{go_lex, go_token_text};
+
+/// What a checked value breaks, in words.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Violation(pub String);
+
+impl From<String> for Violation {
+    fn from(text: String) -> Self {
+        Violation(text)
+    }
+}
+
+impl From<&str> for Violation {
+    fn from(text: &str) -> Self {
+        Violation(text.to_string())
+    }
+}
 use super::types::{ManifestEdit, ManifestKind};
 
 /// Parses `text` with the kind's own parser (the real one where there is one), and checks
 /// that the keys a manifest of `kind` needs, if `original` had them, are still there.
-pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result<(), String> {
+pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result<(), Violation> {
     match kind {
         ManifestKind::CargoToml | ManifestKind::PyprojectToml | ManifestKind::Pipfile => {
-            let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+            let doc: toml_edit::DocumentMut =
+                text.parse().map_err(|e| Violation::from(format!("{e}")))?;
             let required: &[&[&str]] = match kind {
                 ManifestKind::CargoToml => &[&["package", "name"], &["package", "version"]],
                 ManifestKind::PyprojectToml => &[&["project", "name"]],
                 _ => &[],
             };
-            let before: toml_edit::DocumentMut = original.parse().map_err(|e| format!("{e}"))?;
+            let before: toml_edit::DocumentMut = original
+                .parse()
+                .map_err(|e| Violation::from(format!("{e}")))?;
             let lookup = |doc: &toml_edit::DocumentMut, path: &[&str]| {
                 let mut item = Some(doc.as_item());
                 for key in path {
@@ -29,21 +49,21 @@ pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
             };
             for path in required {
                 if lookup(&before, path) && !lookup(&doc, path) {
-                    return Err(format!("required key {path:?} lost"));
+                    return Err(Violation::from(format!("required key {path:?} lost")));
                 }
             }
         }
         ManifestKind::PackageJson | ManifestKind::ComposerJson => {
             let value: serde_json::Value =
                 serde_json::from_str(text.trim_start_matches('\u{feff}'))
-                    .map_err(|e| format!("{e}"))?;
+                    .map_err(|e| Violation::from(format!("{e}")))?;
             let object = value.as_object().ok_or("not an object")?;
             let before: serde_json::Value =
                 serde_json::from_str(original.trim_start_matches('\u{feff}'))
-                    .map_err(|e| format!("{e}"))?;
+                    .map_err(|e| Violation::from(format!("{e}")))?;
             for key in ["name", "version"] {
                 if before.get(key).is_some() && !object.contains_key(key) {
-                    return Err(format!("required key {key} lost"));
+                    return Err(Violation::from(format!("required key {key} lost")));
                 }
             }
         }
@@ -51,7 +71,10 @@ pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
             let mut reader = quick_xml::Reader::from_str(text);
             let mut depth = 0usize;
             loop {
-                match reader.read_event().map_err(|e| format!("{e}"))? {
+                match reader
+                    .read_event()
+                    .map_err(|e| Violation::from(format!("{e}")))?
+                {
                     quick_xml::events::Event::Start(_) => depth += 1,
                     quick_xml::events::Event::End(_) => {
                         depth = depth.checked_sub(1).ok_or("unbalanced")?;
@@ -61,17 +84,17 @@ pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
                 }
             }
             if depth != 0 {
-                return Err("unbalanced".into());
+                return Err(Violation::from("unbalanced"));
             }
         }
         ManifestKind::GoMod | ManifestKind::GoWork => {
-            let lines = go_lex(kind, text).map_err(|e| e.to_string())?;
+            let lines = go_lex(kind, text).map_err(|e| Violation::from(e.to_string()))?;
             let verbs = top_level_verbs(&lines);
-            let before = go_lex(kind, original).map_err(|e| e.to_string())?;
+            let before = go_lex(kind, original).map_err(|e| Violation::from(e.to_string()))?;
             let had = top_level_verbs(&before);
             for verb in ["module", "go"] {
                 if had.contains(&verb) && !verbs.contains(&verb) {
-                    return Err(format!("{verb} directive lost"));
+                    return Err(Violation::from(format!("{verb} directive lost")));
                 }
             }
         }
@@ -79,32 +102,41 @@ pub(crate) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result
     }
     super::candidates(kind, text.as_bytes())
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| Violation::from(e.to_string()))
 }
 
 /// The shape every result has: no empty level or edit, every range non-empty, inside `src`,
 /// on character boundaries, sorted and disjoint within its edit, and two edits of one level
 /// overlapping only on the comma that two items of one list share.
-pub(crate) fn shape(src: &str, levels: &[Vec<ManifestEdit>]) -> Result<(), String> {
+pub(crate) fn shape(src: &str, levels: &[Vec<ManifestEdit>]) -> Result<(), Violation> {
     for level in levels {
         if level.is_empty() {
-            return Err("empty level".into());
+            return Err(Violation::from("empty level"));
         }
         let mut all: Vec<(&Range<usize>, &str)> = Vec::new();
         for edit in level {
             let label = &edit.label;
             if label.is_empty() || edit.delete.is_empty() {
-                return Err(format!("an edit without label or ranges: `{label}`"));
+                return Err(Violation::from(format!(
+                    "an edit without label or ranges: `{label}`"
+                )));
             }
             if edit.delete.windows(2).any(|w| w[0].end >= w[1].start) {
-                return Err(format!("unsorted or overlapping ranges: `{label}`"));
+                return Err(Violation::from(format!(
+                    "unsorted or overlapping ranges: `{label}`"
+                )));
             }
             for r in &edit.delete {
                 if !(r.start < r.end && r.end <= src.len()) {
-                    return Err(format!("`{label}`: range {r:?} of {} bytes", src.len()));
+                    return Err(Violation::from(format!(
+                        "`{label}`: range {r:?} of {} bytes",
+                        src.len()
+                    )));
                 }
                 if !(src.is_char_boundary(r.start) && src.is_char_boundary(r.end)) {
-                    return Err(format!("`{label}`: range {r:?} splits a character"));
+                    return Err(Violation::from(format!(
+                        "`{label}`: range {r:?} splits a character"
+                    )));
                 }
             }
             all.extend(edit.delete.iter().map(|r| (r, label.as_str())));
@@ -119,9 +151,9 @@ pub(crate) fn shape(src: &str, levels: &[Vec<ManifestEdit>]) -> Result<(), Strin
                 if !(shared.contains(&b',')
                     && shared.iter().all(|c| *c == b',' || c.is_ascii_whitespace()))
                 {
-                    return Err(format!(
+                    return Err(Violation::from(format!(
                         "`{la}` and `{lb}` overlap beyond a shared comma\n{src}"
-                    ));
+                    )));
                 }
             }
         }
@@ -135,15 +167,20 @@ pub(crate) fn each_applies(
     kind: ManifestKind,
     src: &str,
     levels: &[Vec<ManifestEdit>],
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     for edit in levels.iter().flatten() {
-        let out = String::from_utf8(edit.apply(src.as_bytes()))
-            .map_err(|_| format!("`{}` leaves a file that is not UTF-8", edit.label))?;
+        let out = String::from_utf8(edit.apply(src.as_bytes())).map_err(|_| {
+            Violation::from(format!("`{}` leaves a file that is not UTF-8", edit.label))
+        })?;
         if out.len() >= src.len() {
-            return Err(format!("`{}` deletes nothing", edit.label));
+            return Err(Violation::from(format!("`{}` deletes nothing", edit.label)));
         }
-        reparses(kind, src, &out)
-            .map_err(|e| format!("{kind:?}: `{}` breaks the file: {e}\n{out}", edit.label))?;
+        reparses(kind, src, &out).map_err(|e| {
+            Violation::from(format!(
+                "{kind:?}: `{}` breaks the file: {e}\n{out}",
+                edit.label
+            ))
+        })?;
     }
     Ok(())
 }

@@ -303,7 +303,11 @@ pub(super) fn applied(src: &str, edit: &ManifestEdit) -> String {
 }
 
 /// Parses `text` with the kind's own parser (the real one where there is one).
-pub(super) fn reparses(kind: ManifestKind, original: &str, text: &str) -> Result<(), String> {
+pub(super) fn reparses(
+    kind: ManifestKind,
+    original: &str,
+    text: &str,
+) -> Result<(), check::Violation> {
     check::reparses(kind, original, text)
 }
 
@@ -319,7 +323,7 @@ fn an_entry_named_go_inside_a_block_is_not_the_go_directive() {
     let with_go = "module x\ngo 1.21\n";
     assert_eq!(
         reparses(ManifestKind::GoMod, with_go, "module x\n"),
-        Err("go directive lost".to_string())
+        Err(check::Violation("go directive lost".to_string()))
     );
 }
 

@@ -120,7 +120,7 @@ impl Session {
             Some(_) => Ok(durable.journal.replayed_all()),
             None => {
                 durable.journal.append(&Record::Allocate { families })?;
-                crate::reduce::durable::pause_at("allocated");
+                crate::failpoint::pause("session:allocated");
                 Ok(false)
             }
         }
@@ -255,7 +255,7 @@ impl Session {
                 if let Some(d) = self.durable.as_mut() {
                     d.journal.append(&Record::HoldoutStart { slot })?;
                 }
-                crate::reduce::durable::pause_at("holdout-slot");
+                crate::failpoint::pause("session:holdout-slot");
                 let never = AtomicBool::new(false);
                 let (outcome, normalizer) = self.run_current(&never)?;
                 let pass = self.setup.oracle.judge(&outcome, &normalizer).pass;

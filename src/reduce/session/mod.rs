@@ -56,7 +56,8 @@ use confidence::Families;
 use settle::SettleState;
 use timeout::TimeoutPolicy;
 
-pub use records::{Candidate, Event, Observer, PhaseStats, SessionView};
+pub use crate::console::{Observer, SessionView};
+pub use records::{Candidate, Event, PhaseStats};
 use worker::{Answer, Lower};
 pub use worker::{ProbeTime, Setup, Worker};
 

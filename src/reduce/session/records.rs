@@ -83,23 +83,3 @@ pub struct Candidate {
     /// A short description ("delete src/a.py", "lines 3-9 of x.c").
     pub label: String,
 }
-
-/// The outcome of a finished run, for progress display.
-pub trait Observer: Send {
-    /// Called after every window.
-    fn update(&mut self, phase: &str, session: &SessionView);
-}
-
-/// A read-only summary of the session for progress display.
-pub struct SessionView {
-    /// Entries left.
-    pub entries: u64,
-    /// Regular-file bytes left.
-    pub bytes: u64,
-    /// Commands run so far.
-    pub oracle_samples: u64,
-    /// Cache hits so far.
-    pub cache_hits: u64,
-    /// Commits so far.
-    pub accepted: u64,
-}

@@ -135,7 +135,7 @@ pub enum SyntaxError {
         limit: usize,
     },
     /// The grammar is incompatible with the linked tree-sitter runtime.
-    #[error("could not load the {lang} grammar: {source}")]
+    #[error("could not load the {lang} grammar")]
     Grammar {
         /// The language whose grammar failed to load.
         lang: Lang,
