@@ -47,6 +47,7 @@ pub use options::{
 };
 
 pub use error::ReduceError;
+pub(crate) use options::millis;
 pub use validation::{MAX_JOBS, validate};
 
 /// What the preflight found: enough for `doctor`, and the start of every reduction.
@@ -198,11 +199,6 @@ pub struct Reduction {
     pub trace: Option<access::TraceRecord>,
     /// Whether the runs saw their tree through an overlay mount, or why not.
     pub overlay: crate::overlay::OverlayRecord,
-}
-
-/// `d` in whole milliseconds, saturating.
-pub(crate) fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The basename a tree is given inside each run's wrapper directory.

@@ -293,3 +293,8 @@ pub struct SemanticOptions {
     /// The most calls in one reduction.
     pub max_calls: u64,
 }
+
+/// `d` in whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

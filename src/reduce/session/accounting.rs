@@ -34,7 +34,7 @@ impl Accounting {
         let stats = self.phase(phase);
         stats.oracle_samples += answer.samples;
         stats.oracle_sample_uses += answer.samples;
-        stats.oracle_ms += crate::reduce::millis(answer.duration);
+        stats.oracle_ms += crate::reduce::options::millis(answer.duration);
         stats.samples_saved += answer.saved;
         stats.early_acceptances += u64::from(answer.early_accept);
         stats.early_rejections += u64::from(answer.early_reject);

@@ -13,7 +13,7 @@ use crate::reduce::error::ReduceError;
 use crate::runner::Termination;
 use crate::tree::Fingerprint;
 
-use crate::reduce::millis;
+use crate::reduce::options::millis;
 
 impl Session {
     /// Makes the session durable (or not).

@@ -502,7 +502,7 @@ impl Session {
 
     /// Records the wall time of a pass, and the `unparsable` cuts its syntax guard skipped.
     pub fn end_pass(&mut self, name: &str, started: Instant, unparsable: u64) {
-        let ms = crate::reduce::millis(started.elapsed());
+        let ms = crate::reduce::options::millis(started.elapsed());
         let stats = self.phase(name);
         stats.wall_ms += ms;
         stats.unparsable += unparsable;
