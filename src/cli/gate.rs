@@ -341,42 +341,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         SideArg::Base => exec::Side::Base,
         SideArg::Head => exec::Side::Head,
         SideArg::Mutants => exec::Side::Mutants,
-        SideArg::Reduce => {
-            let local = local_config(&args.commits).ok().flatten();
-            let options = exec::ExecOptions {
-                repo: args.commits.repo.clone(),
-                base: args.commits.base.clone(),
-                head: args.commits.head.clone(),
-                out: args.out.clone(),
-                side: exec::Side::Base,
-                sandbox_user: args.sandbox_user.clone(),
-                budget: budget(args.budget_ms, exec::Side::Base),
-                local_config: local,
-                container_cli: args.container_cli.into(),
-                base_candidates: None,
-                regressions: false,
-            };
-            let base_report = args.base_report.clone().unwrap_or_default();
-            let written = gate::sides::reduce::reduce_side(
-                &gate::sides::reduce::ReduceSide {
-                    options: &options,
-                    base_report: &base_report,
-                    holdout_runs: args.holdout_runs,
-                    test: None,
-                },
-                interrupt,
-            );
-            if let Err(err) = written {
-                return write_failed(&console, &err);
-            }
-            publish_reports(
-                &console,
-                &args.out,
-                &["reduce"],
-                gate::encode::REDUCE_REPORT_CAP,
-            );
-            return Exit::Ok;
-        }
+        SideArg::Reduce => exec::Side::Reduce,
     };
     let local = match local_config(&args.commits) {
         Ok(local) => local,
@@ -389,7 +354,7 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
             if let Err(err) = written {
                 return write_failed(&console, &err);
             }
-            publish_reports(&console, &args.out, side.reports(), TEST_REPORT_CAP);
+            publish_reports(&console, &args.out, side.reports(), report_cap(side));
             return Exit::Ok;
         }
     };
@@ -406,11 +371,47 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         base_candidates: None,
         regressions: args.regressions,
     };
+    if side == exec::Side::Reduce {
+        return reduce_command(&console, args, &options, interrupt);
+    }
     if let Err(err) = exec::exec(&options, interrupt) {
         return write_failed(&console, &err);
     }
     publish_reports(&console, &args.out, side.reports(), TEST_REPORT_CAP);
     Exit::Ok
+}
+
+/// `exec --side reduce`: reduces for the first selected test that failed on base and
+/// writes `reduce.report`.
+fn reduce_command(
+    console: &Console,
+    args: &ExecArgs,
+    options: &exec::ExecOptions,
+    interrupt: &std::sync::Arc<AtomicBool>,
+) -> Exit {
+    let base_report = args.base_report.clone().unwrap_or_default();
+    let written = gate::sides::reduce::reduce_side(
+        &gate::sides::reduce::ReduceSide {
+            options,
+            base_report: &base_report,
+            holdout_runs: args.holdout_runs,
+            test: None,
+        },
+        interrupt,
+    );
+    if let Err(err) = written {
+        return write_failed(console, &err);
+    }
+    publish_reports(console, &args.out, &["reduce"], report_cap(options.side));
+    Exit::Ok
+}
+
+/// The most bytes of a side's report handed on as a job output.
+fn report_cap(side: exec::Side) -> usize {
+    match side {
+        exec::Side::Reduce => gate::encode::REDUCE_REPORT_CAP,
+        exec::Side::Base | exec::Side::Head | exec::Side::Mutants => TEST_REPORT_CAP,
+    }
 }
 
 /// A side's own report could not be written: said on stderr, and the exit status is 1 (the

@@ -3,6 +3,7 @@
 
 mod args;
 mod config;
+mod doctor;
 mod gate;
 mod generate;
 mod render;
@@ -19,8 +20,9 @@ use crate::output_layout::REPORT_JSON;
 use crate::reduce;
 
 pub use crate::exit_code::Exit;
-pub use args::{DoctorArgs, ReduceArgs};
+pub use args::ReduceArgs;
 pub use config::ConfigError;
+pub use doctor::DoctorArgs;
 pub use generate::ManError;
 pub use render::{config_exit, demo_exit, exit_for, man_exit, render_error, with_causes};
 
@@ -235,7 +237,7 @@ fn reduce_command(args: &ReduceArgs, interrupt: &Arc<AtomicBool>) -> Exit {
 fn doctor_command(args: &DoctorArgs, interrupt: &Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
     let config = args.config.is_some();
-    match args::doctor(args, interrupt) {
+    match doctor::doctor(args, interrupt) {
         Ok(text) => {
             console.out(&text);
             Exit::Ok

@@ -159,7 +159,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         base: input.base.clone(),
         head: input.head.clone(),
         out: out.path().to_path_buf(),
-        side: Side::Base,
+        side: Side::Reduce,
         sandbox_user: input.sandbox_user.clone(),
         container_cli: input.container_cli,
         budget: input.budget,

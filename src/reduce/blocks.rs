@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use crate::reduce::pass::line_ranges;
+use crate::reduce::ranges::line_ranges;
 
 /// One block: a contiguous run of lines and the blocks of its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,7 +282,7 @@ mod tests {
         let forest = blocks(data);
         let b = forest.iter().find(|b| b.lines.start == line)?;
         let cut = unwrap_cuts(&lines, &ranges, b)?;
-        let kept: Vec<u8> = crate::reduce::pass::complement(data.len(), &cut)
+        let kept: Vec<u8> = crate::reduce::ranges::complement(data.len(), &cut)
             .into_iter()
             .flat_map(|r| data[r].to_vec())
             .collect();

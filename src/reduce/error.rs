@@ -1,5 +1,6 @@
-//! [`ReduceError`], the error that ends a reduction: a leaf module, so that the reducer, the
-//! export and the command line can all name it without importing one another.
+//! [`ReduceError`], the error that ends a reduction, and [`SessionError`], why a durable
+//! session cannot be started or resumed: a leaf module, so that the reducer, the export and
+//! the command line can all name them without importing one another.
 
 use std::path::PathBuf;
 
@@ -64,11 +65,89 @@ pub enum ReduceError {
     SessionInterrupted,
     /// The session directory (`--session`, `--resume`) cannot be used.
     #[error(transparent)]
-    Session(#[from] crate::reduce::durable::SessionError),
+    Session(#[from] SessionError),
     /// The container runner cannot be used.
     #[error(transparent)]
     Container(#[from] crate::container::ContainerError),
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(&'static str),
+}
+
+/// Why a session cannot be started or resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// `--resume` without `--session`.
+    #[error("--resume needs --session DIR: the directory of the session to resume")]
+    ResumeWithoutSession,
+    /// A new session in a directory that holds one.
+    #[error(
+        "`{0}` already holds a session: add --resume to continue it, or give another directory"
+    )]
+    Exists(PathBuf),
+    /// A new session in a directory that holds something else.
+    #[error("`{0}` is not empty and holds no session; give a new or empty directory")]
+    NotEmpty(PathBuf),
+    /// `--resume` of a directory without `state.json`.
+    #[error("`{0}` holds no session to resume (no state.json)")]
+    Missing(PathBuf),
+    /// `state.json` of another schema or strategy, or unreadable.
+    #[error("the session's state.json cannot be used: {0}")]
+    State(String),
+    /// An identity field differs.
+    #[error(
+        "the session was started with other settings: {field} was {was}, now {now}; resume with the same settings, or start a new session"
+    )]
+    Changed {
+        /// The option.
+        field: String,
+        /// Its recorded value.
+        was: String,
+        /// Its value now.
+        now: String,
+    },
+    /// The source tree changed.
+    #[error(
+        "the source tree changed since the session started (fingerprint {was}, now {now}); a session reduces one tree"
+    )]
+    SourceChanged {
+        /// Recorded.
+        was: String,
+        /// Now.
+        now: String,
+    },
+    /// A journal line that does not parse (not the torn last one).
+    #[error("the session's journal is damaged at line {line}: {reason}")]
+    Damaged {
+        /// 1-based line.
+        line: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The replay asked for something other than what the journal holds next.
+    #[error(
+        "the session's journal does not match this reduction at record {record}: expected {expected}, found {found}"
+    )]
+    Diverged {
+        /// 1-based record.
+        record: usize,
+        /// What the replay needed.
+        expected: String,
+        /// What the journal holds.
+        found: String,
+    },
+    /// A file or directory of the session that cannot be removed or written.
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
+    /// File I/O in the session directory.
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
 }

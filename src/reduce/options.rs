@@ -228,7 +228,7 @@ pub struct ReduceOptions {
     pub container: Option<crate::container::ContainerOptions>,
     /// The semantic backend (`--semantic-endpoint`); `None`: no backend, and the reduction
     /// is what it is without the seam.
-    pub semantic: Option<crate::reduce::semantic::SemanticOptions>,
+    pub semantic: Option<SemanticOptions>,
 }
 
 impl ReduceOptions {
@@ -279,4 +279,22 @@ pub struct BaselineRun {
     pub termination: Termination,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
+}
+
+/// What the semantic seam needs to be set up (`--semantic-endpoint`, `--semantic-model`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SemanticOptions {
+    /// The chat completions URL (`http://` or `https://`).
+    pub endpoint: String,
+    /// The model name sent with each request.
+    pub model: String,
+    /// How long one call may take.
+    pub timeout: Duration,
+    /// The most calls in one reduction.
+    pub max_calls: u64,
+}
+
+/// `d` in whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

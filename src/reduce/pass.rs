@@ -10,7 +10,6 @@
 //! list minimiser of [`crate::reduce::minimise`], whose entry points it re-exports.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use crate::reduce::edits::Mutation;
 use crate::reduce::error::ReduceError;
@@ -20,7 +19,9 @@ pub(crate) use crate::reduce::minimise::{
     Elements, Then, minimise, minimise_groups, minimise_then,
 };
 use crate::reduce::options::Minimiser;
+pub(crate) use crate::reduce::ranges::{complement, line_ranges};
 pub(crate) use crate::reduce::session::UNION_WINDOW;
+pub(crate) use crate::reduce::session::file_state;
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
 
@@ -262,29 +263,6 @@ fn settled_skip(session: &Session, ctx: &PassContext, path: &RelPath) -> Option<
     (ctx.settle && !ctx.confirming && !session.touched_since(path, at)).then_some(true)
 }
 
-pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
-    match &session.current.entries.get(path)?.node {
-        Node::File { data, digest } => Some((data.clone(), *digest)),
-        _ => None,
-    }
-}
-
-/// The byte ranges of each line, newline included.
-pub(crate) fn line_ranges(data: &[u8]) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, byte) in data.iter().enumerate() {
-        if *byte == b'\n' {
-            out.push(start..i + 1);
-            start = i + 1;
-        }
-    }
-    if start < data.len() {
-        out.push(start..data.len());
-    }
-    out
-}
-
 /// Disjoint byte ranges of one file's content, as a list to minimise: blocks, lines, or
 /// cuts of several ranges each (an unwrapped block: its header, closing lines and the
 /// indentation of its body).
@@ -430,24 +408,6 @@ impl Removed {
     pub(crate) fn shift(&self, r: &Range<usize>) -> Range<usize> {
         r.start - self.before(r.start)..r.end - self.before(r.end)
     }
-}
-
-/// The ranges of `0..len` outside `cut` (sorted, disjoint).
-pub(crate) fn complement(len: usize, cut: &[Range<usize>]) -> Vec<Range<usize>> {
-    let mut sorted = cut.to_vec();
-    sorted.sort_by_key(|r| r.start);
-    let mut out = Vec::new();
-    let mut at = 0;
-    for r in sorted {
-        if r.start > at {
-            out.push(at..r.start);
-        }
-        at = at.max(r.end);
-    }
-    if at < len {
-        out.push(at..len);
-    }
-    out
 }
 
 impl Elements for Ranges {
@@ -667,7 +627,7 @@ pub(crate) fn levels_per_file<C: Cut, L: Fn(&[u8], usize) -> Option<Vec<Vec<C>>>
 /// ahead of the last window before the file's search (see [`per_file_ahead`]).
 #[expect(
     clippy::too_many_arguments,
-    reason = "the settings of the level walk it stands for"
+    reason = "it stands for the level walk and takes its settings"
 )]
 pub(crate) fn levels_first<C: Cut>(
     session: &Session,
@@ -720,6 +680,7 @@ fn level_list<C: Cut>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn lines_keep_their_newlines_and_a_final_partial_line() {

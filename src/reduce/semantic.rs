@@ -14,10 +14,10 @@
 use std::io::Read as _;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crate::reduce::edits::{Mutation, REPLACED_BYTES_MAX};
 use crate::reduce::error::ReduceError;
+pub use crate::reduce::options::SemanticOptions;
 use crate::reduce::pass::{Pass, PassContext, PassResult};
 use crate::reduce::session::{Candidate, Session};
 use crate::tree::{Node, RelPath};
@@ -30,19 +30,6 @@ pub const RESPONSE_BYTES_MAX: u64 = 1024 * 1024;
 pub const CONTEXT_BYTES_MAX: usize = 256 * 1024;
 /// The most edits one answer may propose.
 pub const EDITS_MAX: usize = 64;
-
-/// What the semantic seam needs to be set up (`--semantic-endpoint`, `--semantic-model`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SemanticOptions {
-    /// The chat completions URL (`http://` or `https://`).
-    pub endpoint: String,
-    /// The model name sent with each request.
-    pub model: String,
-    /// How long one call may take.
-    pub timeout: Duration,
-    /// The most calls in one reduction.
-    pub max_calls: u64,
-}
 
 /// What the report says of the semantic seam (never the token).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]

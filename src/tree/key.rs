@@ -22,7 +22,7 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-use super::{Entry, Meta, Node, Tree};
+use super::model::{Entry, Meta, Node, Tree};
 
 /// Lanes of a [`SetHash`].
 const LANES: usize = 1024;

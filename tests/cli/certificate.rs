@@ -499,3 +499,44 @@ fn the_reduce_side_keeps_its_oracle_when_its_binary_is_removed_while_it_runs() {
     assert_eq!(reduced.holdout.as_ref().map(|h| h.passes), Some(3));
     assert!(reduced.after.files < reduced.before.files, "{reduced:?}");
 }
+
+#[test]
+fn a_bad_local_config_of_the_reduce_side_is_an_error_and_its_marker() {
+    let (repo, base, head) = repo_with_fix();
+    let repo_path = repo.path().display().to_string();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("bad.json"), "{ not json").unwrap();
+    let out = work.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = run(
+        &[
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            "out",
+            "--base-report",
+            "out/base.report",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+            "--config",
+            "bad.json",
+        ],
+        work.path(),
+    );
+    // As on every side, the side's report is a marker that carries the problem to the
+    // judge, and the exit status is 0.
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!(stderr(&o));
+    let text = std::fs::read_to_string(out.join("reduce.report")).unwrap();
+    let report = decode(&text).unwrap();
+    assert_eq!(report.commit, base);
+    let ReduceOutcome::Error { message } = report.outcome else {
+        panic!("{text}");
+    };
+    assert!(stderr(&o).contains(&message), "{message}");
+}

@@ -651,11 +651,12 @@ pub(crate) fn side_container(
     }
 }
 
-/// The sandbox of a side that runs head test code on base (the reduce side runs with the
-/// base side's options).
+/// The sandbox of a side that runs head test code on base.
 pub(crate) fn side_sandbox(options: &ExecOptions) -> Result<Option<Sandbox>, SideError> {
     match (&options.sandbox_user, options.side) {
-        (Some(name), Side::Base | Side::Mutants) => Ok(Some(sandbox::sandbox_user(name)?)),
+        (Some(name), Side::Base | Side::Mutants | Side::Reduce) => {
+            Ok(Some(sandbox::sandbox_user(name)?))
+        }
         _ => Ok(None),
     }
 }

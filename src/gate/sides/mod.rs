@@ -110,6 +110,9 @@ pub(crate) fn write_error_markers(
         let marker = MutantsReport::error(commit, message);
         return write_report(out, spec::SIDE, spec::encode(&marker));
     }
+    if side == Side::Reduce {
+        return reduce::write_error_marker(out, commit, message);
+    }
     for name in side.reports() {
         let marker = SideReport::error(name, commit, message);
         write_report(out, name, encode(&marker, TEST_REPORT_CAP))?;

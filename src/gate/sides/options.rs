@@ -20,6 +20,9 @@ pub(crate) enum Side {
     /// The merge base with the head's tests laid over it, mutated by the pull request's
     /// specs one mutation at a time.
     Mutants,
+    /// The merge base with the head's tests laid over it, reduced for the first selected
+    /// test that failed on base.
+    Reduce,
 }
 
 impl Side {
@@ -29,13 +32,14 @@ impl Side {
             Side::Base => &["base", "base-rerun"],
             Side::Head => &["head"],
             Side::Mutants => &[spec::SIDE],
+            Side::Reduce => &["reduce"],
         }
     }
 
     /// The commit the side checks out.
     pub(crate) fn commit<'a>(self, base: &'a str, head: &'a str) -> &'a str {
         match self {
-            Side::Base | Side::Mutants => base,
+            Side::Base | Side::Mutants | Side::Reduce => base,
             Side::Head => head,
         }
     }
@@ -43,7 +47,7 @@ impl Side {
     /// The side's default deadline.
     pub(crate) fn default_budget(self) -> Duration {
         match self {
-            Side::Base | Side::Head => DEFAULT_BUDGET,
+            Side::Base | Side::Head | Side::Reduce => DEFAULT_BUDGET,
             Side::Mutants => MUTANTS_BUDGET,
         }
     }

@@ -87,13 +87,37 @@ pub(crate) fn reduce_side(
             message: crate::with_causes(&err),
         },
     };
+    write_reduce_report(&side.options.out, base, outcome)
+}
+
+/// Writes the error marker `reduce.report` of a reduce side that could not start (an
+/// unusable local configuration).
+///
+/// # Errors
+/// The marker could not be written.
+pub(crate) fn write_error_marker(
+    out: &Path,
+    commit: &str,
+    message: &str,
+) -> Result<(), WriteReportError> {
+    let outcome = ReduceOutcome::Error {
+        message: message.to_string(),
+    };
+    write_reduce_report(out, commit.to_string(), outcome).map(drop)
+}
+
+fn write_reduce_report(
+    out: &Path,
+    commit: String,
+    outcome: ReduceOutcome,
+) -> Result<ReduceReport, WriteReportError> {
     let report = ReduceReport {
         v: 1,
         side: "reduce".into(),
-        commit: base,
+        commit,
         outcome,
     };
-    super::write::write_report(&side.options.out, "reduce", encode(&report))?;
+    super::write::write_report(out, "reduce", encode(&report))?;
     Ok(report)
 }
 

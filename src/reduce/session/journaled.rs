@@ -13,7 +13,7 @@ use crate::reduce::error::ReduceError;
 use crate::runner::Termination;
 use crate::tree::Fingerprint;
 
-use crate::reduce::millis;
+use crate::reduce::options::millis;
 
 impl Session {
     /// Makes the session durable (or not).
@@ -110,7 +110,7 @@ impl Session {
         if count == 0 || self.setup.sampling.run_confidence.is_none() {
             return Ok(false);
         }
-        let families = self.families;
+        let families = self.families.allocated;
         let Some(durable) = self.durable.as_mut() else {
             return Ok(false);
         };
@@ -128,7 +128,7 @@ impl Session {
 
     /// Records an allocation made after spent families.
     pub(super) fn record_allocation(&mut self) -> Result<(), ReduceError> {
-        let families = self.families;
+        let families = self.families.allocated;
         if let Some(durable) = self.durable.as_mut() {
             durable.journal.append(&Record::Allocate { families })?;
         }
@@ -146,7 +146,7 @@ impl Session {
         let fp = *self
             .current_fp
             .get_or_insert_with(|| self.current.fingerprint());
-        let (commits, attempts) = (self.events.len() as u64, self.attempts);
+        let (commits, attempts) = (self.accounting.commits(), self.accounting.attempts);
         if let Some(durable) = self.durable.as_mut() {
             durable.checkpoint(status, &fp, commits, attempts)?;
         }

@@ -25,7 +25,7 @@
 //! aborted, per phase.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,34 +34,44 @@ use crate::reduce::edits::{EditSet, Mutation};
 use crate::reduce::error::ReduceError;
 use crate::reduce::identifiers::{count_identifiers, dropped_identifiers, identifiers};
 pub use crate::reduce::options::Sampling;
-use crate::reduce::options::{StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR};
-use crate::runner::{self, RunDirs, Termination};
+use crate::reduce::options::StopReason;
+use crate::runner::{self, RunDirs};
 use crate::signature::Normalizer;
-use crate::tree::{Fingerprint, RelPath, SetHash, Tree, TreeKey, scan_exact};
+use crate::tree::{Fingerprint, Node, RelPath, SetHash, Tree, TreeKey, scan_exact};
 use crate::workspace::Workspace;
 
+mod accounting;
+mod confidence;
 mod journaled;
 mod recall;
 mod records;
+mod run;
+mod settle;
+mod timeout;
+mod window;
 mod worker;
+
+use accounting::Accounting;
+use confidence::Families;
+use settle::SettleState;
+use timeout::TimeoutPolicy;
 
 pub use crate::console::{Observer, SessionView};
 pub use records::{Candidate, Event, PhaseStats};
-use worker::{Answer, Lower, probe};
+use worker::{Answer, Lower};
 pub use worker::{ProbeTime, Setup, Worker};
 
 /// Candidates evaluated together in a union window. Fixed, so that results never depend on
 /// `--jobs`.
 pub const UNION_WINDOW: usize = 8;
 
-/// What became of a union of passing candidates.
-enum UnionOutcome {
-    /// It passed and was committed.
-    Committed,
-    /// It failed (or no longer applied).
-    Failed,
-    /// The run was interrupted.
-    Interrupted,
+/// The content and digest of the file at `path` of the current tree; `None` when there is
+/// no file there.
+pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u8; 32])> {
+    match &session.current.entries.get(path)?.node {
+        Node::File { data, digest } => Some((data.clone(), *digest)),
+        _ => None,
+    }
 }
 
 /// The reduction session.
@@ -88,13 +98,12 @@ pub struct Session {
     commit_time: Duration,
     clean: Workspace,
     cache: HashMap<TreeKey, bool>,
-    phases: Vec<PhaseStats>,
-    events: Vec<Event>,
-    attempts: u64,
+    /// Candidates tried, per-phase counters and commits.
+    accounting: Accounting,
     stop: Option<StopReason>,
     observer: Option<Box<dyn Observer>>,
     /// Candidate families allocated so far (run-wide confidence).
-    families: u64,
+    families: Families,
     /// For each identifier, the number of the last commit that lowered how often it occurs
     /// in the tree (see [`Session::touched_since`]).
     name_drops: HashMap<String, u64>,
@@ -102,13 +111,9 @@ pub struct Session {
     name_counts: HashMap<String, u64>,
     /// Where `REPROMIN_TRACE` asks every attempt to be logged.
     trace: Option<std::fs::File>,
-    /// The pass running now (set by [`Session::begin_pass`]).
-    pass: String,
-    /// What each pass's search of a file settled (see [`Session::settled`]).
-    settled: HashMap<(String, RelPath), Settled>,
-    /// Searches skipped because their file was settled (see [`Session::settled`]), and
-    /// cuts answered from the memory of failed cuts (see [`Session::set_recalling`]).
-    settled_skips: u64,
+    /// The running pass, and what each pass's search of a file settled (see
+    /// [`Session::settled`]).
+    settle: SettleState,
     /// Failed cuts (see [`recall`]).
     recall: recall::Recall,
     /// Whether a remembered failed cut is answered without a run.
@@ -116,27 +121,11 @@ pub struct Session {
     /// What the file-access tracer did (see [`Session::trace_access`]).
     access_record: Option<crate::reduce::access::TraceRecord>,
     /// The per-candidate timeout in force (see [`Session::timeout`]).
-    timeout: Duration,
-    /// How long the last accepted candidates ran, one run each, newest last.
-    recent_passes: std::collections::VecDeque<Duration>,
+    timeout: TimeoutPolicy,
     /// The durable session (`--session`): its journal answers what it recorded, then
     /// records what runs (see [`crate::reduce::durable`]).
     durable: Option<crate::reduce::durable::Durable>,
 }
-
-/// Where a search of a file left it: its digest then, and the commit count.
-#[derive(Clone, Copy, Debug)]
-struct Settled {
-    digest: [u8; 32],
-    at: u64,
-    /// Whether the search answered a cut from the memory of failed cuts.
-    from_memory: bool,
-}
-
-/// Accepted runs the adaptive timeout looks back on.
-const ADAPT_WINDOW: usize = 16;
-/// Accepted runs seen before the timeout adapts at all.
-const ADAPT_AFTER: usize = 4;
 
 impl Session {
     /// A session starting at `original`, with one worker per job under `scratch`.
@@ -201,25 +190,20 @@ impl Session {
             current_set,
             current_key,
             current_fp: Some(current_fp),
-            timeout: setup.timeout,
-            recent_passes: std::collections::VecDeque::new(),
+            timeout: TimeoutPolicy::new(setup.timeout),
             setup,
             workers,
             commit_time: Duration::ZERO,
             clean,
             cache: HashMap::new(),
-            phases: Vec::new(),
-            events: Vec::new(),
-            attempts: 0,
+            accounting: Accounting::default(),
             stop: None,
             observer,
-            families: 0,
+            families: Families::default(),
             name_drops: HashMap::new(),
             name_counts,
             durable: None,
-            pass: String::new(),
-            settled: HashMap::new(),
-            settled_skips: 0,
+            settle: SettleState::default(),
             recall: recall::Recall::default(),
             recalling: false,
             access_record: None,
@@ -234,33 +218,12 @@ impl Session {
     }
 
     /// The per-candidate timeout in force. When it was derived rather than given, it
-    /// follows the accepted candidates: [`TIMEOUT_FACTOR`] times the slowest
-    /// of the last accepted runs, never below [`TIMEOUT_FLOOR`] and never above
+    /// follows the accepted candidates: [`crate::reduce::TIMEOUT_FACTOR`] times the slowest
+    /// of the last accepted runs, never below [`crate::reduce::TIMEOUT_FLOOR`] and never above
     /// the timeout derived from the baseline. A tree that got faster to run then stops
     /// waiting as long for a candidate that hangs.
     pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// Learns from a window's answers (see [`Session::timeout`]).
-    fn adapt_timeout(&mut self, answers: &[Answer]) {
-        if !self.setup.adaptive_timeout {
-            return;
-        }
-        for a in answers.iter().filter(|a| a.pass && a.samples > 0) {
-            let per_run = a.duration / u32::try_from(a.samples).unwrap_or(u32::MAX);
-            self.recent_passes.push_back(per_run);
-            if self.recent_passes.len() > ADAPT_WINDOW {
-                self.recent_passes.pop_front();
-            }
-        }
-        if self.recent_passes.len() < ADAPT_AFTER {
-            return;
-        }
-        let slowest = self.recent_passes.iter().max().copied().unwrap_or_default();
-        self.timeout = (slowest * TIMEOUT_FACTOR)
-            .max(TIMEOUT_FLOOR)
-            .min(self.setup.timeout);
+        self.timeout.current()
     }
 
     /// Runs the command on the accepted tree with the first worker (final validation and
@@ -443,12 +406,12 @@ impl Session {
 
     /// Per-phase counters.
     pub fn phases(&self) -> &[PhaseStats] {
-        &self.phases
+        &self.accounting.phases
     }
 
     /// Committed changes.
     pub fn events(&self) -> &[Event] {
-        &self.events
+        &self.accounting.events
     }
 
     /// Parallel jobs.
@@ -458,12 +421,12 @@ impl Session {
 
     /// Candidates tried so far.
     pub fn attempts(&self) -> u64 {
-        self.attempts
+        self.accounting.attempts
     }
 
     /// Commits made so far.
     pub fn commits(&self) -> u64 {
-        self.events.len() as u64
+        self.accounting.commits()
     }
 
     /// Whether a commit after commit number `since` removed an occurrence of an identifier
@@ -489,35 +452,27 @@ impl Session {
     /// answered a cut from memory. `None` when the pass never settled it, or the file has
     /// changed since.
     pub(crate) fn settled(&self, path: &RelPath) -> Option<(u64, bool)> {
-        let (_, digest) = crate::reduce::pass::file_state(self, path)?;
-        let settled = self.settled.get(&(self.pass.clone(), path.clone()))?;
-        (settled.digest == digest).then_some((settled.at, settled.from_memory))
+        let (_, digest) = file_state(self, path)?;
+        self.settle.get(path, digest)
     }
 
     /// Records that the running pass's search of `path` settled it on the current tree;
     /// `from_memory`: the search answered a cut from the memory of failed cuts.
     pub(crate) fn settle(&mut self, path: &RelPath, from_memory: bool) {
-        if let Some((_, digest)) = crate::reduce::pass::file_state(self, path) {
+        if let Some((_, digest)) = file_state(self, path) {
             let at = self.commits();
-            self.settled.insert(
-                (self.pass.clone(), path.clone()),
-                Settled {
-                    digest,
-                    at,
-                    from_memory,
-                },
-            );
+            self.settle.insert(path, digest, at, from_memory);
         }
     }
 
     /// Cuts answered from the memory of failed cuts so far.
     pub(crate) fn recalled_cuts(&self) -> u64 {
-        self.phases.iter().map(|p| p.recalled).sum()
+        self.accounting.recalled_cuts()
     }
 
     /// Counts a search skipped because its file was settled in an earlier run of the pass.
     pub(crate) fn skipped_settled(&mut self) {
-        self.settled_skips += 1;
+        self.settle.skips += 1;
     }
 
     /// Whether a cut that failed before is answered "rejected" without a run while nothing
@@ -531,32 +486,23 @@ impl Session {
     /// Searches skipped so far because their file was settled in an earlier run of the
     /// pass, and cuts answered from the memory of failed cuts.
     pub fn settled_skips(&self) -> u64 {
-        self.settled_skips
+        self.settle.skips
     }
 
     fn phase(&mut self, name: &str) -> &mut PhaseStats {
-        if let Some(i) = self.phases.iter().position(|p| p.phase == name) {
-            &mut self.phases[i]
-        } else {
-            self.phases.push(PhaseStats {
-                phase: name.to_string(),
-                ..PhaseStats::default()
-            });
-            let last = self.phases.len() - 1;
-            &mut self.phases[last]
-        }
+        self.accounting.phase(name)
     }
 
     /// Records that a pass starts, and returns a timer to hand to [`Session::end_pass`].
     pub fn begin_pass(&mut self, name: &str) -> Instant {
-        name.clone_into(&mut self.pass);
+        name.clone_into(&mut self.settle.pass);
         self.phase(name).passes += 1;
         Instant::now()
     }
 
     /// Records the wall time of a pass, and the `unparsable` cuts its syntax guard skipped.
     pub fn end_pass(&mut self, name: &str, started: Instant, unparsable: u64) {
-        let ms = crate::reduce::millis(started.elapsed());
+        let ms = crate::reduce::options::millis(started.elapsed());
         let stats = self.phase(name);
         stats.wall_ms += ms;
         stats.unparsable += unparsable;
@@ -571,7 +517,7 @@ impl Session {
         } else if self
             .setup
             .max_attempts
-            .is_some_and(|max| self.attempts >= max)
+            .is_some_and(|max| self.accounting.attempts >= max)
         {
             self.stop = Some(StopReason::MaxAttempts);
         } else if self.setup.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -582,521 +528,23 @@ impl Session {
 
     fn remaining_attempts(&self) -> usize {
         self.setup.max_attempts.map_or(usize::MAX, |max| {
-            usize::try_from(max.saturating_sub(self.attempts)).unwrap_or(usize::MAX)
+            usize::try_from(max.saturating_sub(self.accounting.attempts)).unwrap_or(usize::MAX)
         })
-    }
-
-    /// Runs the commands for `trees` (with their keys) in parallel and returns their
-    /// answers, by index; in a durable session, answers the journal holds are replayed, and
-    /// new ones are recorded before they are used (the journal names each tree by its
-    /// `tree-sha256-v2` fingerprint, computed for it only then).
-    fn run_all(&mut self, trees: &[(&Tree, TreeKey, f64)]) -> Result<Vec<Answer>, ReduceError> {
-        if trees.is_empty() {
-            return Ok(Vec::new());
-        }
-        let fingerprints: Vec<Fingerprint> = if self.durable.is_some() {
-            trees
-                .iter()
-                .map(|(tree, _, _)| tree.fingerprint())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        if let Some(answers) = self.replay_window(&fingerprints)? {
-            self.adapt_timeout(&answers);
-            return Ok(answers);
-        }
-        let trees: Vec<(&Tree, f64)> = trees.iter().map(|(t, _, c)| (*t, *c)).collect();
-        let trees = trees.as_slice();
-        let next = AtomicUsize::new(0);
-        let slots: Vec<Mutex<Option<Result<Answer, ReduceError>>>> =
-            trees.iter().map(|_| Mutex::new(None)).collect();
-        let setup = &self.setup;
-        let timeout = self.timeout;
-        let lower = Lower {
-            dir: self.clean.root(),
-            tree: &self.current,
-        };
-        let active = self.workers.len().min(trees.len());
-        if active == 1 {
-            // One worker runs them all: on this thread, without spawning one per window.
-            let mut answers = Vec::with_capacity(trees.len());
-            if let Some(worker) = self.workers.first_mut() {
-                for (tree, confidence) in trees {
-                    answers.push(probe(worker, setup, timeout, tree, lower, *confidence)?);
-                }
-            }
-            self.record_window(&fingerprints, &answers)?;
-            self.adapt_timeout(&answers);
-            return Ok(answers);
-        }
-        std::thread::scope(|scope| {
-            for worker in self.workers.iter_mut().take(active) {
-                let next = &next;
-                let slots = &slots;
-                scope.spawn(move || {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        if i >= trees.len() {
-                            break;
-                        }
-                        let result = probe(worker, setup, timeout, trees[i].0, lower, trees[i].1);
-                        if let Ok(mut slot) = slots[i].lock() {
-                            *slot = Some(result);
-                        }
-                    }
-                });
-            }
-        });
-        let mut answers = Vec::with_capacity(trees.len());
-        for slot in slots {
-            let value = slot.into_inner().ok().flatten();
-            match value {
-                Some(result) => answers.push(result?),
-                None => return Err(ReduceError::Internal("a worker produced no answer")),
-            }
-        }
-        self.record_window(&fingerprints, &answers)?;
-        self.adapt_timeout(&answers);
-        Ok(answers)
-    }
-
-    /// Tries a window of candidates. Returns, per candidate, whether it was committed (as
-    /// itself or as part of a committed union), or `None` when the session must stop
-    /// (budget or interrupt).
-    ///
-    /// # Errors
-    /// Workspace I/O failures, a command that cannot be started, or a commit whose clean
-    /// copy does not match what the oracle saw.
-    pub fn try_window(
-        &mut self,
-        phase: &str,
-        candidates: Vec<Candidate>,
-    ) -> Result<Option<Vec<bool>>, ReduceError> {
-        self.try_window_ahead(phase, candidates, Vec::new())
-    }
-
-    /// Whether [`Session::try_window_ahead`] runs candidates ahead: with more than one
-    /// worker, answers that may be cached (no repeated sampling, no run-wide confidence,
-    /// whose families follow the order of runs) and no journal (whose windows must replay
-    /// whatever `--jobs` the resumed run has).
-    pub(crate) fn runs_ahead(&self) -> bool {
-        self.setup.jobs > 1
-            && self.durable.is_none()
-            && !self.setup.sampling.repeated()
-            && self.setup.sampling.run_confidence.is_none()
-    }
-
-    /// [`Session::try_window`], with `ahead`: the candidates the caller would try next if
-    /// this window committed nothing, against the same state. When the window leaves a
-    /// worker idle (it runs fewer commands than a multiple of the workers), the first of
-    /// them that no answer covers yet run in the idle workers, and their answers go to the
-    /// cache only: nothing is committed, rejected or remembered as a failed cut from them,
-    /// so what the reduction does stays what one worker would do; the later window that
-    /// proposes the same tree is answered from the cache. Their commands count in the
-    /// phase's `oracle_samples` and `ran_ahead`.
-    ///
-    /// # Errors
-    /// As [`Session::try_window`].
-    pub fn try_window_ahead(
-        &mut self,
-        phase: &str,
-        candidates: Vec<Candidate>,
-        ahead: Vec<Candidate>,
-    ) -> Result<Option<Vec<bool>>, ReduceError> {
-        // Cuts that failed before, while nothing since may have let them through, are not
-        // candidates: like the syntax guard's cuts, they are counted apart.
-        let recalled: Vec<bool> = candidates.iter().map(|c| self.recalled(c)).collect();
-        if !recalled.contains(&true) {
-            return self.run_window(phase, candidates, ahead);
-        }
-        let n = recalled.iter().filter(|r| **r).count() as u64;
-        self.phase(phase).recalled += n;
-        self.settled_skips += n;
-        if let Some(file) = self.trace.as_mut() {
-            use std::io::Write;
-            for (candidate, _) in candidates.iter().zip(&recalled).filter(|(_, r)| **r) {
-                let what = traced_cut(&self.current, candidate);
-                let _ = writeln!(file, "{phase}\trecalled-fail\t{}\t{what}", candidate.label);
-            }
-        }
-        let rest: Vec<Candidate> = candidates
-            .into_iter()
-            .zip(&recalled)
-            .filter(|(_, r)| !**r)
-            .map(|(c, _)| c)
-            .collect();
-        let done = if rest.is_empty() {
-            Vec::new()
-        } else {
-            let Some(done) = self.run_window(phase, rest, ahead)? else {
-                return Ok(None);
-            };
-            done
-        };
-        let mut done = done.into_iter();
-        Ok(Some(
-            recalled
-                .iter()
-                .map(|r| !r && done.next().unwrap_or(false))
-                .collect(),
-        ))
-    }
-
-    /// The candidates of `ahead` that run in the workers a window of `to_run` commands
-    /// leaves idle: those whose tree no answer covers (not the accepted state, not cached,
-    /// not in the window `in_window`, not a cut the memory recalls), in order, each with
-    /// its tree and fingerprint.
-    fn early(
-        &self,
-        to_run: &[usize],
-        in_window: &[TreeKey],
-        ahead: Vec<Candidate>,
-    ) -> Vec<(Candidate, Tree, TreeKey)> {
-        let jobs = self.setup.jobs.max(1);
-        let idle = (jobs - to_run.len() % jobs) % jobs;
-        if to_run.is_empty() || idle == 0 || !self.runs_ahead() {
-            return Vec::new();
-        }
-        let mut early: Vec<(Candidate, Tree, TreeKey)> = Vec::with_capacity(idle);
-        for candidate in ahead {
-            if early.len() == idle {
-                break;
-            }
-            let Ok((_, tree)) =
-                self.edits
-                    .apply(&self.current, &self.original, &candidate.mutation)
-            else {
-                continue;
-            };
-            let key = self.key_of(&tree);
-            let covered = key == self.current_key
-                || self.cached(&key).is_some()
-                || in_window.contains(&key)
-                || early.iter().any(|e| e.2 == key)
-                || self.recalled(&candidate);
-            if !covered {
-                early.push((candidate, tree, key));
-            }
-        }
-        early
-    }
-
-    /// Counts the commands run ahead and caches their answers (an interrupted one has
-    /// none).
-    fn keep_early(&mut self, phase: &str, early: &[(Candidate, Tree, TreeKey)], ran: &[Answer]) {
-        for ((_, _, key), answer) in early.iter().zip(ran) {
-            self.record(phase, answer);
-            self.phase(phase).ran_ahead += 1;
-            if answer.termination == Termination::Interrupted {
-                continue;
-            }
-            self.remember(*key, answer.pass);
-        }
-    }
-
-    /// The key of `tree`, a candidate: the accepted tree's set hash moved over what the
-    /// two trees do not share, so it costs what the candidate's change does.
-    fn key_of(&self, tree: &Tree) -> TreeKey {
-        self.current_set.moved(&self.current, tree).key()
-    }
-
-    /// Whether `candidate` is a cut that failed before and is answered from the memory.
-    fn recalled(&self, candidate: &Candidate) -> bool {
-        if !self.recalling {
-            return false;
-        }
-        recall::cut_of(&self.current, &candidate.mutation).is_some_and(|cut| {
-            self.recall.recalls(&cut, |name| {
-                self.name_counts.get(name).copied().unwrap_or(0)
-            })
-        })
-    }
-
-    /// [`Session::try_window`] for the candidates that are not recalled.
-    fn run_window(
-        &mut self,
-        phase: &str,
-        mut candidates: Vec<Candidate>,
-        ahead: Vec<Candidate>,
-    ) -> Result<Option<Vec<bool>>, ReduceError> {
-        if !self.check_budget() {
-            return Ok(None);
-        }
-        let room = self.remaining_attempts();
-        candidates.truncate(room.max(1));
-        let count = candidates.len();
-        self.attempts += count as u64;
-        self.phase(phase).attempts += count as u64;
-
-        // Prepare: apply, key, look up.
-        let mut prepared: Vec<Option<(EditSet, Tree, TreeKey)>> = Vec::with_capacity(count);
-        let mut answers: Vec<Option<bool>> = vec![None; count];
-        for (i, candidate) in candidates.iter().enumerate() {
-            match self
-                .edits
-                .apply(&self.current, &self.original, &candidate.mutation)
-            {
-                Ok((edits, tree)) => {
-                    let key = self.key_of(&tree);
-                    if key == self.current_key {
-                        prepared.push(None);
-                        self.phase(phase).no_op += 1;
-                        answers[i] = Some(false);
-                    } else {
-                        if let Some(pass) = self.cached(&key) {
-                            answers[i] = Some(pass);
-                            let stats = self.phase(phase);
-                            stats.cache_hits += 1;
-                            stats.oracle_sample_uses += 1;
-                        }
-                        prepared.push(Some((edits, tree, key)));
-                    }
-                }
-                Err(_) => {
-                    prepared.push(None);
-                    self.phase(phase).no_op += 1;
-                    answers[i] = Some(false);
-                }
-            }
-        }
-        let to_run: Vec<usize> = (0..count).filter(|&i| answers[i].is_none()).collect();
-        let mut families = vec![(None, self.setup.sampling.confidence); count];
-        for &i in &to_run {
-            families[i] = self.allocate()?;
-        }
-        if self.families_spent(to_run.len())? {
-            // The window's families were exposed before a crash: it runs under new ones.
-            for &i in &to_run {
-                families[i] = self.allocate()?;
-            }
-            self.record_allocation()?;
-        }
-        let in_window: Vec<TreeKey> = prepared.iter().flatten().map(|p| p.2).collect();
-        let early = self.early(&to_run, &in_window, ahead);
-        let mut trees: Vec<(&Tree, TreeKey, f64)> = to_run
-            .iter()
-            .filter_map(|&i| {
-                prepared[i]
-                    .as_ref()
-                    .map(|(_, t, key)| (t, *key, families[i].1))
-            })
-            .collect();
-        let confidence = self.setup.sampling.confidence;
-        trees.extend(early.iter().map(|(_, t, key)| (t, *key, confidence)));
-        let mut ran = self.run_all(&trees)?;
-        let ran_early = ran.split_off(to_run.len().min(ran.len()));
-        self.keep_early(phase, &early, &ran_early);
-        let mut interrupted = false;
-        for (&i, answer) in to_run.iter().zip(&ran) {
-            self.record(phase, answer);
-            if answer.termination == Termination::Interrupted {
-                interrupted = true;
-                continue;
-            }
-            answers[i] = Some(answer.pass);
-            if let Some((_, _, key)) = &prepared[i] {
-                self.remember(*key, answer.pass);
-            }
-        }
-        if interrupted || self.setup.interrupt.load(Ordering::SeqCst) {
-            // Nothing from a cut-short window is committed.
-            let ran_or_cached = answers.iter().filter(|a| a.is_some()).count();
-            let stats = self.phase(phase);
-            stats.aborted += (count - ran_or_cached.min(count)) as u64;
-            for (i, answer) in answers.iter().enumerate() {
-                if prepared[i].is_some() && answer.is_some() {
-                    if answer == &Some(true) {
-                        stats.superseded += 1;
-                    } else {
-                        stats.rejected += 1;
-                    }
-                }
-            }
-            self.stop = Some(StopReason::Interrupted);
-            return Ok(None);
-        }
-        if let Some(file) = self.trace.as_mut() {
-            use std::io::Write;
-            let _ = writeln!(file, "{phase}\twindow\t{count} {}", to_run.len());
-            for (i, candidate) in candidates.iter().enumerate() {
-                let how = match (&prepared[i], answers[i], to_run.contains(&i)) {
-                    (None, _, _) => "no-op",
-                    (_, Some(true), true) => "pass",
-                    (_, Some(false), true) => "fail",
-                    (_, Some(true), false) => "cached-pass",
-                    _ => "cached-fail",
-                };
-                let what = traced_cut(&self.current, candidate);
-                let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
-            }
-            for ((candidate, _, _), answer) in early.iter().zip(&ran_early) {
-                let how = if answer.pass {
-                    "ahead-pass"
-                } else {
-                    "ahead-fail"
-                };
-                let what = traced_cut(&self.current, candidate);
-                let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
-            }
-        }
-        let passing: Vec<usize> = (0..count)
-            .filter(|&i| prepared[i].is_some() && answers[i] == Some(true))
-            .collect();
-        let rejected: Vec<usize> = (0..count)
-            .filter(|&i| prepared[i].is_some() && answers[i] == Some(false))
-            .collect();
-        self.phase(phase).rejected += rejected.len() as u64;
-        for &i in &rejected {
-            if let Some(cut) = recall::cut_of(&self.current, &candidates[i].mutation) {
-                let counts = &self.name_counts;
-                self.recall
-                    .failed(&cut, |name| counts.get(name).copied().unwrap_or(0));
-            }
-        }
-        let mut committed = vec![false; count];
-        let Some(&lowest) = passing.first() else {
-            self.notify(phase);
-            return Ok(Some(committed));
-        };
-        let mut union_done = false;
-        if passing.len() > 1 {
-            // Try the union of every passing candidate; when it fails, the union of the
-            // first half of them, and so on down to two (by candidate index, so the outcome
-            // never depends on completion order).
-            let mut take = passing.len();
-            while take > 1 && self.remaining_attempts() > 0 {
-                let members = &passing[..take];
-                let union = Mutation::union(
-                    &members
-                        .iter()
-                        .map(|&i| candidates[i].mutation.clone())
-                        .collect::<Vec<_>>(),
-                );
-                match self.try_union(phase, &union, members.len())? {
-                    UnionOutcome::Interrupted => {
-                        let stats = self.phase(phase);
-                        stats.superseded += passing.len() as u64;
-                        return Ok(None);
-                    }
-                    UnionOutcome::Committed => {
-                        self.phase(phase).superseded += passing.len() as u64;
-                        for &i in members {
-                            committed[i] = true;
-                        }
-                        union_done = true;
-                        break;
-                    }
-                    UnionOutcome::Failed => take /= 2,
-                }
-            }
-        }
-        if !union_done && let Some((edits, tree, key)) = prepared[lowest].take() {
-            let family = families[lowest];
-            let mutation = candidates[lowest].mutation.clone();
-            self.commit(
-                phase,
-                &mutation,
-                edits,
-                tree,
-                key,
-                &candidates[lowest].label,
-                false,
-                family,
-            )?;
-            committed[lowest] = true;
-            self.phase(phase).superseded += (passing.len() - 1) as u64;
-        }
-        self.notify(phase);
-        Ok(Some(committed))
-    }
-
-    /// Runs the union of `members` passing candidates as one more candidate and commits it
-    /// when it passes.
-    fn try_union(
-        &mut self,
-        phase: &str,
-        union: &Mutation,
-        members: usize,
-    ) -> Result<UnionOutcome, ReduceError> {
-        self.attempts += 1;
-        self.phase(phase).attempts += 1;
-        let Ok((edits, tree)) = self.edits.apply(&self.current, &self.original, union) else {
-            self.phase(phase).no_op += 1;
-            return Ok(UnionOutcome::Failed);
-        };
-        let key = self.key_of(&tree);
-        let mut family = (None, self.setup.sampling.confidence);
-        let pass = if let Some(pass) = self.cached(&key) {
-            let stats = self.phase(phase);
-            stats.cache_hits += 1;
-            stats.oracle_sample_uses += 1;
-            pass
-        } else {
-            family = self.allocate()?;
-            if self.families_spent(1)? {
-                family = self.allocate()?;
-                self.record_allocation()?;
-            }
-            let answer = self.run_all(&[(&tree, key, family.1)])?[0];
-            self.record(phase, &answer);
-            if answer.termination == Termination::Interrupted {
-                // Nothing from a cut-short window is committed.
-                self.phase(phase).aborted += 1;
-                self.stop = Some(StopReason::Interrupted);
-                return Ok(UnionOutcome::Interrupted);
-            }
-            self.remember(key, answer.pass);
-            answer.pass
-        };
-        if !pass {
-            self.phase(phase).rejected += 1;
-            return Ok(UnionOutcome::Failed);
-        }
-        let label = format!("union of {members} changes");
-        self.commit(phase, union, edits, tree, key, &label, true, family)?;
-        Ok(UnionOutcome::Committed)
-    }
-
-    /// The confidence for the next changed candidate: a new family index under run-wide
-    /// confidence, allocated in candidate order before anything runs.
-    fn allocate(&mut self) -> Result<(Option<u64>, f64), ReduceError> {
-        let sampling = self.setup.sampling;
-        let Some(run_confidence) = sampling.run_confidence else {
-            return Ok((None, sampling.confidence));
-        };
-        self.families += 1;
-        let j = self.families;
-        let confidence = crate::stats::family_confidence(j, sampling.confidence, run_confidence)
-            .map_err(|e| {
-                ReduceError::Usage(format!(
-                    "the run-wide confidence is spent at candidate family {j}: {e}"
-                ))
-            })?;
-        if let Some(rate) = sampling.rate {
-            let feasible = crate::stats::required_passes(sampling.runs, rate, confidence)
-                .ok()
-                .flatten()
-                .is_some();
-            if !feasible {
-                // Not a fixed point: the remaining alpha is too small for the planned samples.
-                return Err(ReduceError::Usage(format!(
-                    "the run-wide confidence is spent at candidate family {j}: even {n} of {n} passes cannot clear the rate gate at confidence {confidence}; plan more --candidate-runs",
-                    n = sampling.runs
-                )));
-            }
-        }
-        Ok((Some(j), confidence))
     }
 
     fn record(&mut self, phase: &str, answer: &Answer) {
-        let stats = self.phase(phase);
-        stats.oracle_samples += answer.samples;
-        stats.oracle_sample_uses += answer.samples;
-        stats.oracle_ms += crate::reduce::millis(answer.duration);
-        stats.samples_saved += answer.saved;
-        stats.early_acceptances += u64::from(answer.early_accept);
-        stats.early_rejections += u64::from(answer.early_reject);
+        self.accounting.record(phase, answer);
+    }
+
+    /// The confidence for the next changed candidate (see [`Families::allocate`]).
+    fn allocate(&mut self) -> Result<(Option<u64>, f64), ReduceError> {
+        self.families.allocate(self.setup.sampling)
+    }
+
+    /// Learns from a window's answers (see [`Session::timeout`]).
+    fn learn_timeout(&mut self, answers: &[Answer]) {
+        let (adaptive, ceiling) = (self.setup.adaptive_timeout, self.setup.timeout);
+        self.timeout.learn(adaptive, ceiling, answers);
     }
 
     fn cached(&self, key: &TreeKey) -> Option<bool> {
@@ -1148,7 +596,7 @@ impl Session {
                 });
             }
         }
-        let index = self.events.len() as u64 + 1;
+        let index = self.accounting.events.len() as u64 + 1;
         let mut paths = Vec::new();
         mutation_paths(mutation, &mut paths);
         for name in dropped_identifiers(&self.current, &tree, &paths, &mut self.name_counts) {
@@ -1169,7 +617,7 @@ impl Session {
         self.current_key = key;
         self.current_fp = None;
         self.current_size = after;
-        self.events.push(Event {
+        self.accounting.events.push(Event {
             index,
             phase: phase.to_string(),
             change: label.to_string(),
@@ -1189,20 +637,19 @@ impl Session {
             let view = SessionView {
                 entries: size.files + size.dirs + size.symlinks,
                 bytes: size.bytes,
-                oracle_samples: self.phases.iter().map(|p| p.oracle_samples).sum(),
-                cache_hits: self.phases.iter().map(|p| p.cache_hits).sum(),
-                accepted: self.events.len() as u64,
+                oracle_samples: self
+                    .accounting
+                    .phases
+                    .iter()
+                    .map(|p| p.oracle_samples)
+                    .sum(),
+                cache_hits: self.accounting.phases.iter().map(|p| p.cache_hits).sum(),
+                accepted: self.accounting.events.len() as u64,
             };
             observer.update(phase, &view);
             self.observer = Some(observer);
         }
     }
-}
-
-/// What `candidate` cuts from `tree`, as the trace's last column: the start of the cut
-/// text, or nothing for a candidate that is no cut (a replacement, a stale one).
-fn traced_cut(tree: &Tree, candidate: &Candidate) -> String {
-    recall::cut_of(tree, &candidate.mutation).map_or_else(String::new, |cut| cut.excerpt(120))
 }
 
 /// The paths a mutation names.
@@ -1222,9 +669,12 @@ fn mutation_paths(mutation: &Mutation, out: &mut Vec<crate::tree::RelPath>) {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::timeout::{ADAPT_AFTER, ADAPT_WINDOW};
     use super::*;
     use crate::reduce::edits::tests::tree;
+    use crate::reduce::options::TIMEOUT_FLOOR;
     use crate::runner::CommandSpec;
+    use crate::runner::Termination;
 
     /// A session on `files` whose command is `sh -c script` and whose oracle wants exit 0.
     pub(crate) fn session_on(
@@ -1399,7 +849,7 @@ pub(crate) mod tests {
         let scratch = tempfile::tempdir().unwrap();
         let mut session = session_on(&files, "true", 1, scratch.path());
         session.setup.timeout = Duration::from_secs(100);
-        session.timeout = session.setup.timeout;
+        session.timeout = TimeoutPolicy::new(session.setup.timeout);
         let pass = |ms: u64| Answer {
             pass: true,
             termination: Termination::Exited(0),
@@ -1410,26 +860,26 @@ pub(crate) mod tests {
             early_reject: false,
         };
         // Not adaptive: the given timeout stays.
-        session.adapt_timeout(&[pass(1000); 8]);
+        session.learn_timeout(&[pass(1000); 8]);
         assert_eq!(session.timeout(), Duration::from_secs(100));
         session.setup.adaptive_timeout = true;
         // Too few accepted runs to go by.
-        session.adapt_timeout(&[pass(1000); 3]);
+        session.learn_timeout(&[pass(1000); 3]);
         assert_eq!(session.timeout(), Duration::from_secs(100));
         // Factor times the slowest recent run, but never under the floor.
-        session.adapt_timeout(&[pass(1000)]);
+        session.learn_timeout(&[pass(1000)]);
         assert_eq!(session.timeout(), TIMEOUT_FLOOR);
-        session.adapt_timeout(&[pass(20_000)]);
+        session.learn_timeout(&[pass(20_000)]);
         assert_eq!(session.timeout(), Duration::from_secs(60));
         // Rejected runs teach nothing; a slow accepted run cannot lift it past the ceiling.
         let mut slow = pass(90_000);
         slow.pass = false;
-        session.adapt_timeout(&[slow]);
+        session.learn_timeout(&[slow]);
         assert_eq!(session.timeout(), Duration::from_secs(60));
-        session.adapt_timeout(&[pass(90_000)]);
+        session.learn_timeout(&[pass(90_000)]);
         assert_eq!(session.timeout(), Duration::from_secs(100));
         // The slow run leaves the window after enough faster ones.
-        session.adapt_timeout(&[pass(5_000); ADAPT_WINDOW]);
+        session.learn_timeout(&[pass(5_000); ADAPT_WINDOW]);
         assert_eq!(session.timeout(), Duration::from_secs(15));
     }
 
@@ -1442,7 +892,7 @@ pub(crate) mod tests {
         let mut session = session_on(&files, "[ -e a.txt ] || sleep 60", 1, scratch.path());
         session.setup.timeout = Duration::from_secs(100);
         session.setup.adaptive_timeout = true;
-        session.timeout = session.setup.timeout;
+        session.timeout = TimeoutPolicy::new(session.setup.timeout);
         let fast = Answer {
             pass: true,
             termination: Termination::Exited(0),
@@ -1452,7 +902,7 @@ pub(crate) mod tests {
             early_accept: false,
             early_reject: false,
         };
-        session.adapt_timeout(&[fast; ADAPT_AFTER]);
+        session.learn_timeout(&[fast; ADAPT_AFTER]);
         assert_eq!(session.timeout(), TIMEOUT_FLOOR);
         let started = Instant::now();
         let done = session
@@ -1475,7 +925,7 @@ pub(crate) mod tests {
 
     /// A cut of `m.txt` keeping the lines that do not equal `line`.
     fn cut_line(session: &Session, line: &str) -> Candidate {
-        let (data, expect) = crate::reduce::pass::file_state(session, "m.txt").unwrap();
+        let (data, expect) = file_state(session, "m.txt").unwrap();
         let keep = crate::reduce::pass::line_ranges(&data)
             .into_iter()
             .filter(|r| data[r.clone()] != *format!("{line}\n").as_bytes())

@@ -102,7 +102,7 @@ fn add(
             if digest != expect || !kept_in_order(keep, data.len()) {
                 return None;
             }
-            let cut = crate::reduce::pass::complement(data.len(), keep);
+            let cut = crate::reduce::ranges::complement(data.len(), keep);
             hasher.update(b"k");
             hasher.update(path.len().to_le_bytes());
             hasher.update(path.as_bytes());
@@ -154,7 +154,7 @@ fn add(
                 taken.push(from..r.end);
             }
             if let Some(keep) = keep {
-                let cut = crate::reduce::pass::complement(data.len(), keep);
+                let cut = crate::reduce::ranges::complement(data.len(), keep);
                 hasher.update(b"k");
                 hasher.update(cut.len().to_le_bytes());
                 for r in &cut {

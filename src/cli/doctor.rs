@@ -1,0 +1,212 @@
+//! `repromin doctor`: its arguments, and the preflight a reduction would start with,
+//! reported as text.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+
+use super::args::{
+    LevelArg, OracleArgs, PassArg, RunArgs, SamplingArgs, TreeArgs, apply_level, apply_sampling,
+    build_options,
+};
+use crate::reduce::{self, ReduceError};
+
+/// `repromin doctor`.
+#[derive(Debug, Args, Clone)]
+pub struct DoctorArgs {
+    /// The tree a reduction would start from.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+
+    /// The failing command. With --config, the command is in the file.
+    #[arg(last = true, required_unless_present = "config", value_name = "CMD")]
+    pub command: Vec<String>,
+
+    /// Read the command and every semantic option from this schema_version 1 JSON file (see
+    /// docs/config-schema.md): all of it is validated, what the preflight uses is applied.
+    /// Beside it, the command line gives only SOURCE: any other option, and `-- CMD`, is
+    /// refused.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    /// Oracle options.
+    pub oracle: OracleArgs,
+
+    #[command(flatten)]
+    /// Tree options.
+    pub tree: TreeArgs,
+
+    #[command(flatten)]
+    /// Running options.
+    pub run: RunArgs,
+
+    #[command(flatten)]
+    /// Sampling options (the baseline's are applied; the rest are validated).
+    pub sampling: SamplingArgs,
+
+    /// The passes that would run, comma-separated [default: the passes of --level].
+    #[arg(
+        long,
+        value_name = "PASS",
+        value_delimiter = ',',
+        help_heading = "Passes"
+    )]
+    pub passes: Vec<PassArg>,
+
+    /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`)
+    /// [default: lines]. Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
+}
+
+/// Runs `doctor` and returns its report.
+pub(super) fn doctor(
+    args: &DoctorArgs,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<String, ReduceError> {
+    let name = args
+        .source
+        .file_name()
+        .map_or_else(|| "tree".into(), std::ffi::OsStr::to_os_string);
+    let mut options = build_options(
+        args.source.clone(),
+        PathBuf::from(name),
+        &args.command,
+        &args.oracle,
+        &args.tree,
+        &args.run,
+        &args.passes,
+    )?;
+    apply_level(&mut options, args.level);
+    apply_sampling(&mut options, &args.sampling);
+    reduce::validate(&options, false)?;
+    let scratch =
+        crate::scratch::Scratch::new("doctor").map_err(|source| crate::tree::TreeError::Io {
+            action: "create a scratch directory in",
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let pre = reduce::preflight(&options, scratch.path(), interrupt)?;
+    let size = pre.tree.size();
+    let summary = pre.oracle.summary();
+    let mut out = String::new();
+    let _ = writeln!(out, "source: {}", options.source.display());
+    let _ = writeln!(
+        out,
+        "tree: {} files, {} directories, {} symlinks, {} bytes",
+        size.files, size.dirs, size.symlinks, size.bytes
+    );
+    let _ = writeln!(out, "tree-sha256-v2: {}", pre.tree.fingerprint());
+    let _ = writeln!(
+        out,
+        "tree-content-sha256-v1: {}",
+        pre.tree.content_fingerprint()
+    );
+    if !pre.scan.ignored.is_empty() {
+        let _ = writeln!(out, "left out: {}", pre.scan.ignored.join(", "));
+    }
+    let _ = writeln!(out, "command: {}", options.command.argv.join(" "));
+    if let Some(c) = &pre.container {
+        let _ = writeln!(
+            out,
+            "runner: containers of {} through {} ({}), tree at /workspace, network {}",
+            c.image,
+            c.cli,
+            c.image_id,
+            if c.network { "on" } else { "off" }
+        );
+    }
+    if let Some(s) = &options.semantic {
+        // Whether a token is set, never the token.
+        let token =
+            std::env::var_os(crate::reduce::semantic::TOKEN_ENV).is_some_and(|t| !t.is_empty());
+        let _ = writeln!(
+            out,
+            "semantic: model {} at {} (timeout {:?}, at most {} calls), {}",
+            s.model,
+            s.endpoint,
+            s.timeout,
+            s.max_calls,
+            if token {
+                "with the bearer token of REPROMIN_SEMANTIC_TOKEN"
+            } else {
+                "without a token (REPROMIN_SEMANTIC_TOKEN is not set)"
+            }
+        );
+    }
+    if let Some(e) = &pre.baseline_evidence {
+        let _ = writeln!(
+            out,
+            "baseline sample: {} of {} runs showed the failure (signature from run {}; {} of the {} after it)",
+            e.passes, e.runs, e.discovery_run, e.rate_passes, e.rate_samples
+        );
+    }
+    for (i, run) in pre.baseline.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "baseline run {}: {} in {} ms",
+            i + 1,
+            run.termination.describe(),
+            run.duration_ms
+        );
+    }
+    let _ = writeln!(out, "oracle: {}", summary.mode);
+    if let Some(sig) = &summary.signature {
+        let source = summary.signature_source.as_deref().unwrap_or("given");
+        let _ = writeln!(out, "signature ({source}): {sig}");
+    }
+    let _ = writeln!(
+        out,
+        "timeout per candidate: {:.1} s{}",
+        pre.timeout.as_secs_f64(),
+        if options.timeout.is_some() {
+            ""
+        } else {
+            " (derived)"
+        }
+    );
+    match pre.trivial {
+        None => {
+            let _ = writeln!(
+                out,
+                "empty tree: nothing can be deleted (every entry is kept)"
+            );
+        }
+        Some(false) => {
+            let _ = writeln!(out, "empty tree: does not reproduce (good)");
+        }
+        Some(true) => {
+            let _ = writeln!(out, "empty tree: REPRODUCES (allowed by --allow-trivial)");
+        }
+    }
+    if !pre.named.is_empty() {
+        let _ = writeln!(
+            out,
+            "files named in the failure, reduced first: {}",
+            pre.named.join(", ")
+        );
+    }
+    let passes: Vec<String> = options
+        .passes
+        .iter()
+        .map(|p| format!("{p:?}").to_lowercase())
+        .collect();
+    let _ = writeln!(out, "passes: {}", passes.join(", "));
+    let minimiser = match options.minimiser {
+        reduce::minimise::Minimiser::Cdd => "cdd",
+        reduce::minimise::Minimiser::Halving => "halving",
+    };
+    let _ = writeln!(out, "minimiser: {minimiser}");
+    let _ = write!(out, "jobs: {}", options.jobs);
+    Ok(out)
+}

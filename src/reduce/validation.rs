@@ -1,0 +1,191 @@
+//! The checks of a reduction's options before anything runs: ranges, combinations that
+//! cannot work, sampling and holdout plans that cannot pass, and where the source and the
+//! output are.
+
+use crate::reduce::error::ReduceError;
+use crate::reduce::options::ReduceOptions;
+use crate::tree::TreeError;
+
+/// The most candidates run at once (each one a workspace copy of the tree).
+pub const MAX_JOBS: usize = 256;
+
+/// Checks options before anything runs: those that need no I/O beyond looking at paths.
+///
+/// # Errors
+/// A usage error naming the problem.
+pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceError> {
+    if options.jobs == 0 {
+        return Err(ReduceError::Usage("--jobs must be at least 1".into()));
+    }
+    if options.jobs > MAX_JOBS {
+        return Err(ReduceError::Usage(format!(
+            "--jobs {} is out of range: it must be between 1 and {MAX_JOBS}",
+            options.jobs
+        )));
+    }
+    if options.baseline_runs < 2 {
+        return Err(ReduceError::Usage(
+            "--baseline-runs must be at least 2: the baseline is always confirmed".into(),
+        ));
+    }
+    if let Some(s) = &options.semantic {
+        if !(s.endpoint.starts_with("http://") || s.endpoint.starts_with("https://")) {
+            return Err(ReduceError::Usage(format!(
+                "--semantic-endpoint {:?} is not an http:// or https:// URL",
+                s.endpoint
+            )));
+        }
+        if s.model.trim().is_empty() {
+            return Err(ReduceError::Usage(
+                "--semantic-endpoint needs --semantic-model NAME".into(),
+            ));
+        }
+        if options.session.is_some() {
+            return Err(ReduceError::Usage(
+                "--semantic-endpoint cannot be used with --session: a semantic backend's answers cannot be replayed on --resume".into(),
+            ));
+        }
+    }
+    if options.command.argv.is_empty() {
+        return Err(ReduceError::Usage("no command was given after `--`".into()));
+    }
+    if options.passes.is_empty() {
+        return Err(ReduceError::Usage("no pass is enabled".into()));
+    }
+    options.oracle.validate()?;
+    validate_sampling(options)?;
+    match std::fs::metadata(&options.source) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(ReduceError::Tree(TreeError::NotADirectory {
+                path: options.source.clone(),
+            }));
+        }
+        Err(source) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReduceError::Tree(TreeError::Missing {
+                path: options.source.clone(),
+            }));
+        }
+        Err(source) => {
+            return Err(ReduceError::Tree(TreeError::Io {
+                action: "read",
+                path: options.source.clone(),
+                source,
+            }));
+        }
+    }
+    if for_export {
+        let layout = crate::output_layout::OutputLayout::new(&options.output);
+        // A resumed session may have published already: the export decides what an
+        // existing output means then.
+        if let Some(existing) = layout.existing().filter(|_| !options.resume) {
+            return Err(ReduceError::OutputExists(existing.to_path_buf()));
+        }
+        let parent = layout.parent;
+        if !parent.is_dir() {
+            return Err(ReduceError::Usage(format!(
+                "the output's parent directory `{}` does not exist",
+                parent.display()
+            )));
+        }
+        let source = std::fs::canonicalize(&options.source).map_err(|source| TreeError::Io {
+            action: "resolve",
+            path: options.source.clone(),
+            source,
+        })?;
+        let parent = std::fs::canonicalize(&parent).unwrap_or(parent);
+        if parent.starts_with(&source) {
+            return Err(ReduceError::Usage(format!(
+                "the output must be outside the source tree `{}`",
+                options.source.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn in_unit(name: &str, value: f64) -> Result<(), ReduceError> {
+    if value > 0.0 && value < 1.0 {
+        Ok(())
+    } else {
+        Err(ReduceError::Usage(format!(
+            "{name} must be between 0 and 1, exclusive, not {value}"
+        )))
+    }
+}
+
+/// Checks the sampling and holdout plans before anything runs: a plan that cannot pass
+/// even when every sample reproduces is refused.
+fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
+    let runs = options.baseline_runs as u64;
+    if let Some(k) = options.min_baseline_passes
+        && (k == 0 || k > runs)
+    {
+        return Err(ReduceError::Usage(format!(
+            "--min-baseline-passes must be between 1 and --baseline-runs ({runs})"
+        )));
+    }
+    let s = options.sampling;
+    in_unit("--confidence", s.confidence)?;
+    if let Some(rate) = options.min_baseline_rate {
+        in_unit("--min-baseline-rate", rate)?;
+        // One baseline sample discovers the signature and does not count for the rate.
+        if crate::stats::required_passes(runs.saturating_sub(1).max(1), rate, s.confidence)
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            return Err(ReduceError::Usage(format!(
+                "--min-baseline-rate {rate} cannot pass with {runs} baseline runs at confidence {}: add runs",
+                s.confidence
+            )));
+        }
+    }
+    if s.runs == 0 {
+        return Err(ReduceError::Usage(
+            "--candidate-runs must be at least 1".into(),
+        ));
+    }
+    if s.min_passes == 0 || s.min_passes > s.runs {
+        return Err(ReduceError::Usage(format!(
+            "--min-candidate-passes must be between 1 and --candidate-runs ({})",
+            s.runs
+        )));
+    }
+    if let Some(rate) = s.rate {
+        in_unit("--min-candidate-rate", rate)?;
+        let confidence = match s.run_confidence {
+            Some(c) => {
+                in_unit("--run-confidence", c)?;
+                crate::stats::family_confidence(1, s.confidence, c)
+                    .map_err(|e| ReduceError::Usage(format!("--run-confidence: {e}")))?
+            }
+            None => s.confidence,
+        };
+        if crate::stats::required_passes(s.runs, rate, confidence)
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            return Err(ReduceError::Usage(format!(
+                "--min-candidate-rate {rate} cannot pass with {} candidate runs at confidence {confidence}: add runs",
+                s.runs
+            )));
+        }
+    } else if s.run_confidence.is_some() {
+        return Err(ReduceError::Usage(
+            "--run-confidence needs --min-candidate-rate".into(),
+        ));
+    }
+    if options.holdout_runs > 0 {
+        in_unit("--min-holdout-rate", options.min_holdout_rate)?;
+        in_unit("--holdout-confidence", options.holdout_confidence)?;
+        crate::stats::HoldoutPlan::new(
+            options.holdout_runs,
+            options.min_holdout_rate,
+            options.holdout_confidence,
+        )
+        .map_err(|e| ReduceError::Usage(format!("the holdout plan cannot pass: {e}")))?;
+    }
+    Ok(())
+}
