@@ -44,6 +44,9 @@ pub enum Exit {
     /// A file or directory could not be read or written (for `man --dir`: DIR or a page in
     /// it; for `demo`, also: git could not be started).
     Io = 10,
+    /// Run-wide confidence (`--run-confidence`) is spent: a later family of candidates
+    /// cannot be given a share that its planned samples could clear.
+    ConfidenceSpent = 11,
     /// `check-test`: the test did not run or its report cannot be read ("cannot tell", the
     /// `git bisect run` convention).
     CannotTell = 125,

@@ -226,10 +226,7 @@ pub fn publish(
         parent,
     } = layout;
     let Some(output_name) = output.file_name().map(OsStr::to_os_string) else {
-        return Err(ReduceError::Usage(format!(
-            "the output `{}` does not end in a directory name",
-            output.display()
-        )));
+        return Err(crate::reduce::InvalidOption::OutputName(output.clone()).into());
     };
     let stage = Staging(
         tempfile::Builder::new()
@@ -315,11 +312,11 @@ pub fn already_published(
     }
     let found = scan_exact(&output)?.fingerprint();
     if found != reduction.fingerprint {
-        return Err(ReduceError::Usage(format!(
-            "`{}` exists and is not this session's result (its fingerprint is {found}, the result's {}); it is left as it is",
-            output.display(),
-            reduction.fingerprint
-        )));
+        return Err(ReduceError::OutputNotOurs {
+            output,
+            found: found.to_string(),
+            expected: reduction.fingerprint.to_string(),
+        });
     }
     let gitignore_contents: Vec<Vec<u8>> = report::gitignore_sources(reduction, options)
         .iter()
@@ -343,11 +340,7 @@ pub fn already_published(
         }
         rename_noreplace(&meta, &sidecar)?;
     } else if !sidecar_files(&sidecar).is_some_and(|files| describes(&files, &found)) {
-        return Err(ReduceError::Usage(format!(
-            "`{}` does not describe `{}`: it is left as it is",
-            sidecar.display(),
-            output.display()
-        )));
+        return Err(ReduceError::SidecarNotOurs { sidecar, output });
     }
     Ok(Some(Published {
         output,

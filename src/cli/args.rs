@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::oracle::OracleSpec;
-use crate::reduce::{self, Level, PassName, ReduceError, ReduceOptions};
+use crate::reduce::{self, InvalidOption, Level, PassName, ReduceError, ReduceOptions};
 use crate::tree::{IgnoreRules, parse_rel_path};
 
 /// Options that decide whether a run shows the same failure.
@@ -286,18 +286,12 @@ impl ContainerArgs {
         match (self.runner, &self.image) {
             (RunnerArg::Host, None) => {
                 if let Some((_, flag)) = host_only.iter().find(|(given, _)| *given) {
-                    return Err(ReduceError::Usage(format!(
-                        "{flag} applies to containers: add --runner docker --image REF"
-                    )));
+                    return Err(InvalidOption::ContainerFlag(flag).into());
                 }
                 Ok(None)
             }
-            (RunnerArg::Host, Some(_)) => Err(ReduceError::Usage(
-                "--image is for containers: add --runner docker".into(),
-            )),
-            (RunnerArg::Docker, None) => Err(ReduceError::Usage(
-                "--runner docker needs --image REF, an image in the local image store".into(),
-            )),
+            (RunnerArg::Host, Some(_)) => Err(InvalidOption::ImageWithoutDocker.into()),
+            (RunnerArg::Docker, None) => Err(InvalidOption::DockerWithoutImage.into()),
             (RunnerArg::Docker, Some(image)) => {
                 let cli: ContainerCli = self.container_cli.into();
                 let options = ContainerOptions {
@@ -309,9 +303,7 @@ impl ContainerArgs {
                     workspace_limit: self.docker_workspace_limit,
                     ..ContainerOptions::new(cli, image.clone())
                 };
-                options
-                    .validate()
-                    .map_err(|e| ReduceError::Usage(e.to_string()))?;
+                options.validate()?;
                 Ok(Some(options))
             }
         }
@@ -639,17 +631,13 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ReduceError> {
     let mut out: Vec<(String, String)> = Vec::new();
     for item in items {
         let Some((name, value)) = item.split_once('=') else {
-            return Err(ReduceError::Usage(format!(
-                "--env `{item}` must have the form NAME=VALUE"
-            )));
+            return Err(InvalidOption::EnvForm(item.clone()).into());
         };
         if !name_ok(name) {
-            return Err(ReduceError::Usage(format!(
-                "--env name `{name}` must match [A-Za-z_][A-Za-z0-9_]*"
-            )));
+            return Err(InvalidOption::EnvName(name.to_string()).into());
         }
         if out.iter().any(|(n, _)| n == name) {
-            return Err(ReduceError::Usage(format!("--env `{name}` is given twice")));
+            return Err(InvalidOption::EnvTwice(name.to_string()).into());
         }
         out.push((name.to_string(), value.to_string()));
     }
@@ -672,18 +660,14 @@ pub(super) fn build_options(
     if let Some(code) = oracle.exit_code
         && !(0..=255).contains(&code)
     {
-        return Err(ReduceError::Usage(format!(
-            "--exit-code {code} is out of range: an exit status is between 0 and 255"
-        )));
+        return Err(InvalidOption::ExitCode(code).into());
     }
     if oracle
         .signature
         .as_deref()
         .is_some_and(|s| s.trim().is_empty())
     {
-        return Err(ReduceError::Usage(
-            "--signature is blank: give the text the failure's output must contain".into(),
-        ));
+        return Err(InvalidOption::BlankSignature.into());
     }
     options.oracle = OracleSpec {
         expect: oracle.expect.clone(),
@@ -697,27 +681,19 @@ pub(super) fn build_options(
     if tree.gitignore {
         let path = source.join(".gitignore");
         if !path.is_file() {
-            return Err(ReduceError::Usage(format!(
-                "--gitignore was given but `{}` does not exist",
-                path.display()
-            )));
+            return Err(InvalidOption::NoGitignore(path).into());
         }
         gitignore_files.push(path);
     }
     for file in &tree.gitignore_file {
         if !file.is_file() {
-            return Err(ReduceError::Usage(format!(
-                "gitignore file `{}` does not exist",
-                file.display()
-            )));
+            return Err(InvalidOption::GitignoreFile(file.clone()).into());
         }
         gitignore_files.push(file.clone());
     }
     for name in &tree.ignore {
         if name.is_empty() || name.contains('/') {
-            return Err(ReduceError::Usage(format!(
-                "--ignore takes a basename, not `{name}` (use --ignore-path for paths)"
-            )));
+            return Err(InvalidOption::IgnoreName(name.clone()).into());
         }
     }
     options.rules = IgnoreRules {

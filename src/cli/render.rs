@@ -18,8 +18,14 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         ReduceError::Tree(err) => tree_exit(err),
         ReduceError::Runner(err) => runner_exit(err),
         ReduceError::Oracle(err) => oracle_exit(err),
-        ReduceError::Usage(_) => Exit::Usage,
-        ReduceError::OutputExists(_) => Exit::OutputExists,
+        ReduceError::Invalid(_) => Exit::Usage,
+        ReduceError::OutputExists(_)
+        | ReduceError::OutputNotOurs { .. }
+        | ReduceError::SidecarNotOurs { .. } => Exit::OutputExists,
+        ReduceError::ConfidenceSpent { .. } | ReduceError::ConfidenceTooLow { .. } => {
+            Exit::ConfidenceSpent
+        }
+        ReduceError::Report(_) => Exit::Error,
         ReduceError::Trivial => Exit::Trivial,
         ReduceError::Unfaithful { .. } | ReduceError::Internal(_) => Exit::Error,
         ReduceError::FinalNotReproducing { .. } => Exit::FinalNotReproducing,

@@ -22,11 +22,56 @@ pub enum ReduceError {
     #[error(transparent)]
     Oracle(#[from] OracleError),
     /// Invalid options.
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Invalid(#[from] crate::reduce::invalid::InvalidOption),
     /// The output already exists.
     #[error("`{0}` already exists; repromin never overwrites an output")]
     OutputExists(PathBuf),
+    /// A resumed session finds an output that is not its result.
+    #[error(
+        "`{}` exists and is not this session's result (its fingerprint is {found}, the result's {expected}); it is left as it is",
+        .output.display()
+    )]
+    OutputNotOurs {
+        /// The output.
+        output: PathBuf,
+        /// Its fingerprint.
+        found: String,
+        /// The result's.
+        expected: String,
+    },
+    /// A resumed session finds a sidecar that does not describe its output.
+    #[error("`{}` does not describe `{}`: it is left as it is", .sidecar.display(), .output.display())]
+    SidecarNotOurs {
+        /// The sidecar.
+        sidecar: PathBuf,
+        /// The output.
+        output: PathBuf,
+    },
+    /// Run-wide confidence left a candidate family no share it can use.
+    #[error("the run-wide confidence is spent at candidate family {family}")]
+    ConfidenceSpent {
+        /// The family's index.
+        family: u64,
+        /// Why no share could be given.
+        #[source]
+        source: StatsError,
+    },
+    /// Run-wide confidence left a candidate family a share too small for its samples.
+    #[error(
+        "the run-wide confidence is spent at candidate family {family}: even {runs} of {runs} passes cannot clear the rate gate at confidence {confidence}; plan more --candidate-runs"
+    )]
+    ConfidenceTooLow {
+        /// The family's index.
+        family: u64,
+        /// `--candidate-runs`.
+        runs: u64,
+        /// The family's share.
+        confidence: f64,
+    },
+    /// The report does not serialise.
+    #[error("the report does not serialise to JSON")]
+    Report(#[source] serde_json::Error),
     /// The oracle accepts the empty tree.
     #[error(
         "the oracle accepts the empty tree, so it cannot tell the failure from nothing; pass --allow-trivial to reduce anyway"

@@ -13,6 +13,7 @@ pub mod durable;
 pub mod edits;
 mod error;
 pub(crate) mod identifiers;
+mod invalid;
 pub(crate) mod manifest;
 pub(crate) mod minimise;
 pub mod options;
@@ -47,6 +48,7 @@ pub use options::{
 };
 
 pub use error::ReduceError;
+pub use invalid::InvalidOption;
 pub(crate) use options::millis;
 pub use validation::{MAX_JOBS, validate};
 

@@ -3,6 +3,7 @@
 //! output are.
 
 use crate::reduce::error::ReduceError;
+use crate::reduce::invalid::InvalidOption;
 use crate::reduce::options::ReduceOptions;
 use crate::tree::TreeError;
 
@@ -15,42 +16,34 @@ pub const MAX_JOBS: usize = 256;
 /// A usage error naming the problem.
 pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceError> {
     if options.jobs == 0 {
-        return Err(ReduceError::Usage("--jobs must be at least 1".into()));
+        return Err(InvalidOption::NoJobs.into());
     }
     if options.jobs > MAX_JOBS {
-        return Err(ReduceError::Usage(format!(
-            "--jobs {} is out of range: it must be between 1 and {MAX_JOBS}",
-            options.jobs
-        )));
+        return Err(InvalidOption::TooManyJobs {
+            jobs: options.jobs,
+            max: MAX_JOBS,
+        }
+        .into());
     }
     if options.baseline_runs < 2 {
-        return Err(ReduceError::Usage(
-            "--baseline-runs must be at least 2: the baseline is always confirmed".into(),
-        ));
+        return Err(InvalidOption::BaselineRuns.into());
     }
     if let Some(s) = &options.semantic {
         if !(s.endpoint.starts_with("http://") || s.endpoint.starts_with("https://")) {
-            return Err(ReduceError::Usage(format!(
-                "--semantic-endpoint {:?} is not an http:// or https:// URL",
-                s.endpoint
-            )));
+            return Err(InvalidOption::SemanticEndpoint(s.endpoint.clone()).into());
         }
         if s.model.trim().is_empty() {
-            return Err(ReduceError::Usage(
-                "--semantic-endpoint needs --semantic-model NAME".into(),
-            ));
+            return Err(InvalidOption::SemanticModel.into());
         }
         if options.session.is_some() {
-            return Err(ReduceError::Usage(
-                "--semantic-endpoint cannot be used with --session: a semantic backend's answers cannot be replayed on --resume".into(),
-            ));
+            return Err(InvalidOption::SemanticSession.into());
         }
     }
     if options.command.argv.is_empty() {
-        return Err(ReduceError::Usage("no command was given after `--`".into()));
+        return Err(InvalidOption::NoCommand.into());
     }
     if options.passes.is_empty() {
-        return Err(ReduceError::Usage("no pass is enabled".into()));
+        return Err(InvalidOption::NoPass.into());
     }
     options.oracle.validate()?;
     validate_sampling(options)?;
@@ -83,10 +76,7 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         }
         let parent = layout.parent;
         if !parent.is_dir() {
-            return Err(ReduceError::Usage(format!(
-                "the output's parent directory `{}` does not exist",
-                parent.display()
-            )));
+            return Err(InvalidOption::OutputParent(parent.to_path_buf()).into());
         }
         let source = std::fs::canonicalize(&options.source).map_err(|source| TreeError::Io {
             action: "resolve",
@@ -95,22 +85,17 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         })?;
         let parent = std::fs::canonicalize(&parent).unwrap_or(parent);
         if parent.starts_with(&source) {
-            return Err(ReduceError::Usage(format!(
-                "the output must be outside the source tree `{}`",
-                options.source.display()
-            )));
+            return Err(InvalidOption::OutputInsideSource(options.source.clone()).into());
         }
     }
     Ok(())
 }
 
-fn in_unit(name: &str, value: f64) -> Result<(), ReduceError> {
+fn in_unit(name: &'static str, value: f64) -> Result<(), ReduceError> {
     if value > 0.0 && value < 1.0 {
         Ok(())
     } else {
-        Err(ReduceError::Usage(format!(
-            "{name} must be between 0 and 1, exclusive, not {value}"
-        )))
+        Err(InvalidOption::NotInUnit { name, value }.into())
     }
 }
 
@@ -121,9 +106,7 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
     if let Some(k) = options.min_baseline_passes
         && (k == 0 || k > runs)
     {
-        return Err(ReduceError::Usage(format!(
-            "--min-baseline-passes must be between 1 and --baseline-runs ({runs})"
-        )));
+        return Err(InvalidOption::MinBaselinePasses { runs }.into());
     }
     let s = options.sampling;
     in_unit("--confidence", s.confidence)?;
@@ -135,22 +118,19 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
             .flatten()
             .is_none()
         {
-            return Err(ReduceError::Usage(format!(
-                "--min-baseline-rate {rate} cannot pass with {runs} baseline runs at confidence {}: add runs",
-                s.confidence
-            )));
+            return Err(InvalidOption::BaselineRate {
+                rate,
+                runs,
+                confidence: s.confidence,
+            }
+            .into());
         }
     }
     if s.runs == 0 {
-        return Err(ReduceError::Usage(
-            "--candidate-runs must be at least 1".into(),
-        ));
+        return Err(InvalidOption::CandidateRuns.into());
     }
     if s.min_passes == 0 || s.min_passes > s.runs {
-        return Err(ReduceError::Usage(format!(
-            "--min-candidate-passes must be between 1 and --candidate-runs ({})",
-            s.runs
-        )));
+        return Err(InvalidOption::MinCandidatePasses { runs: s.runs }.into());
     }
     if let Some(rate) = s.rate {
         in_unit("--min-candidate-rate", rate)?;
@@ -158,7 +138,7 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
             Some(c) => {
                 in_unit("--run-confidence", c)?;
                 crate::stats::family_confidence(1, s.confidence, c)
-                    .map_err(|e| ReduceError::Usage(format!("--run-confidence: {e}")))?
+                    .map_err(InvalidOption::RunConfidence)?
             }
             None => s.confidence,
         };
@@ -167,15 +147,15 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
             .flatten()
             .is_none()
         {
-            return Err(ReduceError::Usage(format!(
-                "--min-candidate-rate {rate} cannot pass with {} candidate runs at confidence {confidence}: add runs",
-                s.runs
-            )));
+            return Err(InvalidOption::CandidateRate {
+                rate,
+                runs: s.runs,
+                confidence,
+            }
+            .into());
         }
     } else if s.run_confidence.is_some() {
-        return Err(ReduceError::Usage(
-            "--run-confidence needs --min-candidate-rate".into(),
-        ));
+        return Err(InvalidOption::RunConfidenceAlone.into());
     }
     if options.holdout_runs > 0 {
         in_unit("--min-holdout-rate", options.min_holdout_rate)?;
@@ -185,7 +165,7 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
             options.min_holdout_rate,
             options.holdout_confidence,
         )
-        .map_err(|e| ReduceError::Usage(format!("the holdout plan cannot pass: {e}")))?;
+        .map_err(InvalidOption::Holdout)?;
     }
     Ok(())
 }

@@ -24,11 +24,7 @@ impl Families {
         self.allocated += 1;
         let j = self.allocated;
         let confidence = crate::stats::family_confidence(j, sampling.confidence, run_confidence)
-            .map_err(|e| {
-                ReduceError::Usage(format!(
-                    "the run-wide confidence is spent at candidate family {j}: {e}"
-                ))
-            })?;
+            .map_err(|source| ReduceError::ConfidenceSpent { family: j, source })?;
         if let Some(rate) = sampling.rate {
             let feasible = crate::stats::required_passes(sampling.runs, rate, confidence)
                 .ok()
@@ -36,10 +32,11 @@ impl Families {
                 .is_some();
             if !feasible {
                 // Not a fixed point: the remaining alpha is too small for the planned samples.
-                return Err(ReduceError::Usage(format!(
-                    "the run-wide confidence is spent at candidate family {j}: even {n} of {n} passes cannot clear the rate gate at confidence {confidence}; plan more --candidate-runs",
-                    n = sampling.runs
-                )));
+                return Err(ReduceError::ConfidenceTooLow {
+                    family: j,
+                    runs: sampling.runs,
+                    confidence,
+                });
             }
         }
         Ok((Some(j), confidence))
