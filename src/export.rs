@@ -257,7 +257,7 @@ pub fn publish(
         .map(|file| fs::read(file).unwrap_or_default())
         .collect();
     let report = report::build(reduction, options, &gitignore_contents);
-    let json = report::to_json(&report);
+    let json = report::to_json(&report).map_err(ReduceError::Report)?;
     let markdown = report::to_markdown(&report);
     for (name, text) in [(REPORT_JSON, json), (REPORT_MARKDOWN, markdown)] {
         let path = meta.join(name);
@@ -332,7 +332,10 @@ pub fn already_published(
         let meta = stage.path().join(STAGED_SIDECAR);
         fs::create_dir(&meta).map_err(io_error("create directory", &meta))?;
         for (name, text) in [
-            (REPORT_JSON, report::to_json(&report)),
+            (
+                REPORT_JSON,
+                report::to_json(&report).map_err(ReduceError::Report)?,
+            ),
             (REPORT_MARKDOWN, report::to_markdown(&report)),
         ] {
             let path = meta.join(name);

@@ -429,10 +429,13 @@ fn sorted(items: &[String]) -> Vec<String> {
 }
 
 /// The report as pretty JSON with a trailing newline.
-pub fn to_json(report: &Report) -> String {
-    let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".to_string());
+///
+/// # Errors
+/// The report does not serialise.
+pub fn to_json(report: &Report) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(report)?;
     text.push('\n');
-    text
+    Ok(text)
 }
 
 fn percent(part: u64, whole: u64) -> String {

@@ -261,7 +261,7 @@ pub(super) fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Val
         Kind::Size => match node {
             Node::String(s) => match parse_size(s) {
                 Ok(_) => Value::Text(s.clone()),
-                Err(e) => return Err(refuse(path, e)),
+                Err(e) => return Err(refuse(path, e.to_string())),
             },
             other => return Err(expected(path, "a size such as \"256m\" or \"2g\"", other)),
         },
