@@ -3,7 +3,7 @@
 //! [`Container::prepare`] checks that the engine answers, resolves the image reference to
 //! its `sha256:` id (the image must be local: nothing is ever pulled) and removes the
 //! containers that a repromin process which is gone left behind. [`ContainerRuns`] is a
-//! [`Confinement`]: it turns each run into one `docker run` of that id, hardened (no new
+//! `Confinement`: it turns each run into one `docker run` of that id, hardened (no new
 //! privileges, every capability dropped, no network unless asked, a PID limit, a bounded
 //! `/tmp` tmpfs, optional CPU and memory limits with swap capped with memory), with the
 //! run's tree bind-mounted at `/workspace` (the reducer) or at its own path (the gate).

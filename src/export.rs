@@ -6,7 +6,7 @@
 //! parent, so that the final steps are renames within one file system:
 //!
 //! 1. the staging directory gets an owner file first (pid, start time, boot id, PID
-//!    namespace, host; see [`crate::owner`]), then the payload, which is scanned back and
+//!    namespace, host; see `crate::owner`), then the payload, which is scanned back and
 //!    must have the reduction's fingerprint, then the sidecar's `report.json` and
 //!    `REPROMIN.md`;
 //! 2. a publication record `publishing` is written beside them, naming OUTPUT and the

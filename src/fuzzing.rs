@@ -404,7 +404,7 @@ const KINDS: [ManifestKind; 11] = [
 ];
 
 /// The manifest readers: the first byte picks the kind (modulo 11, in the order of
-/// [`crate::reduce::manifest`]'s `ManifestKind`), the rest is the file. Accepted files give
+/// `crate::reduce::manifest`'s `ManifestKind`), the rest is the file. Accepted files give
 /// well-formed candidates, and each candidate applied alone leaves a file that still parses
 /// as its kind with its required keys.
 ///
@@ -544,12 +544,10 @@ pub fn edits(data: &[u8]) -> Broken {
 }
 
 /// What the files pass takes with a deleted module: the bytes are files, each after a line
-/// `=== PATH`; the first file is deleted, and [`references_to`] gives, for each other file,
+/// `=== PATH`; the first file is deleted, and `references_to` gives, for each other file,
 /// the lines to cut and the names and defaults to replace. Every edit of a file must lie
 /// inside it, the cuts on whole lines, no two edits may share a byte, and the file must
 /// stay UTF-8.
-///
-/// [`references_to`]: crate::reduce::passes::references::references_to
 ///
 /// # Errors
 /// What the edits broke.

@@ -65,6 +65,8 @@ pub(crate) mod safe_fs;
 pub(crate) mod scratch;
 pub mod signature;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_skip;
 pub(crate) mod text;
 pub mod tree;
 pub(crate) mod workspace;

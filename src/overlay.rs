@@ -1,30 +1,30 @@
 //! Probes whose cost grows with the change, not with the tree: an overlay mount per run.
 //!
-//! A [`Layers`] belongs to one worker. For each run it writes, into a fresh *upper*
+//! A `Layers` belongs to one worker. For each run it writes, into a fresh *upper*
 //! directory, only what the run's tree has that differs from the *lower* directory (the
 //! session's clean copy of the accepted state, in which no command ever runs): the files,
 //! links and directories that differ, with their modes and times, and an overlay whiteout
 //! for each entry the run's tree lacks. The command's child then enters a mount namespace
 //! of its own, mounts the overlay of the two on the worker's tree directory and runs there
-//! (see [`Mount::enter`]). Everything the command writes lands in the upper directory, by
+//! (see `Mount::enter`). Everything the command writes lands in the upper directory, by
 //! the kernel, whatever the command does through the mount, so undoing the run is removing
 //! that directory: nothing is looked up per entry of the tree, before or after the run.
 //!
 //! The tree directory itself stays empty on the host's side. After each run it is checked
 //! to be still empty: a command that unmounted its tree, or left its namespace, and wrote
 //! there ends the reduction with an error rather than answering for a tree it did not run
-//! on (see [`Layers::clear`]).
+//! on (see `Layers::clear`).
 //!
 //! Each run gets upper and work directories of its own (numbered), so that a process that
 //! outlived its run and still holds the old mount can never write into a later run's tree.
 //!
 //! The layers are used only where they work: when the session starts, each worker mounts
-//! an overlay once in a child, with the best of [`EXTRA_OPTIONS`] the kernel takes
+//! an overlay once in a child, with the best of `EXTRA_OPTIONS` the kernel takes
 //! (`redirect_dir=on`, so that a command can rename directories as it could in a plain
 //! one, and `volatile`, so that no run waits for its layer to reach the disk); when that
 //! fails (no overlay filesystem, no privilege to mount, a path the mount options cannot
 //! spell), the worker falls back to delta application on a plain copy
-//! ([`crate::workspace`]), and says why through [`Layers::record`].
+//! (`crate::workspace`), and says why through `Layers::record`.
 
 use std::ffi::CString;
 use std::fs;
@@ -452,11 +452,7 @@ mod tests {
             return Some(layers);
         }
         let reason = layers.record().reason.unwrap_or_default();
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "this machine cannot mount an overlay under CI: {reason}"
-        );
-        eprintln!("skipped: this machine cannot mount an overlay ({reason})");
+        crate::test_skip::require_tool("an overlay mount", Err(reason));
         None
     }
 

@@ -280,8 +280,7 @@ mod tests {
 
     #[test]
     fn another_users_directory_is_left_alone() {
-        if !nix::unistd::geteuid().is_root() {
-            eprintln!("skipped: giving a directory to another user needs root");
+        if !crate::test_skip::require_root("giving a directory to another user needs root") {
             return;
         }
         let tmp = tempfile::tempdir().unwrap();

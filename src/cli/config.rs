@@ -53,7 +53,7 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// The file is over [`MAX_BYTES`].
+    /// The file is over `MAX_BYTES`.
     #[error("the configuration file `{}` is over {MAX_BYTES} bytes", path.display())]
     TooLarge {
         /// The file.

@@ -1,6 +1,6 @@
 //! The reduced-tree certificate: the reduce report and the judge's check of it.
 //!
-//! The reduce side ([`crate::gate::sides::reduce`]) reduces the base-plus-overlay tree for
+//! The reduce side (`crate::gate::sides::reduce`) reduces the base-plus-overlay tree for
 //! the first test that fails on base and runs a holdout on the frozen result. Its report
 //! carries the reduction as an edit set against the
 //! base-plus-overlay tree (never a copy of the files), both sizes, the content fingerprint,

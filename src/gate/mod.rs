@@ -2,25 +2,25 @@
 //!
 //! The gate runs the PR's added or changed tests on the merge base (with the PR's non-test
 //! changes left out and its tests laid over the base) and at head. A test that fails on base
-//! and passes on head reproduces the bug. Worker [`sides`] write encoded reports; the
-//! [`judge`] reads only those reports plus git, runs no code of either commit, and prints one
+//! and passes on head reproduces the bug. Worker `sides` write encoded reports; the
+//! `judge` reads only those reports plus git, runs no code of either commit, and prints one
 //! strict [`line`](mod@line).
 //!
-//! - [`git`]: the git calls; [`config`]: `.github/repromin.json`; [`detect`]: the defaults
+//! - `git`: the git calls; `config`: `.github/repromin.json`; `detect`: the defaults
 //!   detected without it;
-//! - [`plan`]: the diff into tests, carried files, removals and source;
-//! - [`sides`]: the base, head, mutants and reduce sides; [`sandbox`]: where head test code
+//! - `plan`: the diff into tests, carried files, removals and source;
+//! - `sides`: the base, head, mutants and reduce sides; `sandbox`: where head test code
 //!   runs on base;
-//! - [`readers`]: test reports into [`test_report::TestReport`];
-//! - [`encode`]: side reports as job outputs; [`classify`]: classes and the verdict;
-//!   [`flaky`]: the reruns that rule out chance;
-//! - [`judge`]: the judgement; [`certificate`]: the reduce report and its check;
+//! - `readers`: test reports into [`test_report::TestReport`];
+//! - [`encode`]: side reports as job outputs; `classify`: classes and the verdict;
+//!   `flaky`: the reruns that rule out chance;
+//! - `judge`: the judgement; [`certificate`]: the reduce report and its check;
 //! - [`mutants`]: mutation specs of pull requests that change tests alone;
-//!   [`regressions`]: the suite on both sides, and the tests it breaks;
-//! - [`local`]: `run`, every side then the judge in one process; [`table`]: what it shows;
+//!   `regressions`: the suite on both sides, and the tests it breaks;
+//! - `local`: `run`, every side then the judge in one process; `table`: what it shows;
 //! - [`line`](mod@line): the `repromin/v1` line, formatter and strict parser;
-//! - [`github`]: job outputs, the step summary and annotations; [`feedback`]: the check
-//!   run and the sticky comment; [`check`]: `check-test`.
+//! - `github`: job outputs, the step summary and annotations; `feedback`: the check
+//!   run and the sticky comment; `check`: `check-test`.
 
 pub(crate) mod build_dir;
 pub mod certificate;

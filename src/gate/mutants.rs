@@ -4,7 +4,7 @@
 //! carries its own evidence instead: a spec beside a test file,
 //! `<test file minus extension>.mutations.json`, that names up to five small edits of
 //! source files (`find` replaced by `replace`) and, for each, the tests that must fail
-//! under it. The mutants side ([`crate::gate::sides`]) applies each edit to the merge base
+//! under it. The mutants side (`crate::gate::sides`) applies each edit to the merge base
 //! with the head's tests laid over it, runs the spec's test file, and reports what failed;
 //! the judge ([`classify`]) decides whether each mutant was killed, and by assertions only.
 //!

@@ -317,8 +317,7 @@ mod tests {
     #[test]
     fn taking_back_changes_only_what_the_sandbox_user_owns() {
         use std::os::unix::fs::MetadataExt;
-        if !nix::unistd::getuid().is_root() {
-            eprintln!("skipped: handing files to another user needs root");
+        if !crate::test_skip::require_root("handing files to another user needs root") {
             return;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@
 //! `-y` prints for a descriptor counts, relative strings are resolved against the root,
 //! the process's working directory (followed through `chdir`, `fchdir` and forks) and any
 //! directory descriptor on the same line, and every ancestor of a touched path is touched.
-//! A log that cannot be read, or is larger than [`LOG_CAP`], gives no trace at all.
+//! A log that cannot be read, or is larger than `LOG_CAP`, gives no trace at all.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read};
@@ -166,7 +166,7 @@ pub fn wrap(strace: &Path, log: &Path, argv: &[String]) -> Vec<String> {
 /// Reads the log at `log` (never through a symlink) of a run in `root`.
 ///
 /// # Errors
-/// The log cannot be opened or read, or is larger than [`LOG_CAP`].
+/// The log cannot be opened or read, or is larger than `LOG_CAP`.
 pub fn read(log: &Path, root: &Path) -> Result<Access, std::io::Error> {
     let file = crate::safe_fs::open_regular(log).map_err(std::io::Error::other)?;
     let mut reader = BufReader::new(file.take(LOG_CAP + 1));

@@ -312,7 +312,7 @@ pub fn preflight(
 
 /// Where the command runs: fresh copies in the scratch directory (on the host or in
 /// containers), or one adopted directory that holds an installed environment (see
-/// [`crate::workspace::Workspace::adopt`]).
+/// `crate::workspace::Workspace::adopt`).
 pub enum Place {
     /// Fresh copies, on the host.
     Fresh,

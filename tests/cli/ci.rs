@@ -52,15 +52,32 @@ fn yaml(path: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The workflows: those shipped for users to copy (workflows/), then repromin's own
+/// (.github/workflows/: its CI and its gate of its own pull requests).
 fn workflow_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("workflows"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
-        .collect();
-    files.sort();
-    files
+    let mut all = Vec::new();
+    for dir in ["workflows", OWN_WORKFLOWS] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yml"))
+            .collect();
+        files.sort();
+        all.extend(files);
+    }
+    all
 }
+
+/// Where repromin's own workflows are.
+const OWN_WORKFLOWS: &str = ".github/workflows";
+
+/// A file's path from the repository's root, as findings and messages name it.
+fn rel_name(file: &Path) -> String {
+    file.strip_prefix(root()).unwrap().display().to_string()
+}
+
+/// repromin's own gate uses the action of the merge base that each job checked out.
+const OWN_ACTION: &str = "./";
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
@@ -100,10 +117,10 @@ fn the_workflows_pass_actionlint() {
         command.args(files).output().unwrap()
     };
     let files = workflow_files();
-    assert_eq!(files.len(), 4, "{files:?}");
+    assert_eq!(files.len(), 6, "{files:?}");
     let o = lint(&files);
     assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
-    assert!(text(&o.stdout).contains("4 files, 0 problems"));
+    assert!(text(&o.stdout).contains("6 files, 0 problems"));
 
     // A runner label it knows neither by itself nor from the list is still caught.
     let dir = tempfile::tempdir().unwrap();
@@ -165,7 +182,7 @@ fn scripts(value: &Value, out: &mut Vec<String>) {
 /// but `contents: read`).
 fn allowed_grants(file: &str, job: &str) -> serde_json::Value {
     match (file, job) {
-        ("repromin-judge.yml", "repromin") => {
+        ("workflows/repromin-judge.yml", "repromin") => {
             serde_json::json!({
                 "contents": "read",
                 "actions": "read",
@@ -174,7 +191,7 @@ fn allowed_grants(file: &str, job: &str) -> serde_json::Value {
                 "pull-requests": "write"
             })
         }
-        ("release.yml", "release") => {
+        ("workflows/release.yml", "release") => {
             serde_json::json!({"contents": "write", "id-token": "write", "attestations": "write"})
         }
         _ => serde_json::json!({"contents": "read"}),
@@ -182,11 +199,14 @@ fn allowed_grants(file: &str, job: &str) -> serde_json::Value {
 }
 
 /// Every `uses:` line of a file: pinned to a full commit with its version beside it, as
-/// `owner/name@<40 hex digits> # vX.Y.Z`.
+/// `owner/name@<40 hex digits> # vX.Y.Z`; in repromin's own workflows also the action of
+/// the checked-out merge base, `./`.
 fn assert_uses_are_pinned(name: &str, yaml_text: &str) {
     let pinned =
         regex::Regex::new(r"^\s*(- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$")
             .unwrap();
+    let own =
+        regex::Regex::new(r"^\s*(- )?uses: \./ # zizmor: ignore\[self-repository\]$").unwrap();
     let mut count = 0;
     for line in yaml_text
         .lines()
@@ -194,7 +214,7 @@ fn assert_uses_are_pinned(name: &str, yaml_text: &str) {
     {
         count += 1;
         assert!(
-            pinned.is_match(line),
+            pinned.is_match(line) || (name.starts_with(OWN_WORKFLOWS) && own.is_match(line)),
             "{name}: not pinned to a commit with its version: {line}"
         );
     }
@@ -210,7 +230,7 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
         &std::fs::read_to_string(root().join("action.yml")).unwrap(),
     );
     for file in workflow_files() {
-        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let name = rel_name(&file);
         let workflow = yaml(&file);
         assert_eq!(
             workflow["permissions"],
@@ -240,8 +260,8 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
                 let Some(uses) = step["uses"].as_str() else {
                     continue;
                 };
-                let (action, _) = uses.split_once('@').unwrap();
-                if action == "repromin/repromin" {
+                let (action, _) = uses.split_once('@').unwrap_or((uses, ""));
+                if action == "repromin/repromin" || action == OWN_ACTION {
                     let with = step["with"].as_object().unwrap();
                     for input in with.keys() {
                         assert!(inputs[input].is_object(), "{name}: no input `{input}`");
@@ -257,7 +277,7 @@ fn the_workflows_are_least_privilege_bounded_and_pinned() {
                 if action == "actions/checkout" {
                     assert_eq!(step["with"]["persist-credentials"], false, "{name}: {id}");
                     // The gate's jobs need the merge base and both commits.
-                    if name != "release.yml" {
+                    if name.contains("repromin") {
                         assert_eq!(step["with"]["fetch-depth"], 0, "{name}: {id}");
                     }
                 }
@@ -314,7 +334,7 @@ fn the_workflows_and_the_action_pass_zizmor() {
     let accepted = table_names(&doc, "### Accepted zizmor findings");
     let mut ignored = BTreeSet::new();
     for file in &files {
-        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let name = rel_name(file);
         for rule in zizmor_ignores(&std::fs::read_to_string(file).unwrap()) {
             assert!(
                 accepted.contains(&format!("{name}: {rule}")),
@@ -365,7 +385,7 @@ fn sandbox_of_sides(workflow: &Value) -> BTreeMap<String, (Value, Vec<String>)> 
             let with = &step["with"];
             if step["uses"]
                 .as_str()
-                .is_some_and(|u| u.starts_with("repromin/repromin@"))
+                .is_some_and(|u| u.starts_with("repromin/repromin@") || u == OWN_ACTION)
                 && with["command"] == "exec"
             {
                 let side = with["side"].as_str().unwrap().to_string();
@@ -391,6 +411,14 @@ fn in_both_layouts_every_side_running_head_tests_on_the_merge_base_is_sandboxed(
         }
         // The head side runs the head's own tests on the head.
         assert_eq!(sides["head"], (Value::Null, Vec::new()), "{file}");
+    }
+    // repromin's own gate: the base and head sides alone, the base side sandboxed the same
+    // way.
+    let own = sandbox_of_sides(&yaml(&root().join(OWN_WORKFLOWS).join("repromin.yml")));
+    let shipped = sandbox_of_sides(&yaml(&root().join("workflows/repromin.yml")));
+    assert_eq!(own.keys().collect::<Vec<_>>(), ["base", "head"]);
+    for side in ["base", "head"] {
+        assert_eq!(own[side], shipped[side], "the {side} side");
     }
 }
 
@@ -1205,14 +1233,12 @@ fn python_fix() -> (GitRepo, String, String, String) {
 }
 
 /// Runs the base side in the sandbox where the sandbox user reaches pytest; elsewhere the
-/// step that creates the user and the `sandbox-user` input are left out (with a note).
+/// step that creates the user and the `sandbox-user` input are left out, a part of the test
+/// skipped (see [`require_tool`]; under `CI` the test fails).
 fn sandbox_adjust() -> impl Fn(&str, &mut BTreeMap<String, String>) -> bool {
-    let sandbox = sandbox_runs_pytest();
-    if let Err(reason) = &sandbox {
-        eprintln!("note: the base side runs without --sandbox-user here: {reason}");
-    }
+    let sandbox = require_tool("the sandbox on the base side", sandbox_runs_pytest());
     move |name: &str, with: &mut BTreeMap<String, String>| -> bool {
-        if sandbox.is_err() {
+        if !sandbox {
             with.remove("sandbox-user");
             return name != "Create the sandbox user";
         }

@@ -1,13 +1,17 @@
 //! The container runner against a real engine: podman with runc, as `.ci/run` installs it,
 //! with test images imported from a static busybox (no registry is reachable). Where the
-//! engine cannot run a container the tests say so and skip, or fail under `CI`.
+//! engine cannot run a container, or the test image is missing and the tests may not import
+//! it (`REPROMIN_TEST_HOST_CHANGES`, see `util::host_changes`), the tests skip (listed as
+//! skipped), or fail under `CI`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{OnceLock, RwLock, RwLockReadGuard};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::util::{Area, files, report, require_tool, run_env, stderr};
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::util::{Area, files, host_changes, report, require_tool, run_env, stderr};
 
 /// The image every test runs: a static busybox with its applets linked.
 pub(crate) const IMAGE: &str = "localhost/repromin-test:busybox";
@@ -115,8 +119,12 @@ fn engine() -> Result<(), String> {
                 Ok(o) => return Err(format!("`podman --version` exited with {}", o.status)),
                 Err(e) => return Err(format!("`podman` cannot be started: {e}")),
             }
-            std::fs::write(conf_path(), CONTAINERS_CONF).map_err(|e| e.to_string())?;
+            // Written whole and renamed: other test processes may be reading it.
+            let written = conf_path().with_extension(format!("conf.{}", std::process::id()));
+            std::fs::write(&written, CONTAINERS_CONF).map_err(|e| e.to_string())?;
+            std::fs::rename(&written, conf_path()).map_err(|e| e.to_string())?;
             if !podman(&["image", "exists", IMAGE]).0 {
+                host_changes(&format!("importing the test image {IMAGE}"))?;
                 build_image(IMAGE, None)?;
             }
             let (ok, out) = podman(&["run", "--rm", IMAGE, "/bin/sh", "-c", "echo ok"]);
@@ -137,13 +145,21 @@ pub(crate) fn have_engine() -> bool {
 /// Held shared by every test that starts a repromin with the container runner, and alone
 /// by the one that leaves a container behind on purpose: such a repromin first removes the
 /// containers of owners that have died, so a test running beside it would remove the
-/// container before it is looked for.
-static SWEEPS: RwLock<()> = RwLock::new(());
+/// container before it is looked for. A lock on a file (`flock`), so that it holds between
+/// the tests of one process (`cargo test`) and between test processes (cargo-nextest).
+fn sweeps(how: FlockArg) -> Flock<std::fs::File> {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repromin-containers.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    Flock::lock(file, how).unwrap_or_else(|(_, e)| panic!("cannot lock {}: {e}", path.display()))
+}
 
-fn beside_others() -> RwLockReadGuard<'static, ()> {
-    SWEEPS
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+fn beside_others() -> Flock<std::fs::File> {
+    sweeps(FlockArg::LockShared)
 }
 
 /// The arguments that run a reduction's commands in the test image.
@@ -330,9 +346,7 @@ fn containers_of_a_killed_repromin_are_removed_by_the_next_one() {
     if !have_engine() {
         return;
     }
-    let _alone = SWEEPS
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _alone = sweeps(FlockArg::LockExclusive);
     let area = Area::new();
     area.write("src", TREE);
     let mut command = Command::new(crate::util::bin());
@@ -391,6 +405,9 @@ fn containers_of_a_killed_repromin_are_removed_by_the_next_one() {
 #[test]
 fn a_resume_refuses_an_image_reference_that_now_names_another_image() {
     if !have_engine() {
+        return;
+    }
+    if !require_tool("podman", host_changes("importing test images")) {
         return;
     }
     let _sweeps = beside_others();

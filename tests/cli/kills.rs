@@ -266,8 +266,8 @@ fn unprivileged() -> Option<Vec<&'static str>> {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipped: running as root and `setpriv` is missing to drop privileges");
+    let why = "running as root, it is missing to drop privileges";
+    if !crate::util::require_tool("setpriv", if found { Ok(()) } else { Err(why.into()) }) {
         return None;
     }
     Some(vec![

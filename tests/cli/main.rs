@@ -30,6 +30,10 @@ mod semantic;
 mod session;
 mod snapshots;
 mod speed;
+// The skip helpers the unit tests use too; the integration tests need no `require_root`.
+#[allow(dead_code)]
+#[path = "../../src/test_skip.rs"]
+mod test_skip;
 mod util;
 mod workspaces;
 mod zero_config;

@@ -1,6 +1,6 @@
 //! The harness: build fixture trees and git repositories in temp dirs, run the real binary
 //! under a timeout that kills it, redact output, and decide whether a test whose tool is
-//! missing is skipped (locally) or fails (under `CI`).
+//! missing is skipped (locally, and listed as skipped) or fails (under `CI`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -283,27 +283,9 @@ pub(crate) fn processes_where(pick: impl Fn(&Path) -> bool) -> Vec<(i32, String)
     found
 }
 
-/// Whether the suite runs in CI (`CI` set, as CI services do), where `.ci/run` has
-/// installed every tool and a missing one is a failure rather than a skip.
-pub(crate) fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// Whether a test that needs `tool` can run: `available` says why not when it cannot.
-/// Under `CI` a missing tool fails the test; elsewhere the test prints `skipped: …` and
-/// the caller returns early.
-pub(crate) fn require_tool(tool: &str, available: Result<(), String>) -> bool {
-    match available {
-        Ok(()) => true,
-        Err(why) if in_ci() => {
-            panic!("{tool} is required under CI (.ci/run installs it): {why}")
-        }
-        Err(why) => {
-            eprintln!("skipped: {tool}: {why}");
-            false
-        }
-    }
-}
+/// Under `CI` a missing tool fails the test; elsewhere the test is recorded as skipped in
+/// the skip list that `.ci/run` prints (`src/test_skip.rs`) and the caller returns early.
+pub(crate) use crate::test_skip::require_tool;
 
 /// Whether `program --version` runs.
 pub(crate) fn tool_runs(program: &str) -> Result<(), String> {
@@ -429,8 +411,24 @@ pub(crate) fn sandbox_available() -> Result<(), String> {
     Ok(())
 }
 
-/// Creates [`SANDBOX_USER`] unless it exists; once per test process, so concurrent tests
-/// do not race `useradd`.
+/// The opt-in that lets the tests change the machine beyond their temp dirs: create the
+/// system user [`SANDBOX_USER`] and import the container tests' images. Without it
+/// (`REPROMIN_TEST_HOST_CHANGES=1`) a test that would need either skips, or fails under
+/// `CI`. `.ci/run` sets it and removes the user and the images that the suite created.
+pub(crate) const HOST_CHANGES_ENV: &str = "REPROMIN_TEST_HOST_CHANGES";
+
+/// Whether the tests may do `what` to the machine (see [`HOST_CHANGES_ENV`]).
+pub(crate) fn host_changes(what: &str) -> Result<(), String> {
+    if std::env::var(HOST_CHANGES_ENV).is_ok_and(|v| v == "1") {
+        Ok(())
+    } else {
+        Err(format!("{what} needs {HOST_CHANGES_ENV}=1"))
+    }
+}
+
+/// Creates [`SANDBOX_USER`] unless it exists, when the tests may ([`host_changes`]); once per
+/// test process, so that the tests of one process do not race `useradd` (those of other
+/// processes may: the user is looked for again after a failure).
 pub(crate) fn ensure_sandbox_user() -> Result<(), String> {
     static CREATED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     CREATED
@@ -439,6 +437,7 @@ pub(crate) fn ensure_sandbox_user() -> Result<(), String> {
             if exists() {
                 return Ok(());
             }
+            host_changes(&format!("creating the system user {SANDBOX_USER}"))?;
             let out = Command::new("useradd")
                 .args([
                     "--system",

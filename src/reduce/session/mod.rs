@@ -13,7 +13,7 @@
 //!    the first quarter, down to two), and when nothing merges the lowest passing index is
 //!    committed;
 //! 4. commits by reapplying the mutation to the clean copy and reading back from disk
-//!    everything that wrote (see [`Workspace::read_back`]): the `tree-sha256-v2`
+//!    everything that wrote (see `Workspace::read_back`): the `tree-sha256-v2`
 //!    fingerprint of the candidate tree with those parts as read must equal the one the
 //!    oracle saw (when every part read equals the candidate's, field by field, it is the
 //!    candidate's own fingerprint and is not hashed again).
@@ -384,7 +384,7 @@ impl Session {
         )
     }
 
-    /// What the tracer did, once the files pass ran it (see [`Session::trace_access`]).
+    /// What the tracer did, once the files pass ran it (see `Session::trace_access`).
     pub fn access_record(&self) -> Option<&crate::reduce::access::TraceRecord> {
         self.access_record.as_ref()
     }

@@ -113,7 +113,7 @@ impl Worker {
         }
     }
 
-    /// A worker on an adopted directory (see [`Workspace::adopt`]).
+    /// A worker on an adopted directory (see `Workspace::adopt`).
     pub fn adopted(dirs: RunDirs, workspace: Workspace) -> Worker {
         let normalizer = Normalizer::new(&[
             dirs.tree.display().to_string(),

@@ -51,7 +51,7 @@ const MEMBER_KINDS: &[&str] = &[
     "method_spec",
 ];
 
-/// The nested declarations of `src` that name a member (see [`MEMBER_KINDS`]): the
+/// The nested declarations of `src` that name a member (see `MEMBER_KINDS`): the
 /// deletion range of each (the smallest deletion element below the top level that holds
 /// the declaration and none of its siblings) with the name it declares. Top-level
 /// declarations are [`declarations`]'.
