@@ -3,7 +3,7 @@
 
 Usage:
     bench/gate-corpus.py MIRRORS REPROMIN [FILTER ...] [--timeout S] [--work DIR] [--keep]
-                         [--corpus FILE]
+                         [--corpus FILE] [--lines DIR]
 
 MIRRORS is a folder holding one git repository per corpus repository, named
 OWNER+NAME after the case's `repo` (`tkem/cachetools` -> `MIRRORS/tkem+cachetools`).
@@ -24,8 +24,11 @@ with no repository configuration and no --config; REPROMIN_*, GITHUB_* and CI ar
 removed from the environment. Cases run one at a time. The table goes to stdout as
 Markdown, one row per case as soon as it ends: id, expected, got, seconds, and the
 line's `error` field when the verdict is `error`. Each case's stderr is kept in
-WORK/ID.log. The exit status is 0 when every case got its expected verdict, 1
-otherwise, 2 on bad usage.
+WORK/ID.log. With --lines DIR, each case's whole `repromin/v1` line, as printed
+(with its newline), is written to DIR/ID.line; a case that prints no line leaves no
+file there (an older one is removed). Two such folders, from two binaries, compare
+byte for byte with `diff -r DIR1 DIR2`. The exit status is 0 when every case got
+its expected verdict, 1 otherwise, 2 on bad usage.
 """
 
 import argparse
@@ -75,7 +78,18 @@ def one_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def run_case(case: dict, source: Path, repromin: str, work: Path, timeout: int, keep_clone: bool):
+def save_line(path: Path, stdout: bytes):
+    """Writes the first `repromin/v1` line of stdout to path, bytes as printed."""
+    for line in stdout.splitlines(keepends=True):
+        if line.startswith(b"repromin/v1 "):
+            path.write_bytes(line)
+            return
+
+
+def run_case(
+    case: dict, source: Path, repromin: str, work: Path, timeout: int, keep_clone: bool,
+    lines: Path | None,
+):
     clone = work / case["id"]
     if clone.exists():
         shutil.rmtree(clone)
@@ -94,6 +108,8 @@ def run_case(case: dict, source: Path, repromin: str, work: Path, timeout: int, 
     with open(work / f"{case['id']}.log", "wb") as log:
         proc = subprocess.run(cmd, cwd=clone, env=clean_env(), stdout=subprocess.PIPE, stderr=log)
     secs = time.monotonic() - start
+    if lines is not None:
+        save_line(lines / f"{case['id']}.line", proc.stdout)
     if not keep_clone:
         shutil.rmtree(clone, ignore_errors=True)
     if proc.returncode == 124:
@@ -117,6 +133,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, help="folder for clones and logs (default: a new temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep each case's clone")
     ap.add_argument("--corpus", type=Path, default=HERE / "gate-corpus.json")
+    ap.add_argument("--lines", type=Path, help="write each case's repromin/v1 line to DIR/ID.line")
     args = ap.parse_args()
 
     if not args.mirrors.is_dir():
@@ -134,16 +151,22 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="gate-corpus-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"<!-- logs: {work} -->", file=sys.stderr)
+    if args.lines is not None:
+        args.lines.mkdir(parents=True, exist_ok=True)
 
     print("| case | expected | got | seconds | error |")
     print("| --- | --- | --- | ---: | --- |", flush=True)
     right = 0
     for case in cases:
+        if args.lines is not None:
+            (args.lines / f"{case['id']}.line").unlink(missing_ok=True)
         source = find_source(args.mirrors, case["repo"])
         if source is None:
             got, secs, err = "missing", 0.0, f"no repository for {case['repo']} in {args.mirrors}"
         else:
-            got, secs, err = run_case(case, source, repromin, work, args.timeout, args.keep)
+            got, secs, err = run_case(
+                case, source, repromin, work, args.timeout, args.keep, args.lines
+            )
         ok = got == case["expected_verdict"]
         right += ok
         shown = got if ok else f"**{got}**"
