@@ -2,14 +2,15 @@
 //! in the child between `fork` and `execve` (`pre_exec`).
 //!
 //! The standard library gives the leader its stdin, stdout and stderr, its working
-//! directory and a process group of its own, clears its signal mask and sets SIGPIPE back
-//! to its default (the Rust runtime ignores it); then the leader's own steps run (see
-//! [`Steps::run`]), and the last of them is `execve`, as `execvp` searches: the command's
-//! own `PATH`, and `/bin/sh` for a file the kernel does not know how to run (which musl's
-//! `execvp` does not do). A step's error, `execve`'s included, is the error of the start,
-//! reported by the standard library. The steps make system calls only, on data prepared
-//! before the fork: they allocate nothing and take no lock, as a child forked from a
-//! process with other threads must.
+//! directory and a process group of its own, and sets SIGPIPE back to its default (the
+//! Rust runtime ignores it); then the leader's own steps run (see [`Steps::run`]): the
+//! first clears the signal mask it inherited from the thread that started it, and the last
+//! is `execve` (which sets every caught signal back to its default), searching as `execvp`
+//! does: the command's own `PATH`, and `/bin/sh` for a file the kernel does not know how
+//! to run (which musl's `execvp` does not do). A step's error, `execve`'s included, is the
+//! error of the start, reported by the standard library. The steps make system calls only,
+//! on data prepared before the fork: they allocate nothing and take no lock, as a child
+//! forked from a process with other threads must.
 //!
 //! Starting without copying repromin's page tables (`clone` with `CLONE_VM | CLONE_VFORK`,
 //! as `posix_spawn` does) makes each start cheaper, but not a reduction of a real tree
@@ -31,7 +32,7 @@ use std::process::{Command, Stdio};
 
 use nix::errno::Errno;
 use nix::libc;
-use nix::sys::signal::Signal;
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
@@ -324,6 +325,8 @@ impl Steps {
     }
 
     fn steps(&self) -> Result<(), Errno> {
+        // The command starts with no signal blocked, whatever the starting thread blocks.
+        sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
         // Tied to repromin before the command's first instruction (see the runner's
         // module documentation): the parent-death signal, then the group on the list.
         // The kernel sends the signal when the thread that started the leader dies, which
