@@ -67,7 +67,10 @@ const MAX_SIDECAR_FILE: u64 = 256 << 20;
 /// `renameat2(from, to, RENAME_NOREPLACE)`. Called through libc, which declares it for
 /// glibc and musl alike (nix wraps it for glibc only, and the release binaries are static
 /// musl builds).
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "renameat2 through libc: nix wraps it for glibc only, and the release is musl"
+)]
 fn rename_noreplace(from: &Path, to: &Path) -> Result<(), TreeError> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt as _;

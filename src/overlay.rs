@@ -236,7 +236,10 @@ impl Layers {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
             // SAFETY: `enter` makes system calls only, on strings made before the fork.
-            #[allow(unsafe_code)]
+            #[expect(
+                unsafe_code,
+                reason = "the probe mounts in the forked child, as a run's leader does"
+            )]
             unsafe {
                 child.pre_exec(move || mount.enter());
             }

@@ -19,13 +19,11 @@
 //! sends SIGKILL to every group still listed. Both are in place before the command's first
 //! instruction runs: the leader arms its signal and lists its group itself, between its
 //! start and exec, so that a repromin killed while it is starting a command (before it even
-//! knows the command's process id) still leaves nothing of it running. The leader starts as
-//! `posix_spawn` starts a process, in repromin's memory rather than a copy of it (see
-//! `spawn`).
+//! knows the command's process id) still leaves nothing of it running (see `spawn`).
 
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -266,7 +264,7 @@ pub fn seal_inherited_descriptors() -> io::Result<()> {
     use nix::libc;
     // SAFETY: `close_range` with CLOSE_RANGE_CLOEXEC only sets a flag on descriptors; it
     // touches no memory.
-    #[allow(unsafe_code)]
+    #[expect(unsafe_code, reason = "close_range has no safe wrapper in nix or std")]
     let sealed =
         unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
     if sealed == 0 {
@@ -283,7 +281,10 @@ pub fn seal_inherited_descriptors() -> io::Result<()> {
     for fd in fds {
         // SAFETY: F_SETFD on a descriptor number only sets its flag; a number that is no
         // longer open (the listing's own) fails with EBADF.
-        #[allow(unsafe_code)]
+        #[expect(
+            unsafe_code,
+            reason = "F_SETFD on a descriptor number this process does not own"
+        )]
         let set = unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
         if set != 0 {
             let err = io::Error::last_os_error();
@@ -376,11 +377,11 @@ fn run_mounted(
     )
     .collect();
     let leader = spawn::Leader {
-        stdin: stdin.as_raw_fd(),
-        output: writer.as_raw_fd(),
+        stdin: stdin.as_fd(),
+        output: writer.as_fd(),
         cwd,
-        ids: ids_write.as_raw_fd(),
-        guardian: guardian.map(guardian::Guardian::fd),
+        ids: ids_write.as_fd(),
+        guardian,
         mount,
     };
     let start = Instant::now();
@@ -736,10 +737,10 @@ mod tests {
         let (reader, writer) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
         let (_ids_read, ids_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
         let leader = spawn::Leader {
-            stdin: stdin.as_raw_fd(),
-            output: writer.as_raw_fd(),
+            stdin: stdin.as_fd(),
+            output: writer.as_fd(),
             cwd: dir.path(),
-            ids: ids_write.as_raw_fd(),
+            ids: ids_write.as_fd(),
             guardian: None,
             mount: None,
         };
@@ -863,7 +864,7 @@ mod tests {
             None,
         )
         .unwrap();
-        #[allow(unsafe_code)]
+        #[expect(unsafe_code, reason = "setting a signal disposition")]
         // SAFETY: ignoring SIGPIPE, as the Rust runtime already does.
         unsafe {
             nix::sys::signal::signal(Signal::SIGPIPE, nix::sys::signal::SigHandler::SigIgn)

@@ -19,7 +19,7 @@
 //! guardian that cannot be started, or that has died, leaves the runs as they were before
 //! it: the leader still dies with repromin.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -42,9 +42,6 @@ for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 /// The write end of the guardian's stdin.
 pub(super) struct Guardian {
     stdin: Mutex<OwnedFd>,
-    /// Its descriptor, for a leader to write its line on without taking the lock (the
-    /// lock may be held by another thread when the leader starts).
-    fd: RawFd,
     /// The guardian itself, reaped by [`finish`].
     child: Mutex<Option<Child>>,
 }
@@ -83,9 +80,11 @@ impl Guardian {
         }
     }
 
-    /// The write end of its stdin, on which a starting leader lists its group.
-    pub(super) fn fd(&self) -> RawFd {
-        self.fd
+    /// A copy of the write end of its stdin (close-on-exec), on which a starting leader
+    /// lists its group; made before the leader starts, which takes no lock. `None` when
+    /// the lock or the copy fails: the leader then lists nothing, as with no guardian.
+    pub(super) fn leader_end(&self) -> Option<OwnedFd> {
+        self.stdin.lock().ok()?.try_clone().ok()
     }
 
     /// Takes a group that has been ended off the list.
@@ -114,12 +113,10 @@ fn start() -> Option<Guardian> {
         .spawn()
         .ok()?;
     let stdin = OwnedFd::from(child.stdin.take()?);
-    let fd = stdin.as_raw_fd();
     // Waited for only by `finish`: otherwise it exits when repromin is gone, and whoever
     // inherits it reaps it.
     Some(Guardian {
         stdin: Mutex::new(stdin),
-        fd,
         child: Mutex::new(Some(child)),
     })
 }

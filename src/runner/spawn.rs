@@ -1,39 +1,42 @@
-//! Starting a command without copying repromin's memory.
+//! Starting a command's leader: `std::process::Command`, with the steps a run needs taken
+//! in the child between `fork` and `execve` (`pre_exec`).
 //!
-//! `fork` copies the page tables of the whole process; the child tears that copy down again
-//! at `execve`, and until then the parent faults on every page it writes. For a process of
-//! 15 MB that is about 0.4 ms, a third of spawning `/bin/sh`. A command is started here the
-//! way `posix_spawn` starts one: `clone` with `CLONE_VM | CLONE_VFORK`, so the child runs in
-//! repromin's memory on a stack of its own, and the calling thread waits until the child
-//! has called `execve` (or exited).
+//! The standard library gives the leader its stdin, stdout and stderr, its working
+//! directory and a process group of its own, and sets SIGPIPE back to its default (the
+//! Rust runtime ignores it); then the leader's own steps run (see [`Steps::run`]): the
+//! first clears the signal mask it inherited from the thread that started it, and the last
+//! is `execve` (which sets every caught signal back to its default), searching as `execvp`
+//! does: the command's own `PATH`, and `/bin/sh` for a file the kernel does not know how
+//! to run (which musl's `execvp` does not do). A step's error, `execve`'s included, is the
+//! error of the start, reported by the standard library. The steps make system calls only,
+//! on data prepared before the fork: they allocate nothing and take no lock, as a child
+//! forked from a process with other threads must.
 //!
-//! What the leader does before `execve` (see [`Leader`]) makes system calls only, on data
-//! prepared before the clone: it allocates nothing, takes no lock, and writes no memory the
-//! parent reads but the error it reports (a failed system call also sets the calling
-//! thread's `errno`, which nothing reads after a clone that succeeded). Signals are blocked
-//! in the calling thread across the clone, so none is handled in the child before it has
-//! set every caught signal back to its default; then the child unblocks them all, as the
-//! command expects.
+//! Starting without copying repromin's page tables (`clone` with `CLONE_VM | CLONE_VFORK`,
+//! as `posix_spawn` does) makes each start cheaper, but not a reduction of a real tree
+//! faster by the 1 % that would pay for a hand-written spawner's `unsafe`. Measured on 6
+//! December 2026 on 2 cores loaded by other builds (docs/benchmarks.md, "Starting a
+//! command"): a start through `fork` took about 5 ms more (`cargo bench --bench harness --
+//! overhead`), 0.2 % of the wall time of a reduction of the cachetools tree and 0.3 % of
+//! one of semver, whose whole runs differed by less than their spread (`... -- compare`).
+//! The only `unsafe` left is what `pre_exec` and `execve` need.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::process::{Command, Stdio};
 
 use nix::errno::Errno;
 use nix::libc;
-use nix::sched::CloneFlags;
-use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::guardian;
-
-/// The child's stack: its frames are a few system-call wrappers deep.
-const STACK: usize = 128 * 1024;
 
 /// How a started command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,18 +107,20 @@ impl Child {
     }
 }
 
-/// What the leader does between the clone and `execve`, in this order.
+/// What the leader gets, and does between the fork and `execve`, in this order: its
+/// stdin, stdout and stderr, its working directory and a process group of its own (by the
+/// standard library), then the steps of [`Steps::run`].
 pub(super) struct Leader<'a> {
     /// Becomes its stdin.
-    pub(super) stdin: RawFd,
+    pub(super) stdin: BorrowedFd<'a>,
     /// Becomes its stdout and its stderr.
-    pub(super) output: RawFd,
+    pub(super) output: BorrowedFd<'a>,
     /// Its working directory.
     pub(super) cwd: &'a Path,
     /// It writes its process id here (a pipe the parent reads when the start failed).
-    pub(super) ids: RawFd,
-    /// The guardian's stdin, on which it lists its group.
-    pub(super) guardian: Option<RawFd>,
+    pub(super) ids: BorrowedFd<'a>,
+    /// The guardian, on whose stdin it lists its group.
+    pub(super) guardian: Option<&'a guardian::Guardian>,
     /// The overlay it enters last.
     pub(super) mount: Option<&'a crate::overlay::Mount>,
 }
@@ -128,6 +133,19 @@ struct Exec {
     candidates: Vec<CString>,
     argv: Vec<CString>,
     envp: Vec<CString>,
+    /// `/bin/sh`, the first of `sh_argv`.
+    sh: CString,
+}
+
+/// Null-terminated arrays of pointers into an [`Exec`]'s strings, kept as addresses so
+/// that they can move into the leader's steps; the strings they point into move with
+/// them, and their bytes stay where they are.
+struct Pointers {
+    argv: Vec<usize>,
+    envp: Vec<usize>,
+    /// For each candidate, `/bin/sh CANDIDATE ARGS...`: a file without the magic of an
+    /// executable runs in the shell, as `execvp` runs it.
+    sh_argvs: Vec<Vec<usize>>,
 }
 
 fn nul_error(what: &str) -> io::Error {
@@ -198,16 +216,31 @@ fn prepare(program: &str, args: &[String], overrides: &[(&OsStr, &OsStr)]) -> io
         candidates,
         argv,
         envp,
+        sh: c"/bin/sh".to_owned(),
     })
 }
 
-/// Null-terminated pointers to `strings`, for `execve`.
-fn pointers<'a>(strings: impl IntoIterator<Item = &'a CString>) -> Vec<*const libc::c_char> {
+/// The null-terminated array of the addresses of `strings`, for `execve`.
+fn addresses<'a>(strings: impl IntoIterator<Item = &'a CString>) -> Vec<usize> {
     strings
         .into_iter()
-        .map(|s| s.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
+        .map(|s| s.as_ptr().expose_provenance())
+        .chain(std::iter::once(0))
         .collect()
+}
+
+impl Exec {
+    fn pointers(&self) -> Pointers {
+        Pointers {
+            argv: addresses(&self.argv),
+            envp: addresses(&self.envp),
+            sh_argvs: self
+                .candidates
+                .iter()
+                .map(|file| addresses([&self.sh, file].into_iter().chain(self.argv.iter().skip(1))))
+                .collect(),
+        }
+    }
 }
 
 /// Starts `program` with `args` and the environment `overrides` as `leader` says.
@@ -222,147 +255,78 @@ pub(super) fn spawn(
     leader: &Leader<'_>,
 ) -> io::Result<Child> {
     let exec = prepare(program, args, overrides)?;
-    let argv = pointers(&exec.argv);
-    let envp = pointers(&exec.envp);
-    // For each candidate, `/bin/sh CANDIDATE ARGS...`: a file without the magic of an
-    // executable runs in the shell, as `execvp` runs it.
-    let sh = c"/bin/sh".to_owned();
-    let sh_argvs: Vec<Vec<*const libc::c_char>> = exec
-        .candidates
-        .iter()
-        .map(|file| pointers([&sh, file].into_iter().chain(exec.argv.iter().skip(1))))
-        .collect();
-    let cwd = c_string(leader.cwd.as_os_str().as_bytes(), "the working directory")?;
-    let parent = nix::unistd::getpid();
-    let error = AtomicI32::new(0);
-    let mut stack = vec![0u8; STACK];
-    let steps = Steps {
-        leader,
-        cwd: &cwd,
-        candidates: &exec.candidates,
-        argv: &argv,
-        envp: &envp,
-        sh_argvs: &sh_argvs,
-        parent,
-        error: &error,
+    let pointers = exec.pointers();
+    let mut command = Command::new(program);
+    command
+        .current_dir(leader.cwd)
+        .stdin(Stdio::from(leader.stdin.try_clone_to_owned()?))
+        .stdout(Stdio::from(leader.output.try_clone_to_owned()?))
+        .stderr(Stdio::from(leader.output.try_clone_to_owned()?))
+        .process_group(0);
+    let mut steps = Steps {
+        parent: nix::unistd::getpid(),
+        ids: leader.ids.try_clone_to_owned()?,
+        guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
+        mount: leader.mount.cloned(),
+        exec,
+        pointers,
     };
-    let mut blocked = SigSet::empty();
-    nix::sys::signal::pthread_sigmask(
-        SigmaskHow::SIG_SETMASK,
-        Some(&SigSet::all()),
-        Some(&mut blocked),
-    )
-    .map_err(io::Error::from)?;
-    // SAFETY: the child runs `Steps::run` in this process's memory until it calls `execve`
-    // or `_exit`, while this thread waits (CLONE_VFORK). It reads what is prepared above,
-    // all of which outlives the call, writes only `error`, makes system calls only and
-    // allocates nothing; no signal is handled in it before its handlers are reset (all are
-    // blocked here until the clone returns).
-    #[allow(unsafe_code)]
-    let started = unsafe {
-        nix::sched::clone(
-            Box::new(|| steps.run()),
-            &mut stack,
-            CloneFlags::CLONE_VM | CloneFlags::CLONE_VFORK,
-            Some(libc::SIGCHLD),
-        )
-    };
-    let _ = nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&blocked), None);
-    let pid = started.map_err(io::Error::from)?;
-    let mut child = Child {
+    // SAFETY: `Steps::run` makes system calls only, on what is prepared above (moved into
+    // the closure), and allocates nothing, so it is sound in a child forked from a process
+    // with other threads.
+    #[expect(
+        unsafe_code,
+        reason = "the leader's steps between fork and exec (parent-death signal, the \
+                  guardian's list, the overlay, execve) run in the forked child"
+    )]
+    unsafe {
+        command.pre_exec(move || Err(io::Error::from(steps.run())));
+    }
+    let pid = Pid::from_raw(command.spawn()?.id().cast_signed());
+    // The `std::process::Child` is dropped: that neither waits nor kills, and the leader
+    // is waited for by its id from here on.
+    Ok(Child {
         pid,
         exit: None,
         ended: pidfd_open(pid),
-    };
-    match error.load(Ordering::SeqCst) {
-        0 => Ok(child),
-        errno => {
-            let _ = child.wait();
-            Err(io::Error::from_raw_os_error(errno))
-        }
-    }
+    })
 }
 
 /// A descriptor for `pid` that polls readable once it has ended; `None` where the kernel
 /// has no `pidfd_open` (before Linux 5.3) or refuses it. The child is not reaped yet, so
 /// `pid` cannot name another process.
 fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
-    // SAFETY: `pidfd_open` takes a process id and flags and returns a new descriptor, or
-    // -1; a descriptor returned is owned by nothing else.
-    #[allow(unsafe_code)]
-    unsafe {
-        let fd = libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0);
-        let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-        Some(OwnedFd::from_raw_fd(fd))
-    }
+    let pid = rustix::process::Pid::from_raw(pid.as_raw())?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
-/// The child's side of [`spawn`].
-struct Steps<'a> {
-    leader: &'a Leader<'a>,
-    cwd: &'a CString,
-    candidates: &'a [CString],
-    argv: &'a [*const libc::c_char],
-    envp: &'a [*const libc::c_char],
-    sh_argvs: &'a [Vec<*const libc::c_char>],
+/// The leader's steps after the standard library's.
+///
+/// The descriptors are the child's own copies, made before the fork (close-on-exec, as
+/// every descriptor of the runner's), so that nothing is borrowed across it.
+struct Steps {
     parent: Pid,
-    error: &'a AtomicI32,
+    ids: OwnedFd,
+    guardian: Option<OwnedFd>,
+    mount: Option<crate::overlay::Mount>,
+    exec: Exec,
+    pointers: Pointers,
 }
 
-impl Steps<'_> {
-    /// Runs in the child: every step, then `execve`. Returns only by exiting.
-    fn run(&self) -> isize {
-        let errno = match self.steps() {
+impl Steps {
+    /// Runs in the child, after the standard library has given it its descriptors, its
+    /// working directory and its process group: every step, then `execve`. Returns only
+    /// with the error that kept it from running the command.
+    fn run(&mut self) -> Errno {
+        match self.steps() {
             Ok(()) => self.exec(),
             Err(errno) => errno,
-        };
-        self.error.store(errno as i32, Ordering::SeqCst);
-        // SAFETY: ends the child without running anything of the parent's (no atexit
-        // handlers, no buffers flushed).
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::_exit(127)
         }
     }
 
     fn steps(&self) -> Result<(), Errno> {
-        // Signal dispositions: a handler of repromin's must not run here, and the Rust
-        // runtime ignores SIGPIPE, which the command must not inherit.
-        for signal in Signal::iterator() {
-            if matches!(signal, Signal::SIGKILL | Signal::SIGSTOP) {
-                continue;
-            }
-            // SAFETY: querying a disposition; setting one to the default.
-            #[allow(unsafe_code)]
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal as libc::c_int, std::ptr::null(), &mut old) != 0 {
-                    continue;
-                }
-                let caught = old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN;
-                if caught || signal == Signal::SIGPIPE {
-                    libc::signal(signal as libc::c_int, libc::SIG_DFL);
-                }
-            }
-        }
-        nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-        let leader = self.leader;
-        // SAFETY: the descriptors are open in the parent for the whole call.
-        #[allow(unsafe_code)]
-        let (stdin, output) = unsafe {
-            (
-                BorrowedFd::borrow_raw(leader.stdin),
-                BorrowedFd::borrow_raw(leader.output),
-            )
-        };
-        for (fd, target) in [(stdin, 0), (output, 1), (output, 2)] {
-            // SAFETY: `dup2` onto the standard descriptors, which the child owns.
-            #[allow(unsafe_code)]
-            let done = unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&fd), target) };
-            Errno::result(done)?;
-        }
-        nix::unistd::chdir(self.cwd.as_c_str())?;
-        nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
+        // The command starts with no signal blocked, whatever the starting thread blocks.
+        sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
         // Tied to repromin before the command's first instruction (see the runner's
         // module documentation): the parent-death signal, then the group on the list.
         // The kernel sends the signal when the thread that started the leader dies, which
@@ -374,21 +338,15 @@ impl Steps<'_> {
             return Err(Errno::ESRCH);
         }
         let pid = nix::unistd::getpid().as_raw();
-        // SAFETY: the descriptors stay open in the parent until the child has exec'd.
-        #[allow(unsafe_code)]
-        let ids = unsafe { BorrowedFd::borrow_raw(leader.ids) };
         // Its id, so that a start that fails after this can be taken off the guardian's
         // list.
-        let _ = nix::unistd::write(ids, &pid.to_ne_bytes());
-        if let Some(fd) = leader.guardian {
+        let _ = nix::unistd::write(&self.ids, &pid.to_ne_bytes());
+        if let Some(fd) = &self.guardian {
             let mut line = [0u8; guardian::LINE_MAX];
             let len = guardian::line(b'+', pid, &mut line);
-            // SAFETY: as above.
-            #[allow(unsafe_code)]
-            let fd = unsafe { BorrowedFd::borrow_raw(fd) };
             let _ = nix::unistd::write(fd, &line[..len]);
         }
-        if let Some(mount) = leader.mount {
+        if let Some(mount) = &self.mount {
             mount
                 .enter()
                 .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
@@ -400,16 +358,24 @@ impl Steps<'_> {
     /// (or that this user may not run, which is the error when nothing else runs), through
     /// `/bin/sh` for one the kernel does not know how to run; the error when none ran.
     fn exec(&self) -> Errno {
+        let argv = self.pointers.argv.as_ptr().cast::<*const libc::c_char>();
+        let envp = self.pointers.envp.as_ptr().cast::<*const libc::c_char>();
         let mut denied = false;
         let mut last = Errno::ENOENT;
-        for (file, sh_argv) in self.candidates.iter().zip(self.sh_argvs) {
-            // SAFETY: null-terminated arrays of pointers into `CString`s the parent keeps.
-            #[allow(unsafe_code)]
+        for (file, sh_argv) in self.exec.candidates.iter().zip(&self.pointers.sh_argvs) {
+            let sh_argv = sh_argv.as_ptr().cast::<*const libc::c_char>();
+            // SAFETY: null-terminated arrays of the addresses of `CString`s that `self`
+            // owns, and that live until the call has replaced this process.
+            #[expect(
+                unsafe_code,
+                reason = "execve of prepared arrays: nix's execve allocates them, which a \
+                          forked child must not"
+            )]
             let errno = unsafe {
-                libc::execve(file.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr());
+                libc::execve(file.as_ptr(), argv, envp);
                 match Errno::last() {
                     Errno::ENOEXEC => {
-                        libc::execve(c"/bin/sh".as_ptr(), sh_argv.as_ptr(), self.envp.as_ptr());
+                        libc::execve(self.exec.sh.as_ptr(), sh_argv, envp);
                         Errno::last()
                     }
                     errno => errno,

@@ -120,7 +120,6 @@ fn the_crate_leaves_out_tests_fixtures_fuzzing_and_benchmarks() {
         "tests/",
         "fixtures/",
         "fuzz/",
-        "benches/",
         "bench/",
         "target/",
         "workflows/",

@@ -5,13 +5,13 @@
 //! - `overhead`: repromin's per-probe cost on trees of many small files against the bare
 //!   spawn of the same oracle command;
 //! - `bytes`: in-process throughput of `repromin::bytes`, with allocations counted;
+//! - `compare CASES_DIR --binary NAME=PATH ...`: repromin binaries side by side on the same
+//!   fixed number of probes of real-tree reductions;
 //! - `all CASES_DIR --out docs/benchmarks.md`: everything, written as one document.
 //!
-//! The peers are run as external programs only. See docs/benchmarks.md.
-#![allow(unsafe_code)] // The counting global allocator is unsafe by nature.
+//! The peers are run as external programs only, through repromin's own runner
+//! ([`repromin::runner`]). See docs/benchmarks.md.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::fmt::Write as _;
@@ -19,9 +19,10 @@ use std::fs;
 use std::hint::black_box;
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, ExitStatus, Stdio};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
@@ -29,66 +30,13 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use regex::Regex;
 use repromin::bytes::{Interesting, Limits, Settings, Storage, reduce};
+use repromin::runner::{CommandSpec, Termination};
+
+mod compare;
+#[path = "../../tests/counting_alloc.rs"]
+mod counting_alloc;
 
 type Res<T> = Result<T, Box<dyn Error>>;
-
-// ---------------------------------------------------------------------------
-// Allocation counting (for the `bytes` benchmark)
-// ---------------------------------------------------------------------------
-
-/// Forwards to the system allocator and counts calls made on a thread while that
-/// thread has counting switched on.
-struct CountingAllocator;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-    }
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the bookkeeping only touches
-// const-initialized thread-locals, which never allocate.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// Runs `f` with counting on; returns its value and the allocations it made.
-fn counted<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    ALLOCATIONS.with(|c| c.set(0));
-    COUNTING.with(|c| c.set(true));
-    let value = f();
-    COUNTING.with(|c| c.set(false));
-    (value, ALLOCATIONS.with(Cell::get))
-}
 
 // ---------------------------------------------------------------------------
 // Command line
@@ -123,6 +71,13 @@ enum Cmd {
     },
     /// In-process throughput of repromin::bytes, with allocations counted.
     Bytes,
+    /// repromin binaries side by side: the same fixed number of probes on each case.
+    Compare {
+        /// Directory of cases.
+        cases_dir: PathBuf,
+        #[command(flatten)]
+        opts: compare::CompareOpts,
+    },
     /// Everything, written as one Markdown document.
     All {
         /// Directory of cases.
@@ -227,6 +182,7 @@ fn run(cli: Cli) -> Res<()> {
             write_bytes(&mut md, &rows);
             emit(None, &md)
         }
+        Cmd::Compare { cases_dir, opts } => emit(None, &compare::compare(&cases_dir, &opts)?),
         Cmd::All {
             cases_dir,
             opts,
@@ -570,77 +526,100 @@ fn write_executable(path: &Path, text: &str) -> Res<()> {
 struct Finished {
     wall: Duration,
     /// `None` when the run was killed at the limit.
-    status: Option<ExitStatus>,
+    status: Option<Termination>,
     /// Smallest size seen while polling, with the time and oracle calls when first seen.
     best: Option<(u64, Duration, u64)>,
 }
 
-/// Runs `cmd` in its own process group; kills the group (SIGTERM, then SIGKILL after
-/// `grace`) at `limit`. While it runs, polls `poll` (a file or tree) for its size.
+/// Runs `cmd` (its program, arguments, environment and working directory; `TMPDIR` from
+/// its environment) through repromin's runner: its own process group, stdin from
+/// `/dev/null`, output captured (and written to `log`), whatever it leaves behind ended.
+/// At `limit` the group gets SIGTERM, and SIGKILL `grace` later. While it runs, polls
+/// `poll` (a file or tree) for its size.
 fn run_limited(
-    mut cmd: Command,
+    cmd: &Command,
+    log: Option<&Path>,
     limit: Duration,
     grace: Duration,
     counter: &Path,
     poll: Option<&Path>,
 ) -> Res<Finished> {
-    cmd.process_group(0).stdin(Stdio::null());
+    let lossy = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
+    let env: Vec<(String, String)> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((lossy(k), lossy(v?))))
+        .collect();
+    let tmpdir = env
+        .iter()
+        .find(|(k, _)| k == "TMPDIR")
+        .map_or_else(std::env::temp_dir, |(_, v)| PathBuf::from(v));
+    let cwd = cmd.get_current_dir().unwrap_or(Path::new("."));
+    let started = tempfile::NamedTempFile::new()?;
+    // The leader writes its id (its group's id) first, so that the group can be sent
+    // SIGTERM at the limit; the runner's own timeout is the SIGKILL `grace` later.
+    let mut argv = vec![
+        "/bin/sh".to_string(),
+        "-c".to_string(),
+        "echo $$ > \"$0\" && exec \"$@\"".to_string(),
+        started.path().to_string_lossy().into_owned(),
+        lossy(cmd.get_program()),
+    ];
+    argv.extend(cmd.get_args().map(lossy));
+    let spec = CommandSpec { argv, env };
+    let never = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
     let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
-    let pgid = Pid::from_raw(i32::try_from(child.id())?);
     let mut best: Option<(u64, Duration, u64)> = None;
-    let mut last_poll = Instant::now() - Duration::from_secs(1);
-    loop {
-        if let Some(status) = child.try_wait()? {
-            let wall = start.elapsed();
-            // Whatever the tool left running in its group goes too.
-            let _ = killpg(pgid, Signal::SIGKILL);
-            return Ok(Finished {
-                wall,
-                status: Some(status),
-                best,
-            });
-        }
-        if let Some(path) = poll
-            && last_poll.elapsed() >= Duration::from_millis(100)
-        {
-            last_poll = Instant::now();
-            if let Ok((bytes, _)) = measure(path)
-                && best.is_none_or(|(b, _, _)| bytes < b)
+    let mut killed_at = None;
+    let outcome = std::thread::scope(|scope| {
+        let run = scope.spawn(|| {
+            let outcome = repromin::runner::run(&spec, cwd, &tmpdir, limit + grace, &never);
+            done.store(true, Ordering::SeqCst);
+            outcome
+        });
+        let mut last_poll = Instant::now() - Duration::from_secs(1);
+        while !done.load(Ordering::SeqCst) {
+            if let Some(path) = poll
+                && last_poll.elapsed() >= Duration::from_millis(100)
             {
-                best = Some((bytes, start.elapsed(), counter_len(counter)));
-            }
-        }
-        if start.elapsed() >= limit {
-            let wall = start.elapsed();
-            let _ = killpg(pgid, Signal::SIGTERM);
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if child.try_wait()?.is_some() {
-                    break;
+                last_poll = Instant::now();
+                if let Ok((bytes, _)) = measure(path)
+                    && best.is_none_or(|(b, _, _)| bytes < b)
+                {
+                    best = Some((bytes, start.elapsed(), counter_len(counter)));
                 }
-                std::thread::sleep(Duration::from_millis(50));
             }
-            let _ = killpg(pgid, Signal::SIGKILL);
-            let _ = child.wait();
-            return Ok(Finished {
-                wall,
-                status: None,
-                best,
-            });
+            if killed_at.is_none() && start.elapsed() >= limit {
+                killed_at = Some(start.elapsed());
+                if let Ok(pid) = fs::read_to_string(started.path())
+                    && let Ok(pid) = pid.trim().parse::<i32>()
+                {
+                    let _ = killpg(Pid::from_raw(pid), Signal::SIGTERM);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        run.join()
+    })
+    .map_err(|_| "the run's thread panicked")?
+    .map_err(|e| format!("cannot start {:?}: {e}", cmd.get_program()))?;
+    if let Some(log) = log {
+        fs::write(log, &outcome.output)?;
     }
+    let (wall, status) = match killed_at {
+        Some(wall) => (wall, None),
+        None if outcome.termination == Termination::TimedOut => (outcome.duration, None),
+        None => (outcome.duration, Some(outcome.termination)),
+    };
+    Ok(Finished { wall, status, best })
 }
 
-fn describe_status(status: &ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(0), _) => "yes".into(),
-        (Some(code), _) => format!("yes (exit {code})"),
-        (None, Some(sig)) => format!("yes (signal {sig})"),
-        _ => "yes (?)".into(),
+fn describe_status(status: Termination) -> String {
+    match status {
+        Termination::Exited(0) => "yes".into(),
+        Termination::Exited(code) => format!("yes (exit {code})"),
+        Termination::Signaled(sig) => format!("yes (signal {sig})"),
+        other => format!("yes ({})", other.describe()),
     }
 }
 
@@ -818,6 +797,17 @@ fn py_str(path: &Path) -> Res<String> {
     )?)
 }
 
+/// How the harness calls repromin on a case, in the run's `work/` directory, before its
+/// options and `-- CMD`.
+const REDUCE_ARGS: [&str; 6] = [
+    "reduce",
+    "input",
+    "out",
+    "--exit-code",
+    "0",
+    "--no-progress",
+];
+
 fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Row> {
     let tool = found.tool;
     let tmp = tempfile::Builder::new()
@@ -877,14 +867,7 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     let mut cmd = Command::new(&found.program);
     match tool {
         Tool::Repromin => {
-            cmd.args([
-                "reduce",
-                "input",
-                "out",
-                "--exit-code",
-                "0",
-                "--no-progress",
-            ]);
+            cmd.args(REDUCE_ARGS);
             if let Some(level) = opts
                 .repromin_level
                 .as_ref()
@@ -925,17 +908,13 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
                 .arg(&target_rel);
         }
     }
-    let log = fs::File::create(&log_path)?;
-    cmd.current_dir(&work)
-        .env("TMPDIR", &private_tmp)
-        .stdout(log.try_clone()?)
-        .stderr(log);
+    cmd.current_dir(&work).env("TMPDIR", &private_tmp);
 
     let limit = Duration::from_secs(opts.timeout_s);
     // repromin publishes its last accepted state on SIGTERM; give it time to.
     let grace = Duration::from_secs(30);
     let poll = tool.pollable().then_some(target.as_path());
-    let finished = run_limited(cmd, limit, grace, &counter, poll)?;
+    let finished = run_limited(&cmd, Some(&log_path), limit, grace, &counter, poll)?;
     let calls = counter_len(&counter);
 
     // Where the result is.
@@ -967,12 +946,12 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
         );
     }
     let exited = finished.status.is_some();
-    let exit_note = match &finished.status {
+    let exit_note = match finished.status {
         Some(status) => describe_status(status),
         None => format!("no (killed at {} s)", opts.timeout_s),
     };
     if let Some(status) = finished.status
-        && !status.success()
+        && status != Termination::Exited(0)
     {
         let text = fs::read_to_string(&log_path).unwrap_or_default();
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
@@ -1084,17 +1063,19 @@ fn timed_oracle(case: &Case, result: &Path) -> Res<(bool, Duration)> {
     cmd.arg(&case.oracle)
         .current_dir(&root)
         .env("TMPDIR", tmp.path())
-        .env("PATH", oracle_path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .env("PATH", oracle_path());
     let finished = run_limited(
-        cmd,
+        &cmd,
+        None,
         Duration::from_secs(120),
         Duration::from_secs(2),
         &counter,
         None,
     )?;
-    Ok((finished.status.is_some_and(|s| s.success()), finished.wall))
+    Ok((
+        finished.status == Some(Termination::Exited(0)),
+        finished.wall,
+    ))
 }
 
 /// Whether a result matches the case's expected output; `None` without an expectation.
@@ -1352,18 +1333,19 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
             &format!("#!/bin/sh\nprintf x >> {}\nexit 0\n", sh_quote(&counter)?),
         )?;
 
-        // Bare: the same command, spawned the same way (own process group, stdin from
-        // /dev/null, output captured), in the same tree, one after another.
+        // Bare: the same command, run by repromin's runner as a probe runs it (own process
+        // group, stdin from /dev/null, output captured), in the same tree, one after
+        // another, with nothing else of repromin around it.
         eprint!("overhead {n} files: bare spawn x{} ... ", opts.probes);
+        let spec = CommandSpec {
+            argv: vec!["/bin/sh".into(), oracle.to_string_lossy().into_owned()],
+            env: Vec::new(),
+        };
+        let never = AtomicBool::new(false);
         let start = Instant::now();
         for _ in 0..opts.probes {
-            let out = Command::new("/bin/sh")
-                .arg(&oracle)
-                .current_dir(&tree)
-                .stdin(Stdio::null())
-                .process_group(0)
-                .output()?;
-            if !out.status.success() {
+            let out = repromin::runner::run(&spec, &tree, base, Duration::from_secs(60), &never)?;
+            if out.termination != Termination::Exited(0) {
                 return Err("the trivial oracle failed".into());
             }
         }
@@ -1398,18 +1380,17 @@ fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<OverheadRow>> {
                 .args(["--max-attempts", &attempts.to_string(), "--", "/bin/sh"])
                 .arg(&oracle)
                 .current_dir(base)
-                .env("TMPDIR", base)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
+                .env("TMPDIR", base);
             let finished = run_limited(
-                cmd,
+                &cmd,
+                None,
                 Duration::from_secs(3600),
                 Duration::from_secs(30),
                 &counter,
                 None,
             )?;
             match finished.status {
-                Some(s) if s.success() => {}
+                Some(Termination::Exited(0)) => {}
                 other => return Err(format!("repromin reduce failed: {other:?}").into()),
             }
             let report = base.join(format!("{out}.repromin")).join("report.json");
@@ -1505,6 +1486,11 @@ fn hooked_spawns(tree: &Path, oracle: &Path, base: &Path, probes: u64, isolate: 
             .process_group(0);
         // SAFETY: between fork and exec the child makes system calls only, on strings
         // made before the fork.
+        #[expect(
+            unsafe_code,
+            reason = "the floor under a probe: a mount namespace and an overlay entered \
+                      between fork and exec, as repromin's leader does"
+        )]
         unsafe {
             cmd.pre_exec(move || {
                 use nix::mount::{MsFlags, mount};
@@ -1742,7 +1728,7 @@ fn bytes_bench() -> Res<Vec<BytesRow>> {
             // input itself.
             let mut assembled = 0u64;
             let mut first = true;
-            let (outcome, allocations) = counted(|| {
+            let (outcome, allocations, _) = counting_alloc::counted(|| {
                 let result = reduce(&mut storage, input, &settings, |c| {
                     if !std::mem::take(&mut first) {
                         assembled += c.len() as u64;
@@ -1756,7 +1742,7 @@ fn bytes_bench() -> Res<Vec<BytesRow>> {
             attempts = n;
             total_attempts += n;
             total_bytes += assembled;
-            total_allocations += allocations;
+            total_allocations += allocations as u64;
             runs += 1;
         }
         let secs = start.elapsed().as_secs_f64();
