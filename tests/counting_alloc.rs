@@ -1,6 +1,6 @@
 //! A global allocator that counts the allocations and deallocations made on a thread
 //! while that thread has counting switched on, for the allocation test (`tests/alloc.rs`)
-//! and the benchmark harness's `bytes` part (`bench/harness/main.rs`), which include this
+//! and the benchmark harness's `bytes` part (`bench/harness/bytes.rs`), which include this
 //! file. Counters are per thread, so that other threads running at the same time cannot
 //! disturb a measurement.
 #![expect(

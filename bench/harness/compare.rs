@@ -16,7 +16,10 @@ use std::time::Duration;
 use clap::Args;
 use repromin::runner::{CommandSpec, Termination};
 
-use super::{REDUCE_ARGS, Res, copy_tree, load_cases};
+use crate::Res;
+use crate::cases::{Case, load_cases};
+use crate::peers::REDUCE_ARGS;
+use crate::process::copy_tree;
 
 #[derive(Args, Clone)]
 pub(crate) struct CompareOpts {
@@ -60,7 +63,7 @@ fn mean_sd(values: &[f64]) -> (f64, f64) {
 }
 
 /// Runs `binary` on `case` once, in a fresh copy: the wall time and the candidates tried.
-fn run_once(binary: &Path, case: &super::Case, opts: &CompareOpts) -> Res<(f64, u64)> {
+fn run_once(binary: &Path, case: &Case, opts: &CompareOpts) -> Res<(f64, u64)> {
     let tmp = tempfile::Builder::new()
         .prefix(&format!("repromin-bench-compare-{}-", case.name))
         .tempdir()?;
