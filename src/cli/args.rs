@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 
 use crate::oracle::OracleSpec;
@@ -407,42 +408,68 @@ pub struct SamplingArgs {
     pub holdout_confidence: f64,
 }
 
-/// A reduction pass.
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum PassArg {
-    /// Delete files and directories, each with the lines and import names that name it
-    /// and the defaults that name what those imported.
-    Files,
-    /// Empty each file; strip blank and comment lines.
-    Prelude,
-    /// Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...).
-    Manifests,
-    /// Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, Go,
-    /// C, C++).
-    Syntax,
-    /// Delete each declaration (top-level, or a member: variant, field, method) together
-    /// with the uses of its name, and each parameter its function never uses together with
-    /// the arguments its calls pass for it.
-    Declarations,
-    /// Delete blocks by indentation and brackets, level by level.
-    Blocks,
-    /// Delete lines, to 1-minimality.
-    Lines,
-    /// Unwrap blocks: drop a header and its closing lines, dedent the body.
-    Unwrap,
-    /// Replace a syntax node by one of its children: an `if` by its body, a call by an
-    /// argument.
-    Hoist,
-    /// Replace numbers by `0` and strings by `""`, where the failure stays (the certificate
-    /// lists each replacement).
-    Literals,
-    /// Rename an identifier and its whole-word uses, in every file at once, to a short
-    /// name the tree does not use (with `--level tokens` and `chars`).
-    Rename,
-    /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
-    Tokens,
-    /// Delete single characters, to 1-minimality.
-    Chars,
+/// `--passes` values: the reducer's own pass names, with the help the command line shows for
+/// each. The match is exhaustive, so a new pass cannot be left without its value.
+impl ValueEnum for PassName {
+    fn value_variants<'a>() -> &'a [Self] {
+        &PassName::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            PassName::Files => (
+                "files",
+                "Delete files and directories, each with the lines and import names that name it \
+                 and the defaults that name what those imported",
+            ),
+            PassName::Prelude => ("prelude", "Empty each file; strip blank and comment lines"),
+            PassName::Manifests => (
+                "manifests",
+                "Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...)",
+            ),
+            PassName::Syntax => (
+                "syntax",
+                "Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, \
+                 Go, C, C++)",
+            ),
+            PassName::Declarations => (
+                "declarations",
+                "Delete each declaration (top-level, or a member: variant, field, method) together \
+                 with the uses of its name, and each parameter its function never uses together \
+                 with the arguments its calls pass for it",
+            ),
+            PassName::Blocks => (
+                "blocks",
+                "Delete blocks by indentation and brackets, level by level",
+            ),
+            PassName::Lines => ("lines", "Delete lines, to 1-minimality"),
+            PassName::Unwrap => (
+                "unwrap",
+                "Unwrap blocks: drop a header and its closing lines, dedent the body",
+            ),
+            PassName::Hoist => (
+                "hoist",
+                "Replace a syntax node by one of its children: an `if` by its body, a call by an \
+                 argument",
+            ),
+            PassName::Literals => (
+                "literals",
+                "Replace numbers by `0` and strings by `\"\"`, where the failure stays (the \
+                 certificate lists each replacement)",
+            ),
+            PassName::Rename => (
+                "rename",
+                "Rename an identifier and its whole-word uses, in every file at once, to a short \
+                 name the tree does not use (with `--level tokens` and `chars`)",
+            ),
+            PassName::Tokens => (
+                "tokens",
+                "Delete tokens inside lines (words, literals, single punctuation), to 1-minimality",
+            ),
+            PassName::Chars => ("chars", "Delete single characters, to 1-minimality"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
 }
 
 /// `--level` values.
@@ -463,26 +490,6 @@ impl From<LevelArg> for Level {
             LevelArg::Lines => Level::Lines,
             LevelArg::Tokens => Level::Tokens,
             LevelArg::Chars => Level::Chars,
-        }
-    }
-}
-
-impl From<PassArg> for PassName {
-    fn from(p: PassArg) -> PassName {
-        match p {
-            PassArg::Prelude => PassName::Prelude,
-            PassArg::Files => PassName::Files,
-            PassArg::Manifests => PassName::Manifests,
-            PassArg::Syntax => PassName::Syntax,
-            PassArg::Declarations => PassName::Declarations,
-            PassArg::Blocks => PassName::Blocks,
-            PassArg::Lines => PassName::Lines,
-            PassArg::Unwrap => PassName::Unwrap,
-            PassArg::Hoist => PassName::Hoist,
-            PassArg::Literals => PassName::Literals,
-            PassArg::Rename => PassName::Rename,
-            PassArg::Tokens => PassName::Tokens,
-            PassArg::Chars => PassName::Chars,
         }
     }
 }
@@ -544,7 +551,7 @@ pub struct ReduceArgs {
         value_delimiter = ',',
         help_heading = "Passes"
     )]
-    pub passes: Vec<PassArg>,
+    pub passes: Vec<PassName>,
 
     /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
     /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
@@ -664,7 +671,7 @@ pub(super) fn build_options(
     oracle: &OracleArgs,
     tree: &TreeArgs,
     run: &RunArgs,
-    passes: &[PassArg],
+    passes: &[PassName],
 ) -> Result<ReduceOptions, ReduceError> {
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
@@ -739,7 +746,7 @@ pub(super) fn build_options(
     options.overlay = !run.no_overlay;
     options.trace = !run.no_trace;
     if !passes.is_empty() {
-        let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
+        let mut list: Vec<PassName> = passes.to_vec();
         list.sort();
         list.dedup();
         options.passes = list;
@@ -824,6 +831,19 @@ mod tests {
             parse_duration("720h").unwrap(),
             Duration::from_secs(720 * 3600)
         );
+    }
+
+    #[test]
+    fn every_pass_is_a_value_spelled_as_the_report_spells_it() {
+        assert_eq!(PassName::value_variants(), PassName::ALL);
+        for &pass in PassName::value_variants() {
+            let value = pass.to_possible_value().expect("every pass is shown");
+            assert_eq!(
+                serde_json::to_value(pass).expect("a pass name serialises"),
+                serde_json::Value::from(value.get_name()),
+            );
+            assert_eq!(PassName::from_str(value.get_name(), false), Ok(pass));
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 
 use super::args::{
-    LevelArg, OracleArgs, PassArg, RunArgs, SamplingArgs, TreeArgs, apply_level, apply_sampling,
+    LevelArg, OracleArgs, RunArgs, SamplingArgs, TreeArgs, apply_level, apply_sampling,
     build_options,
 };
 use crate::reduce::{self, ReduceError};
@@ -55,7 +55,7 @@ pub struct DoctorArgs {
         value_delimiter = ',',
         help_heading = "Passes"
     )]
-    pub passes: Vec<PassArg>,
+    pub passes: Vec<reduce::PassName>,
 
     /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`)
     /// [default: lines]. Cannot be combined with --passes.
