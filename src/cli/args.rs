@@ -494,6 +494,56 @@ impl From<LevelArg> for Level {
     }
 }
 
+/// The options `reduce` and `doctor` share, but for the passes (see [`PassesArgs`]): the
+/// oracle, the input, how the command runs, and sampling.
+#[derive(Debug, Args, Clone)]
+pub struct ReductionArgs {
+    #[command(flatten)]
+    /// Oracle options.
+    pub oracle: OracleArgs,
+
+    #[command(flatten)]
+    /// Tree options.
+    pub tree: TreeArgs,
+
+    #[command(flatten)]
+    /// Running options.
+    pub run: RunArgs,
+
+    #[command(flatten)]
+    /// Sampling options.
+    pub sampling: SamplingArgs,
+}
+
+/// Which passes run: `--passes` or `--level`, shared by `reduce` and `doctor` (whose help
+/// speaks of a reduction that would run, see `DoctorArgs`). Kept apart from
+/// [`ReductionArgs`] so that `reduce` keeps the order of its arguments, which its completion
+/// scripts follow: its budgets come between the two.
+#[derive(Debug, Args, Clone)]
+pub struct PassesArgs {
+    /// The passes to run, comma-separated; they run in the order of the list below, whatever
+    /// the order given [default: the passes of --level].
+    #[arg(
+        long,
+        value_name = "PASS",
+        value_delimiter = ',',
+        help_heading = "Passes"
+    )]
+    pub passes: Vec<PassName>,
+
+    /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
+    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
+    /// [default: lines]. Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
+}
+
 /// `repromin reduce`.
 #[derive(Debug, Args, Clone)]
 pub struct ReduceArgs {
@@ -520,20 +570,8 @@ pub struct ReduceArgs {
     pub config: Option<PathBuf>,
 
     #[command(flatten)]
-    /// Oracle options.
-    pub oracle: OracleArgs,
-
-    #[command(flatten)]
-    /// Tree options.
-    pub tree: TreeArgs,
-
-    #[command(flatten)]
-    /// Running options.
-    pub run: RunArgs,
-
-    #[command(flatten)]
-    /// Sampling options.
-    pub sampling: SamplingArgs,
+    /// The oracle, the input, how the command runs, and sampling.
+    pub reduction: ReductionArgs,
 
     /// Stop after trying this many candidates and publish the last reproducing state.
     #[arg(long, value_name = "N", help_heading = "Budget")]
@@ -543,27 +581,9 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Budget")]
     pub max_duration: Option<Duration>,
 
-    /// The passes to run, comma-separated; they run in the order of the list below, whatever
-    /// the order given [default: the passes of --level].
-    #[arg(
-        long,
-        value_name = "PASS",
-        value_delimiter = ',',
-        help_heading = "Passes"
-    )]
-    pub passes: Vec<PassName>,
-
-    /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
-    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
-    /// [default: lines]. Cannot be combined with --passes.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "LEVEL",
-        conflicts_with = "passes",
-        help_heading = "Passes"
-    )]
-    pub level: Option<LevelArg>,
+    #[command(flatten)]
+    /// Which passes run.
+    pub passes: PassesArgs,
 
     /// Never draw progress on stderr.
     #[arg(long)]
@@ -664,15 +684,20 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ReduceError> {
     Ok(out)
 }
 
+/// The options of `reduce` and `doctor` but for the budgets, the session and its placement.
 pub(super) fn build_options(
     source: PathBuf,
     output: PathBuf,
     command: &[String],
-    oracle: &OracleArgs,
-    tree: &TreeArgs,
-    run: &RunArgs,
-    passes: &[PassName],
+    reduction: &ReductionArgs,
+    passes: &PassesArgs,
 ) -> Result<ReduceOptions, ReduceError> {
+    let ReductionArgs {
+        oracle,
+        tree,
+        run,
+        sampling,
+    } = reduction;
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
     options.container = run.container.to_options()?;
@@ -745,23 +770,21 @@ pub(super) fn build_options(
     options.stubs = !run.no_stubs;
     options.overlay = !run.no_overlay;
     options.trace = !run.no_trace;
-    if !passes.is_empty() {
-        let mut list: Vec<PassName> = passes.to_vec();
+    if !passes.passes.is_empty() {
+        let mut list: Vec<PassName> = passes.passes.clone();
         list.sort();
         list.dedup();
         options.passes = list;
     }
+    // `--level` picks the pass list (clap keeps it apart from `--passes`).
+    if let Some(level) = passes.level {
+        options.passes = PassName::up_to(level.into());
+    }
+    apply_sampling(&mut options, sampling);
     Ok(options)
 }
 
-/// `--level` picks the pass list (clap keeps it apart from `--passes`).
-pub(super) fn apply_level(options: &mut ReduceOptions, level: Option<LevelArg>) {
-    if let Some(level) = level {
-        options.passes = PassName::up_to(level.into());
-    }
-}
-
-pub(super) fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
+fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
     options.min_baseline_passes = s.min_baseline_passes;
     options.min_baseline_rate = s.min_baseline_rate;
     options.sampling = crate::reduce::session::Sampling {
@@ -792,15 +815,11 @@ impl ReduceArgs {
             self.source.clone(),
             self.output.clone(),
             &self.command,
-            &self.oracle,
-            &self.tree,
-            &self.run,
+            &self.reduction,
             &self.passes,
         )?;
-        apply_level(&mut options, self.level);
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
-        apply_sampling(&mut options, &self.sampling);
         options.session.clone_from(&self.session);
         options.resume = self.resume;
         Ok(options)
