@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use clap::Args;
+use clap::{Arg, Args};
 
 use super::args::{PassesArgs, ReductionArgs, build_options};
 use crate::reduce::{self, ReduceError};
@@ -19,12 +19,19 @@ const PASSES_HELP: &str =
 const LEVEL_HELP: &str = "How fine the cuts would go: `lines`, `tokens` or `chars` (see \
      `reduce --help`) [default: lines]. Cannot be combined with --passes";
 
+/// The options of [`PassesArgs`] in the words of `doctor`; the rest as they are. In place, so
+/// that the arguments keep their order (which completion scripts follow).
+fn doctor_wording(arg: Arg) -> Arg {
+    match arg.get_id().as_str() {
+        "passes" => arg.help(PASSES_HELP),
+        "level" => arg.help(LEVEL_HELP),
+        _ => arg,
+    }
+}
+
 /// `repromin doctor`.
 #[derive(Debug, Args, Clone)]
-#[command(
-    mut_arg("passes", |arg| arg.help(PASSES_HELP)),
-    mut_arg("level", |arg| arg.help(LEVEL_HELP)),
-)]
+#[command(mut_args(doctor_wording))]
 pub struct DoctorArgs {
     /// The tree a reduction would start from.
     #[arg(value_name = "SOURCE")]
