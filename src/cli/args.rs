@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 
 use crate::oracle::OracleSpec;
@@ -407,42 +408,68 @@ pub struct SamplingArgs {
     pub holdout_confidence: f64,
 }
 
-/// A reduction pass.
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum PassArg {
-    /// Delete files and directories, each with the lines and import names that name it
-    /// and the defaults that name what those imported.
-    Files,
-    /// Empty each file; strip blank and comment lines.
-    Prelude,
-    /// Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...).
-    Manifests,
-    /// Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, Go,
-    /// C, C++).
-    Syntax,
-    /// Delete each declaration (top-level, or a member: variant, field, method) together
-    /// with the uses of its name, and each parameter its function never uses together with
-    /// the arguments its calls pass for it.
-    Declarations,
-    /// Delete blocks by indentation and brackets, level by level.
-    Blocks,
-    /// Delete lines, to 1-minimality.
-    Lines,
-    /// Unwrap blocks: drop a header and its closing lines, dedent the body.
-    Unwrap,
-    /// Replace a syntax node by one of its children: an `if` by its body, a call by an
-    /// argument.
-    Hoist,
-    /// Replace numbers by `0` and strings by `""`, where the failure stays (the certificate
-    /// lists each replacement).
-    Literals,
-    /// Rename an identifier and its whole-word uses, in every file at once, to a short
-    /// name the tree does not use (with `--level tokens` and `chars`).
-    Rename,
-    /// Delete tokens inside lines (words, literals, single punctuation), to 1-minimality.
-    Tokens,
-    /// Delete single characters, to 1-minimality.
-    Chars,
+/// `--passes` values: the reducer's own pass names, with the help the command line shows for
+/// each. The match is exhaustive, so a new pass cannot be left without its value.
+impl ValueEnum for PassName {
+    fn value_variants<'a>() -> &'a [Self] {
+        &PassName::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            PassName::Files => (
+                "files",
+                "Delete files and directories, each with the lines and import names that name it \
+                 and the defaults that name what those imported",
+            ),
+            PassName::Prelude => ("prelude", "Empty each file; strip blank and comment lines"),
+            PassName::Manifests => (
+                "manifests",
+                "Delete entries of package manifests (Cargo.toml, pyproject.toml, package.json, ...)",
+            ),
+            PassName::Syntax => (
+                "syntax",
+                "Delete syntax nodes level by level (Python, Rust, JavaScript, TypeScript, Java, \
+                 Go, C, C++)",
+            ),
+            PassName::Declarations => (
+                "declarations",
+                "Delete each declaration (top-level, or a member: variant, field, method) together \
+                 with the uses of its name, and each parameter its function never uses together \
+                 with the arguments its calls pass for it",
+            ),
+            PassName::Blocks => (
+                "blocks",
+                "Delete blocks by indentation and brackets, level by level",
+            ),
+            PassName::Lines => ("lines", "Delete lines, to 1-minimality"),
+            PassName::Unwrap => (
+                "unwrap",
+                "Unwrap blocks: drop a header and its closing lines, dedent the body",
+            ),
+            PassName::Hoist => (
+                "hoist",
+                "Replace a syntax node by one of its children: an `if` by its body, a call by an \
+                 argument",
+            ),
+            PassName::Literals => (
+                "literals",
+                "Replace numbers by `0` and strings by `\"\"`, where the failure stays (the \
+                 certificate lists each replacement)",
+            ),
+            PassName::Rename => (
+                "rename",
+                "Rename an identifier and its whole-word uses, in every file at once, to a short \
+                 name the tree does not use (with `--level tokens` and `chars`)",
+            ),
+            PassName::Tokens => (
+                "tokens",
+                "Delete tokens inside lines (words, literals, single punctuation), to 1-minimality",
+            ),
+            PassName::Chars => ("chars", "Delete single characters, to 1-minimality"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
 }
 
 /// `--level` values.
@@ -467,24 +494,54 @@ impl From<LevelArg> for Level {
     }
 }
 
-impl From<PassArg> for PassName {
-    fn from(p: PassArg) -> PassName {
-        match p {
-            PassArg::Prelude => PassName::Prelude,
-            PassArg::Files => PassName::Files,
-            PassArg::Manifests => PassName::Manifests,
-            PassArg::Syntax => PassName::Syntax,
-            PassArg::Declarations => PassName::Declarations,
-            PassArg::Blocks => PassName::Blocks,
-            PassArg::Lines => PassName::Lines,
-            PassArg::Unwrap => PassName::Unwrap,
-            PassArg::Hoist => PassName::Hoist,
-            PassArg::Literals => PassName::Literals,
-            PassArg::Rename => PassName::Rename,
-            PassArg::Tokens => PassName::Tokens,
-            PassArg::Chars => PassName::Chars,
-        }
-    }
+/// The options `reduce` and `doctor` share, but for the passes (see [`PassesArgs`]): the
+/// oracle, the input, how the command runs, and sampling.
+#[derive(Debug, Args, Clone)]
+pub struct ReductionArgs {
+    #[command(flatten)]
+    /// Oracle options.
+    pub oracle: OracleArgs,
+
+    #[command(flatten)]
+    /// Tree options.
+    pub tree: TreeArgs,
+
+    #[command(flatten)]
+    /// Running options.
+    pub run: RunArgs,
+
+    #[command(flatten)]
+    /// Sampling options.
+    pub sampling: SamplingArgs,
+}
+
+/// Which passes run: `--passes` or `--level`, shared by `reduce` and `doctor` (whose help
+/// speaks of a reduction that would run, see `DoctorArgs`). Kept apart from
+/// [`ReductionArgs`] so that `reduce` keeps the order of its arguments, which its completion
+/// scripts follow: its budgets come between the two.
+#[derive(Debug, Args, Clone)]
+pub struct PassesArgs {
+    /// The passes to run, comma-separated; they run in the order of the list below, whatever
+    /// the order given [default: the passes of --level].
+    #[arg(
+        long,
+        value_name = "PASS",
+        value_delimiter = ',',
+        help_heading = "Passes"
+    )]
+    pub passes: Vec<PassName>,
+
+    /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
+    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
+    /// [default: lines]. Cannot be combined with --passes.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        conflicts_with = "passes",
+        help_heading = "Passes"
+    )]
+    pub level: Option<LevelArg>,
 }
 
 /// `repromin reduce`.
@@ -513,20 +570,8 @@ pub struct ReduceArgs {
     pub config: Option<PathBuf>,
 
     #[command(flatten)]
-    /// Oracle options.
-    pub oracle: OracleArgs,
-
-    #[command(flatten)]
-    /// Tree options.
-    pub tree: TreeArgs,
-
-    #[command(flatten)]
-    /// Running options.
-    pub run: RunArgs,
-
-    #[command(flatten)]
-    /// Sampling options.
-    pub sampling: SamplingArgs,
+    /// The oracle, the input, how the command runs, and sampling.
+    pub reduction: ReductionArgs,
 
     /// Stop after trying this many candidates and publish the last reproducing state.
     #[arg(long, value_name = "N", help_heading = "Budget")]
@@ -536,27 +581,9 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Budget")]
     pub max_duration: Option<Duration>,
 
-    /// The passes to run, comma-separated; they run in the order of the list below, whatever
-    /// the order given [default: the passes of --level].
-    #[arg(
-        long,
-        value_name = "PASS",
-        value_delimiter = ',',
-        help_heading = "Passes"
-    )]
-    pub passes: Vec<PassArg>,
-
-    /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
-    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
-    /// [default: lines]. Cannot be combined with --passes.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "LEVEL",
-        conflicts_with = "passes",
-        help_heading = "Passes"
-    )]
-    pub level: Option<LevelArg>,
+    #[command(flatten)]
+    /// Which passes run.
+    pub passes: PassesArgs,
 
     /// Never draw progress on stderr.
     #[arg(long)]
@@ -657,15 +684,20 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ReduceError> {
     Ok(out)
 }
 
+/// The options of `reduce` and `doctor` but for the budgets, the session and its placement.
 pub(super) fn build_options(
     source: PathBuf,
     output: PathBuf,
     command: &[String],
-    oracle: &OracleArgs,
-    tree: &TreeArgs,
-    run: &RunArgs,
-    passes: &[PassArg],
+    reduction: &ReductionArgs,
+    passes: &PassesArgs,
 ) -> Result<ReduceOptions, ReduceError> {
+    let ReductionArgs {
+        oracle,
+        tree,
+        run,
+        sampling,
+    } = reduction;
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
     options.container = run.container.to_options()?;
@@ -738,23 +770,21 @@ pub(super) fn build_options(
     options.stubs = !run.no_stubs;
     options.overlay = !run.no_overlay;
     options.trace = !run.no_trace;
-    if !passes.is_empty() {
-        let mut list: Vec<PassName> = passes.iter().map(|p| PassName::from(*p)).collect();
+    if !passes.passes.is_empty() {
+        let mut list: Vec<PassName> = passes.passes.clone();
         list.sort();
         list.dedup();
         options.passes = list;
     }
+    // `--level` picks the pass list (clap keeps it apart from `--passes`).
+    if let Some(level) = passes.level {
+        options.passes = PassName::up_to(level.into());
+    }
+    apply_sampling(&mut options, sampling);
     Ok(options)
 }
 
-/// `--level` picks the pass list (clap keeps it apart from `--passes`).
-pub(super) fn apply_level(options: &mut ReduceOptions, level: Option<LevelArg>) {
-    if let Some(level) = level {
-        options.passes = PassName::up_to(level.into());
-    }
-}
-
-pub(super) fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
+fn apply_sampling(options: &mut ReduceOptions, s: &SamplingArgs) {
     options.min_baseline_passes = s.min_baseline_passes;
     options.min_baseline_rate = s.min_baseline_rate;
     options.sampling = crate::reduce::session::Sampling {
@@ -785,15 +815,11 @@ impl ReduceArgs {
             self.source.clone(),
             self.output.clone(),
             &self.command,
-            &self.oracle,
-            &self.tree,
-            &self.run,
+            &self.reduction,
             &self.passes,
         )?;
-        apply_level(&mut options, self.level);
         options.max_attempts = self.max_attempts;
         options.max_duration = self.max_duration;
-        apply_sampling(&mut options, &self.sampling);
         options.session.clone_from(&self.session);
         options.resume = self.resume;
         Ok(options)
@@ -824,6 +850,19 @@ mod tests {
             parse_duration("720h").unwrap(),
             Duration::from_secs(720 * 3600)
         );
+    }
+
+    #[test]
+    fn every_pass_is_a_value_spelled_as_the_report_spells_it() {
+        assert_eq!(PassName::value_variants(), PassName::ALL);
+        for &pass in PassName::value_variants() {
+            let value = pass.to_possible_value().expect("every pass is shown");
+            assert_eq!(
+                serde_json::to_value(pass).expect("a pass name serialises"),
+                serde_json::Value::from(value.get_name()),
+            );
+            assert_eq!(PassName::from_str(value.get_name(), false), Ok(pass));
+        }
     }
 
     #[test]

@@ -6,16 +6,32 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use clap::Args;
+use clap::{Arg, Args};
 
-use super::args::{
-    LevelArg, OracleArgs, PassArg, RunArgs, SamplingArgs, TreeArgs, apply_level, apply_sampling,
-    build_options,
-};
+use super::args::{PassesArgs, ReductionArgs, build_options};
 use crate::reduce::{self, ReduceError};
+
+/// `--passes` in the words of a reduction that would run (`reduce` has its own).
+const PASSES_HELP: &str =
+    "The passes that would run, comma-separated [default: the passes of --level]";
+
+/// `--level` in the words of a reduction that would run.
+const LEVEL_HELP: &str = "How fine the cuts would go: `lines`, `tokens` or `chars` (see \
+     `reduce --help`) [default: lines]. Cannot be combined with --passes";
+
+/// The options of [`PassesArgs`] in the words of `doctor`; the rest as they are. In place, so
+/// that the arguments keep their order (which completion scripts follow).
+fn doctor_wording(arg: Arg) -> Arg {
+    match arg.get_id().as_str() {
+        "passes" => arg.help(PASSES_HELP),
+        "level" => arg.help(LEVEL_HELP),
+        _ => arg,
+    }
+}
 
 /// `repromin doctor`.
 #[derive(Debug, Args, Clone)]
+#[command(mut_args(doctor_wording))]
 pub struct DoctorArgs {
     /// The tree a reduction would start from.
     #[arg(value_name = "SOURCE")]
@@ -33,40 +49,13 @@ pub struct DoctorArgs {
     pub config: Option<PathBuf>,
 
     #[command(flatten)]
-    /// Oracle options.
-    pub oracle: OracleArgs,
+    /// The oracle, the input, how the command runs, and sampling (the baseline's sampling
+    /// options are applied; the rest are validated).
+    pub reduction: ReductionArgs,
 
     #[command(flatten)]
-    /// Tree options.
-    pub tree: TreeArgs,
-
-    #[command(flatten)]
-    /// Running options.
-    pub run: RunArgs,
-
-    #[command(flatten)]
-    /// Sampling options (the baseline's are applied; the rest are validated).
-    pub sampling: SamplingArgs,
-
-    /// The passes that would run, comma-separated [default: the passes of --level].
-    #[arg(
-        long,
-        value_name = "PASS",
-        value_delimiter = ',',
-        help_heading = "Passes"
-    )]
-    pub passes: Vec<PassArg>,
-
-    /// How fine the cuts would go: `lines`, `tokens` or `chars` (see `reduce --help`)
-    /// [default: lines]. Cannot be combined with --passes.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "LEVEL",
-        conflicts_with = "passes",
-        help_heading = "Passes"
-    )]
-    pub level: Option<LevelArg>,
+    /// The passes that would run.
+    pub passes: PassesArgs,
 }
 
 /// Runs `doctor` and returns its report.
@@ -78,17 +67,13 @@ pub(super) fn doctor(
         .source
         .file_name()
         .map_or_else(|| "tree".into(), std::ffi::OsStr::to_os_string);
-    let mut options = build_options(
+    let options = build_options(
         args.source.clone(),
         PathBuf::from(name),
         &args.command,
-        &args.oracle,
-        &args.tree,
-        &args.run,
+        &args.reduction,
         &args.passes,
     )?;
-    apply_level(&mut options, args.level);
-    apply_sampling(&mut options, &args.sampling);
     reduce::validate(&options, false)?;
     let scratch =
         crate::scratch::Scratch::new("doctor").map_err(|source| crate::tree::TreeError::Io {

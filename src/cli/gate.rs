@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::{Arg, Args, ValueEnum};
 
 use crate::console::Console;
 use crate::gate::config::{ConfigError, RepoConfig, ReportFormat};
@@ -88,18 +88,11 @@ pub enum SideArg {
     Reduce,
 }
 
-/// `repromin exec`.
+/// How the sides run, shared by `exec` and `run`: the commits and repository, and the user,
+/// container CLI and deadline of the sides' commands. Its help speaks of the one side `exec`
+/// runs; `run` words `--sandbox-user` and `--budget-ms` for every side (see `RunArgs`).
 #[derive(Debug, Args, Clone)]
-pub struct ExecArgs {
-    /// Which side to run.
-    #[arg(long, value_enum)]
-    pub side: SideArg,
-
-    /// Where to write the encoded reports (`base.report` and `base-rerun.report`,
-    /// `head.report`, or `mutants.report`).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-
+pub struct Sides {
     #[command(flatten)]
     /// Commits and repository.
     pub commits: Commits,
@@ -119,6 +112,23 @@ pub struct ExecArgs {
     /// The side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes].
     #[arg(long, value_name = "N")]
     pub budget_ms: Option<u64>,
+}
+
+/// `repromin exec`.
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
+    /// Which side to run.
+    #[arg(long, value_enum)]
+    pub side: SideArg,
+
+    /// Where to write the encoded reports (`base.report` and `base-rerun.report`,
+    /// `head.report`, or `mutants.report`).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    #[command(flatten)]
+    /// Commits, repository, and how the side runs.
+    pub sides: Sides,
 
     /// Also run the suite (the `tests` globs at head, or `regressions.tests`) on this side,
     /// so that the judge lists the tests that pass on the merge base and fail on head (base
@@ -200,26 +210,31 @@ pub struct JudgeArgs {
     pub feedback: Feedback,
 }
 
+/// `--sandbox-user` of `run`, which runs every side.
+const RUN_SANDBOX_USER_HELP: &str = "Run the head's tests on the merge base (the base, mutants and \
+     reduce sides) as this user, in namespaces (see `exec`)";
+
+/// `--budget-ms` of `run`.
+const RUN_BUDGET_HELP: &str =
+    "Each side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes]";
+
+/// The options of [`Sides`] in the words of `run`, which runs every side; the rest as they
+/// are. In place, so that the arguments keep their order (which completion scripts follow).
+fn run_wording(arg: Arg) -> Arg {
+    match arg.get_id().as_str() {
+        "sandbox_user" => arg.help(RUN_SANDBOX_USER_HELP),
+        "budget_ms" => arg.help(RUN_BUDGET_HELP),
+        _ => arg,
+    }
+}
+
 /// `repromin run`.
 #[derive(Debug, Args, Clone)]
+#[command(mut_args(run_wording))]
 pub struct RunArgs {
     #[command(flatten)]
-    /// Commits and repository.
-    pub commits: Commits,
-
-    /// Run the head's tests on the merge base (the base, mutants and reduce sides) as this
-    /// user, in namespaces (see `exec`).
-    #[arg(long, value_name = "NAME")]
-    pub sandbox_user: Option<String>,
-
-    /// The container CLI (`docker` or `podman`) that runs the commands when the repository
-    /// configuration names a `container` image (see docs/containers.md).
-    #[arg(long, value_enum, value_name = "CLI", default_value_t = super::args::ContainerCliArg::Docker)]
-    pub container_cli: super::args::ContainerCliArg,
-
-    /// Each side's deadline in milliseconds [default: 18 minutes; mutants: 13 minutes].
-    #[arg(long, value_name = "N")]
-    pub budget_ms: Option<u64>,
+    /// Commits, repository, and how the sides run.
+    pub sides: Sides,
 
     /// Exit 1 unless the verdict is this one.
     #[arg(long, value_name = "VERDICT")]
@@ -343,12 +358,12 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         SideArg::Mutants => exec::Side::Mutants,
         SideArg::Reduce => exec::Side::Reduce,
     };
-    let local = match local_config(&args.commits) {
+    let local = match local_config(&args.sides.commits) {
         Ok(local) => local,
         Err(err) => {
             // The marker carries the problem to the judge.
             let message = crate::with_causes(&err);
-            let commit = side.commit(&args.commits.base, &args.commits.head);
+            let commit = side.commit(&args.sides.commits.base, &args.sides.commits.head);
             let written = exec::write_error_markers(&args.out, side, commit, &message);
             console.err(&format!("error: {message}"));
             if let Err(err) = written {
@@ -359,15 +374,15 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
         }
     };
     let options = exec::ExecOptions {
-        repo: args.commits.repo.clone(),
-        base: args.commits.base.clone(),
-        head: args.commits.head.clone(),
+        repo: args.sides.commits.repo.clone(),
+        base: args.sides.commits.base.clone(),
+        head: args.sides.commits.head.clone(),
         out: args.out.clone(),
         side,
-        sandbox_user: args.sandbox_user.clone(),
-        budget: budget(args.budget_ms, side),
+        sandbox_user: args.sides.sandbox_user.clone(),
+        budget: budget(args.sides.budget_ms, side),
         local_config: local,
-        container_cli: args.container_cli.into(),
+        container_cli: args.sides.container_cli.into(),
         base_candidates: None,
         regressions: args.regressions,
     };
@@ -535,7 +550,7 @@ pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
 /// `run`: both sides and the judge; the line on stdout, a table on stderr.
 pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
     let console = Console::new(true);
-    let local = match local_or_finish(&console, &args.commits, args.require, &args.feedback) {
+    let local = match local_or_finish(&console, &args.sides.commits, args.require, &args.feedback) {
         Ok(local) => local,
         Err(exit) => return exit,
     };
@@ -548,14 +563,14 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
     }
     let judgement = gate::run(
         &gate::RunInput {
-            repo: args.commits.repo.clone(),
-            base: args.commits.base.clone(),
-            head: args.commits.head.clone(),
+            repo: args.sides.commits.repo.clone(),
+            base: args.sides.commits.base.clone(),
+            head: args.sides.commits.head.clone(),
             local_config: local,
-            sandbox_user: args.sandbox_user.clone(),
-            container_cli: args.container_cli.into(),
-            budget: budget(args.budget_ms, exec::Side::Base),
-            mutants_budget: budget(args.budget_ms, exec::Side::Mutants),
+            sandbox_user: args.sides.sandbox_user.clone(),
+            container_cli: args.sides.container_cli.into(),
+            budget: budget(args.sides.budget_ms, exec::Side::Base),
+            mutants_budget: budget(args.sides.budget_ms, exec::Side::Mutants),
             reduce: !args.no_reduce,
             holdout_runs: args.holdout_runs,
             reports: args.reports.clone(),
@@ -568,7 +583,7 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
         &console,
         &judgement,
         args.require,
-        &args.commits,
+        &args.sides.commits,
         &args.feedback,
     )
 }

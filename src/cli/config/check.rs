@@ -3,7 +3,8 @@
 
 use super::node::Node;
 use super::schema::{Field, Kind, names};
-use crate::cli::args::{PassArg, parse_duration, parse_size};
+use crate::cli::args::{parse_duration, parse_size};
+use crate::reduce::PassName;
 
 /// A refusal before the file's path is attached: the key's path and the problem.
 pub(super) type Refusal = (String, String);
@@ -209,7 +210,7 @@ pub(super) fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Val
             }
         }
         Kind::Passes => {
-            let known = names::<PassArg>();
+            let known = names::<PassName>();
             let what = format!("a pass name (\"{}\")", known.join("\", \""));
             let list = strings(node, path, "pass names")?;
             if list.is_empty() {
