@@ -173,7 +173,7 @@ fn a_run_without_a_report_says_what_the_command_did() {
     assert!(
         error.starts_with("head: the head test run ended with exit 4 after 0.")
             && error.contains(
-                "left no test report (No such file or directory (os error 2)): E   \
+                "left no test report: No such file or directory (os error 2): E   \
                  ModuleNotFoundError: No module named freezegun (`echo 'collecting';"
             ),
         "{error}"

@@ -110,7 +110,12 @@ fn run_wide_confidence_fails_closed_when_its_alpha_is_spent() {
         ],
         area.dir.path(),
     );
-    assert_eq!(o.status.code(), Some(Exit::Usage as i32), "{}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(Exit::ConfidenceSpent as i32),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         stderr(&o).contains("run-wide confidence is spent at candidate family 2"),
         "{}",

@@ -472,7 +472,10 @@ fn publication_is_idempotent_and_never_takes_another_tree_for_its_own() {
         .unwrap();
     std::fs::write(only.path(), "edited\n").unwrap();
     let refused = run_args(&area, &resume);
-    assert_eq!(refused.status.code(), Some(i32::from(Exit::Usage.code())));
+    assert_eq!(
+        refused.status.code(),
+        Some(i32::from(Exit::OutputExists.code()))
+    );
     assert!(
         stderr(&refused).contains("exists and is not this session's result"),
         "{}",

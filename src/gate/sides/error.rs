@@ -76,10 +76,11 @@ pub(crate) enum SideError {
     },
     /// A test run ended without a report that can be read.
     #[error(
-        "the {} test run ended with {} after {} and {problem}{} (`{}`)",
+        "the {} test run ended with {} after {} and {}{} (`{}`)",
         .detail.step,
         .detail.how,
         seconds(.detail.duration_ms),
+        crate::with_causes(.problem.as_ref()),
         said(.detail),
         .detail.command
     )]
