@@ -36,18 +36,17 @@ pub(crate) struct CheckSpec {
     pub container: Option<crate::container::Container>,
 }
 
+/// Exit 125 ("cannot tell", the `git bisect run` convention) and why.
+fn cannot_tell(why: impl std::fmt::Display) -> (i32, String) {
+    (125, format!("repromin-check: cannot tell: {why}\n"))
+}
+
 /// What the check found, as exit status and output.
 pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let cwd = match std::env::current_dir() {
         Ok(dir) => dir,
         Err(err) => {
-            return (
-                125,
-                format!(
-                    "repromin-check: cannot tell: {}\n",
-                    crate::with_causes(&err)
-                ),
-            );
+            return cannot_tell(crate::with_causes(&err));
         }
     };
     let tmp = std::env::var_os("TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
@@ -55,13 +54,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let prepared = std::fs::create_dir_all(tmp.join("repromin-check"))
         .and_then(|()| files.prepare(&spec.command));
     if let Err(err) = prepared {
-        return (
-            125,
-            format!(
-                "repromin-check: cannot tell: {}\n",
-                crate::with_causes(&err)
-            ),
-        );
+        return cannot_tell(crate::with_causes(&err));
     }
     let command = files.expand(&spec.command, std::slice::from_ref(&spec.file), &cwd);
     let mut env = crate::gate::sides::side_env();
@@ -80,13 +73,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
                 build_dir = Some(dir);
             }
             Err(err) => {
-                return (
-                    125,
-                    format!(
-                        "repromin-check: cannot tell: {}\n",
-                        crate::with_causes(&err)
-                    ),
-                );
+                return cannot_tell(crate::with_causes(&err));
             }
         }
     }
@@ -117,36 +104,18 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(err) => {
-            return (
-                125,
-                format!(
-                    "repromin-check: cannot tell: {}\n",
-                    crate::with_causes(&err)
-                ),
-            );
+            return cannot_tell(crate::with_causes(&err));
         }
     };
     if !matches!(outcome.termination, Termination::Exited(_)) {
-        return (
-            125,
-            format!(
-                "repromin-check: cannot tell: the test run {}\n",
-                outcome.termination.describe()
-            ),
-        );
+        return cannot_tell(format!("the test run {}", outcome.termination.describe()));
     }
     let (format, source) = files.source(spec.format, &spec.command);
     let bytes = if let Some(report) = source {
         match std::fs::read(report) {
             Ok(bytes) => bytes,
             Err(err) => {
-                return (
-                    125,
-                    format!(
-                        "repromin-check: cannot tell: no report ({})\n",
-                        crate::with_causes(&err)
-                    ),
-                );
+                return cannot_tell(format!("no report ({})", crate::with_causes(&err)));
             }
         }
     } else {
@@ -163,20 +132,11 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let report = match parsed {
         Ok(report) => report,
         Err(err) => {
-            return (
-                125,
-                format!(
-                    "repromin-check: cannot tell: {}\n",
-                    crate::with_causes(&err)
-                ),
-            );
+            return cannot_tell(crate::with_causes(&err));
         }
     };
     let Some(file) = report.files.iter().find(|f| f.path == spec.file) else {
-        return (
-            125,
-            "repromin-check: cannot tell: the test file did not run\n".into(),
-        );
+        return cannot_tell("the test file did not run");
     };
     if let Some(message) = &file.load_error {
         return (
@@ -185,16 +145,10 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         );
     }
     match file.tests.iter().find(|t| t.name == spec.name) {
-        None => (
-            125,
-            "repromin-check: cannot tell: the test did not run\n".into(),
-        ),
+        None => cannot_tell("the test did not run"),
         Some(test) => match test.status {
             Status::Passed => (0, "repromin-check: the test passed\n".into()),
-            Status::Skipped => (
-                125,
-                "repromin-check: cannot tell: the test was skipped\n".into(),
-            ),
+            Status::Skipped => cannot_tell("the test was skipped"),
             Status::Failed => {
                 let message = test.messages.join("\n");
                 (1, format!("repromin-check: the test failed\n{message}\n"))
