@@ -387,10 +387,20 @@ pub(crate) fn classify(
         }
     }
     // The candidates reproduce only when their reruns rule out chance.
-    let candidates = rows
+    let candidates: Vec<TestId> = rows
         .iter()
-        .filter(|row| row.class == TestClass::Reproduces)
-        .count();
+        .zip(&ids)
+        .filter(|(row, _)| row.class == TestClass::Reproduces)
+        .map(|(_, id)| id.clone())
+        .collect();
+    // A file whose two base runs both ended without a report failed its tests as one.
+    let hung = |side: &Result<HashMap<&str, &FileResult>, UnusableSide>, file: &str| {
+        side.as_ref()
+            .is_ok_and(|files| files.get(file).is_some_and(|f| f.crashed.is_some()))
+    };
+    let candidates = flaky::hypotheses(&candidates, |id| {
+        hung(&base_files, &id.file) && hung(&rerun_files, &id.file)
+    });
     fn index(reruns: &[Rerun]) -> Vec<flaky::RerunIndex<'_>> {
         reruns.iter().map(flaky::RerunIndex::new).collect()
     }

@@ -202,12 +202,33 @@ pub(crate) fn head_candidates(
         .map(|(id, _)| id)
         .filter(|id| id.in_list(&base.chosen))
         .collect();
-    let n = chosen.len();
+    let n = hypotheses(&chosen, |id| {
+        base.chosen
+            .iter()
+            .any(|c| c.is_whole_file() && c.file == id.file)
+    });
     let open = chosen
         .into_iter()
         .filter(|id| id.in_list(&base.still_failing))
         .collect();
     (open, n)
+}
+
+/// How many hypotheses `candidates` make, the count the error rate is spread over: one per
+/// candidate, except that the candidates of one file whose base runs all ended without a
+/// report (`by_whole_file`) make one together.
+///
+/// Their base runs are one event, the file's run, which failed them all at once. Under the
+/// null hypothesis the change does nothing to that file, so its run ends without a report
+/// with one probability on both sides, and a head run in which any of its tests passed is
+/// one that did not: all the file's candidates together are called reproducing with at
+/// most the probability that bounds one (see docs/statistics.md).
+pub(crate) fn hypotheses(candidates: &[TestId], by_whole_file: impl Fn(&TestId) -> bool) -> usize {
+    let mut files = std::collections::HashSet::new();
+    candidates
+        .iter()
+        .filter(|id| !by_whole_file(id) || files.insert(id.file.as_str()))
+        .count()
 }
 
 /// The reruns a side plans for `candidates` tests: the fewest that can rule out chance,
@@ -538,7 +559,8 @@ mod tests {
             .remove(0);
         let found = base_candidates(&hung, &once);
         assert_eq!(found, [TestId::whole_file(F)]);
-        // At head its tests have names: each is a candidate through its file.
+        // At head its tests have names: each is a candidate through its file, and together
+        // they are one hypothesis, so the reruns are planned for one.
         let head = report(&[
             (F, "t", Passed, ""),
             (F, "u", Passed, ""),
@@ -547,7 +569,7 @@ mod tests {
         let known = BaseCandidates::new(&hung, &once, &[]);
         assert_eq!(
             head_candidates(&head, Some(&known)),
-            (vec![id(F, "t", 0), id(F, "u", 0)], 2)
+            (vec![id(F, "t", 0), id(F, "u", 0)], 1)
         );
         // A rerun where the file crashed again agrees for every test of it; one where it
         // ran and a test passed does not, for that test.
@@ -591,6 +613,21 @@ mod tests {
         };
         assert_eq!(RerunIndex::new(&passing).status(&whole), SideStatus::Passed);
         assert_eq!(keep_only(&ran, &[TestId::whole_file(F)]), ran);
+    }
+
+    #[test]
+    fn the_candidates_of_a_file_that_failed_as_a_whole_are_one_hypothesis() {
+        let ids = [
+            id(F, "t", 0),
+            id(F, "u", 0),
+            id("tests/test_b.py", "x", 0),
+            id("tests/test_b.py", "y", 0),
+            id("tests/test_c.py", "z", 0),
+        ];
+        assert_eq!(hypotheses(&ids, |_| false), 5);
+        assert_eq!(hypotheses(&ids, |id| id.file == F), 4);
+        assert_eq!(hypotheses(&ids, |_| true), 3);
+        assert_eq!(hypotheses(&[], |_| true), 0);
     }
 
     #[test]

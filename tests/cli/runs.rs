@@ -38,7 +38,8 @@ fn python_pr(
 
 /// A fix for an infinite loop: the base side's run is stopped by its time limit, which
 /// fails the file's tests there, so the test reproduces the bug. The file's reruns on base
-/// run under the shorter `flaky.hang_rerun_seconds`.
+/// run under the shorter `flaky.hang_rerun_seconds`. The file's six tests failed on base as
+/// one run, so they are one hypothesis: four reruns a side rule out chance for all of them.
 #[test]
 fn a_base_side_that_hangs_fails_its_tests_there() {
     if !require_tool("python3", tool_runs("python3")) {
@@ -50,7 +51,12 @@ fn a_base_side_that_hangs_fails_its_tests_there() {
         &config,
         "def add(a, b):\n    while True:\n        pass\n",
         "def add(a, b):\n    return a + b\n",
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        &format!(
+            "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n{}",
+            (1..=5)
+                .map(|i| format!("\n\ndef test_other_{i}():\n    assert True\n"))
+                .collect::<String>()
+        ),
     );
     let reports = tempfile::tempdir().unwrap();
     let kept = reports.path().join("kept");
@@ -59,6 +65,9 @@ fn a_base_side_that_hangs_fails_its_tests_there() {
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
     assert_eq!(line["tests"][0]["base"], "failed", "{line}");
     assert_eq!(line["tests"][0]["rerun"], "failed", "{line}");
+    let tests = line["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 6, "{line}");
+    assert!(tests.iter().all(|t| t["class"] == "reproduces"), "{line}");
     // Four reruns of the hanging file on base, each stopped at 4 s, not at 8.
     let text = std::fs::read_to_string(kept.join("base-rerun.report")).unwrap();
     let cap = repromin::gate::encode::TEST_REPORT_CAP;
@@ -68,6 +77,7 @@ fn a_base_side_that_hangs_fails_its_tests_there() {
     // The head's passes took less than that, so they count.
     let text = std::fs::read_to_string(kept.join("head.report")).unwrap();
     let report = repromin::gate::encode::decode(&text, "head", cap).unwrap();
+    assert_eq!(report.reruns.len(), 4, "{report:?}");
     assert!(
         report
             .reruns
