@@ -279,13 +279,25 @@ fn install(files: &[String], read: Read<'_>, manifest: &Value) -> (String, Strin
 
 /// The scripts that must run before the tests: `pretest`, and each `npm run X` (or pnpm's
 /// or yarn's) that the `test` script runs before its runner, as in
-/// `npm run generate && node --test`. Run as the build step, with npm, which runs any
+/// `npm run generate && node --test`. A script that runs the `runner` itself (`npm run
+/// test:unit` where `test:unit` is `borp …`) is the tests, not a step before them, and so
+/// ends the list as the runner does. Run as the build step, with npm, which runs any
 /// package manager's scripts. In a workspace, the root's build scripts (`build`,
 /// `build:…`, `prebuild`) are left out and named in the sentence: the packages the tests
 /// need are built on their own ([`workspace`]).
-fn before_tests(manifest: &Value, in_workspace: bool) -> Option<(Option<String>, String)> {
+fn before_tests(
+    manifest: &Value,
+    runner: Runner,
+    in_workspace: bool,
+) -> Option<(Option<String>, String)> {
     let scripts = manifest.get("scripts")?;
     let has = |name: &str| scripts.get(name).and_then(Value::as_str).is_some();
+    let runs_the_tests = |name: &str| {
+        scripts
+            .get(name)
+            .and_then(Value::as_str)
+            .is_some_and(|script| runner.run_by_script(script))
+    };
     let mut names: Vec<String> = Vec::new();
     if has("pretest") {
         names.push("pretest".into());
@@ -300,6 +312,8 @@ fn before_tests(manifest: &Value, in_workspace: bool) -> Option<(Option<String>,
             _ => None,
         };
         match name {
+            // The runner, through a script of its own.
+            Some(name) if runs_the_tests(name) => break,
             Some(name) if name != "test" && has(name) && !names.iter().any(|n| n == name) => {
                 names.push(name.to_string());
             }
@@ -440,7 +454,7 @@ pub(super) fn detect(files: &[String], read: Read<'_>) -> Result<Detection, Unsu
             Some(workspace)
         }
     };
-    if let Some((build, said)) = before_tests(&manifest, workspace.is_some()) {
+    if let Some((build, said)) = before_tests(&manifest, runner, workspace.is_some()) {
         config.build = build;
         if !said.is_empty() {
             notes.push(said);
@@ -541,6 +555,16 @@ mod tests {
             found.notes[2],
             "before the tests, the scripts `pretest`, `generate`"
         );
+        // A script that runs the runner is the tests: it and what follows are not built.
+        let chained = r#"{"scripts":{"generate":"node gen.js","test":"npm run generate && npm run test:unit && npm run test:typescript","test:unit":"borp -C --check-coverage --lines 100","test:typescript":"tstyche"}}"#;
+        let found = detect_with(&["package.json"], &[("package.json", chained)]).unwrap();
+        assert_eq!(
+            found.config.build.as_deref(),
+            Some("npm run --silent generate")
+        );
+        let only = r#"{"scripts":{"test":"npm run test:unit && npm run test:typescript","test:unit":"borp -C","test:typescript":"tstyche"}}"#;
+        let found = detect_with(&["package.json"], &[("package.json", only)]).unwrap();
+        assert_eq!(found.config.build, None);
         let plain = r#"{"scripts":{"test":"vitest run"}}"#;
         let found = detect_with(&["package.json"], &[("package.json", plain)]).unwrap();
         assert_eq!(found.config.build, None);
