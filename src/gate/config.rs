@@ -183,6 +183,25 @@ pub struct RepoConfig {
     /// tests that pass on the merge base and fail on head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regressions: Option<RegressionsConfig>,
+    /// What a run in the sandbox (`--sandbox-user`) may reach beyond its own directories.
+    #[serde(default, skip_serializing_if = "SandboxConfig::is_default")]
+    pub sandbox: SandboxConfig,
+}
+
+/// The `sandbox` key: what the sandbox lets a run reach.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Keep the host's network: sandboxed runs otherwise have a loopback interface of
+    /// their own and nothing else.
+    #[serde(default)]
+    pub network: bool,
+}
+
+impl SandboxConfig {
+    fn is_default(&self) -> bool {
+        *self == SandboxConfig::default()
+    }
 }
 
 /// The `regressions` key: which tests to run on both sides, and what a regression does to

@@ -1,16 +1,23 @@
 //! The sandbox of a side that runs head test code on base (base, mutants and reduce): the
 //! user, the handing over of directories, and the command line that starts a run in it.
 //!
-//! A sandboxed run happens in new PID and mount namespaces (with its own `/proc`), as the
-//! sandbox user and its groups, with no new privileges, an empty capability bounding set
-//! and a cleared environment; everything it starts dies with the namespace. Resolving and
+//! A sandboxed run happens in new PID, mount and network namespaces (with its own `/proc`,
+//! a loopback interface of its own and no other, and its own empty `/tmp`, `/var/tmp` and
+//! `/dev/shm` in which only the run's own directories are mounted back), as the sandbox
+//! user and its groups, with no new privileges, an empty capability bounding set and a
+//! cleared environment; everything it starts dies with the namespace. The repository
+//! configuration's `sandbox.network` keeps the host's network for projects whose tests
+//! need it. Resolving and
 //! checking the user, and the `chown` calls made as root, go through `nix`. Three things
 //! still go through external programs, because the run is started by
 //! [`crate::runner::run`] as one argv in its own process group with output capture and a
 //! timeout, and doing them in-process would need a fork-and-exec of our own between that
 //! spawn and the command, which would change what runs:
-//! - `unshare --pid --fork --kill-child --mount --mount-proc` makes the namespaces, forks the
-//!   namespace's init and mounts its `/proc`;
+//! - `unshare --pid --fork --kill-child --mount --mount-proc --net` makes the namespaces,
+//!   forks the namespace's init and mounts its `/proc`;
+//! - `sh -c` (still root, inside the namespaces) brings the loopback interface up with
+//!   `ip` (or `ifconfig`), mounts a tmpfs on each temporary directory and binds the run's
+//!   directories back at their own paths ([`private_dirs`]);
 //! - `setpriv --reuid --regid --init-groups --pdeathsig keep --no-new-privs
 //!   --bounding-set=-all` drops to the user (after the namespaces are made, which needs
 //!   root), keeping the parent-death signal `--kill-child` set, so that the namespace's
@@ -57,6 +64,16 @@ pub(crate) struct Sandbox {
     name: String,
     pub(crate) uid: u32,
     pub(crate) gid: u32,
+    /// Whether runs keep the host's network (`sandbox.network`); else loopback only.
+    network: bool,
+}
+
+impl Sandbox {
+    /// The same sandbox, its runs keeping the host's network when `network` is set.
+    #[must_use]
+    pub(crate) fn with_network(self, network: bool) -> Sandbox {
+        Sandbox { network, ..self }
+    }
 }
 
 /// Resolves and checks a sandbox user.
@@ -87,6 +104,7 @@ pub(crate) fn sandbox_user(name: &str) -> Result<Sandbox, SandboxError> {
         name: name.to_string(),
         uid,
         gid: user.gid.as_raw(),
+        network: false,
     })
 }
 
@@ -187,9 +205,64 @@ fn chown_back_as_root(root: &Path, from: u32, uid: u32, gid: u32) {
     }
 }
 
+/// The directories a sandboxed run gets a private, empty copy of.
+const PRIVATE_ROOTS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// The shell script, run as root inside the new namespaces before the user changes, that
+/// brings the loopback interface up (unless the run keeps the host's network), mounts an
+/// empty tmpfs on each of [`PRIVATE_ROOTS`] and binds each of `visible` that lies under one
+/// back at its own path (through a descriptor of the root opened before the tmpfs hid it),
+/// then starts its arguments. A mount that fails ends the run (`set -e`); a loopback that
+/// cannot be brought up (neither `ip` nor `ifconfig`) is said on the run's output.
+fn private_dirs(visible: &[PathBuf], network: bool) -> String {
+    use crate::text::shell_quote;
+    let mut script = String::from("set -e\n");
+    if !network {
+        script.push_str(
+            "ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null || \
+             echo 'repromin sandbox: cannot bring the loopback interface up (no ip or ifconfig)' >&2\n",
+        );
+    }
+    let mut visible: Vec<&PathBuf> = visible.iter().collect();
+    visible.sort_by_key(|dir| dir.as_os_str().len());
+    for root in PRIVATE_ROOTS {
+        let root_path = Path::new(root);
+        // A run whose own directory is the root itself keeps the root.
+        if !root_path.is_dir() || visible.iter().any(|dir| dir.as_path() == root_path) {
+            continue;
+        }
+        script.push_str(&format!(
+            "exec 9<{root}\nmount -t tmpfs -o mode=1777,nosuid,nodev tmpfs {root}\n"
+        ));
+        for dir in &visible {
+            let Ok(inner) = dir.strip_prefix(root_path) else {
+                continue;
+            };
+            let (Some(dir), Some(inner)) = (dir.to_str(), inner.to_str()) else {
+                continue;
+            };
+            let dir = shell_quote(dir);
+            let from = shell_quote(&format!("/proc/self/fd/9/{inner}"));
+            script.push_str(&format!(
+                "mkdir -p {dir}\nmount --no-canonicalize --bind {from} {dir}\n"
+            ));
+        }
+        script.push_str("exec 9<&-\n");
+    }
+    script.push_str("exec \"$@\"\n");
+    script
+}
+
 /// The argv that runs `argv` in the sandbox, in a cleared environment with `home` as
-/// `HOME` and `tmp` as `TMPDIR`.
-fn sandboxed(sandbox: &Sandbox, argv: &[String], home: &Path, tmp: &Path) -> Vec<String> {
+/// `HOME` and `tmp` as `TMPDIR`; of the private temporary directories the run sees only
+/// `visible` (its own).
+fn sandboxed(
+    sandbox: &Sandbox,
+    argv: &[String],
+    home: &Path,
+    tmp: &Path,
+    visible: &[PathBuf],
+) -> Vec<String> {
     let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     let mut line: Vec<String> = Vec::new();
     if !nix::unistd::getuid().is_root() {
@@ -203,12 +276,19 @@ fn sandboxed(sandbox: &Sandbox, argv: &[String], home: &Path, tmp: &Path) -> Vec
             "--kill-child",
             "--mount",
             "--mount-proc",
-            "--",
-            "setpriv",
-            "--reuid",
         ]
         .iter()
         .map(|s| (*s).to_string()),
+    );
+    if !sandbox.network {
+        line.push("--net".into());
+    }
+    line.extend(["--".into(), "sh".into(), "-c".into()]);
+    line.push(private_dirs(visible, sandbox.network));
+    line.extend(
+        ["sh", "setpriv", "--reuid"]
+            .iter()
+            .map(|s| (*s).to_string()),
     );
     line.push(sandbox.uid.to_string());
     line.push("--regid".into());
@@ -252,12 +332,38 @@ fn sandboxed(sandbox: &Sandbox, argv: &[String], home: &Path, tmp: &Path) -> Vec
 pub(crate) struct SandboxRuns {
     sandbox: Sandbox,
     shared: Vec<PathBuf>,
+    shown: Vec<PathBuf>,
 }
 
 impl SandboxRuns {
     /// Runs in `sandbox`, with `shared` handed over too.
     pub(crate) fn new(sandbox: Sandbox, shared: Vec<PathBuf>) -> SandboxRuns {
-        SandboxRuns { sandbox, shared }
+        SandboxRuns {
+            sandbox,
+            shared,
+            shown: Vec::new(),
+        }
+    }
+
+    /// The same runs, with `shown` (directories the runs read, not handed over, such as
+    /// the one of the program they start) visible in the private temporary directories.
+    #[must_use]
+    pub(crate) fn showing(self, shown: Vec<PathBuf>) -> SandboxRuns {
+        SandboxRuns { shown, ..self }
+    }
+
+    /// Every directory of a run at `cwd` and `tmpdir` that must stay visible in its
+    /// private temporary directories, by its real path.
+    fn visible(&self, cwd: &Path, tmpdir: &Path) -> Vec<PathBuf> {
+        let mut visible: Vec<PathBuf> = self
+            .dirs(cwd, tmpdir)
+            .into_iter()
+            .chain(self.shown.iter().map(PathBuf::as_path))
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .collect();
+        visible.sort();
+        visible.dedup();
+        visible
     }
 
     fn dirs<'a>(&'a self, cwd: &'a Path, tmpdir: &'a Path) -> Vec<&'a Path> {
@@ -285,7 +391,13 @@ impl crate::runner::Confinement for SandboxRuns {
         tmpdir: &Path,
     ) -> crate::runner::CommandSpec {
         crate::runner::CommandSpec {
-            argv: sandboxed(&self.sandbox, &spec.argv, cwd, tmpdir),
+            argv: sandboxed(
+                &self.sandbox,
+                &spec.argv,
+                cwd,
+                tmpdir,
+                &self.visible(cwd, tmpdir),
+            ),
             env: spec.env.clone(),
         }
     }

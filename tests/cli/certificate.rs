@@ -298,8 +298,7 @@ fn recording_repo(log: &Path, reports: &Path) -> (GitRepo, String, String) {
 
 /// A directory anyone may write (for the log), and one only the runner may.
 fn log_and_reports() -> (tempfile::TempDir, tempfile::TempDir) {
-    let logs = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(logs.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let logs = crate::util::tempdir_seen_by_the_sandbox();
     let reports = tempfile::tempdir().unwrap();
     std::fs::set_permissions(reports.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     (logs, reports)

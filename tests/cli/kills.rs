@@ -453,10 +453,8 @@ fn a_sandboxed_test_dies_with_repromin_even_without_the_guardian() {
     }
     let (area, _src, tmp) = area_with_tree();
     let t = tag();
-    let signals = area.path("signals");
-    std::fs::create_dir(&signals).unwrap();
-    std::fs::set_permissions(&signals, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let flag = signals.join("started");
+    let signals = crate::util::tempdir_seen_by_the_sandbox();
+    let flag = signals.path().join("started");
     // The test runs as the sandbox user; a child it leaves in the background, and one
     // that leaves the process group, die with the namespace.
     let test = format!(

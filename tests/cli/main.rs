@@ -24,8 +24,8 @@ mod publish;
 mod reduce;
 mod regressions;
 mod runs;
-
 mod sampling;
+mod sandbox;
 mod semantic;
 mod session;
 mod snapshots;

@@ -399,7 +399,9 @@ pub(crate) fn sandbox_available() -> Result<(), String> {
     if !nix::unistd::getuid().is_root() {
         return Err("the sandbox needs root to switch users and create namespaces".into());
     }
-    for tool in ["unshare", "setpriv", "useradd", "gzip", "base64"] {
+    for tool in [
+        "unshare", "setpriv", "mount", "ip", "useradd", "gzip", "base64",
+    ] {
         let found = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
             .output()
@@ -409,6 +411,20 @@ pub(crate) fn sandbox_available() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A temporary directory that a sandboxed run sees too, for a test to hear from it:
+/// sandboxed runs have their own empty `/tmp`, `/var/tmp` and `/dev/shm`, so it is made in
+/// `/run` (the sandbox tests run as root), and open to everyone.
+pub(crate) fn tempdir_seen_by_the_sandbox() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("repromin-test-")
+        .tempdir_in("/run")
+        .expect("a directory in /run");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod 777");
+    dir
 }
 
 /// The opt-in that lets the tests change the machine beyond their temp dirs: create the

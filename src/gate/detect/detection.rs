@@ -43,5 +43,6 @@ pub(super) fn config(
         container: None,
         flaky: crate::gate::config::FlakyConfig::default(),
         regressions: None,
+        sandbox: crate::gate::config::SandboxConfig::default(),
     }
 }

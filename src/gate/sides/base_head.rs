@@ -71,7 +71,7 @@ pub(super) fn run_side(
     } else {
         None
     };
-    let sandbox = side_sandbox(options)?;
+    let sandbox = side_sandbox(options)?.map(|s| s.with_network(config.sandbox.network));
     let container = side_container(&config, options)?;
     let isolation = Isolation {
         sandbox: sandbox.as_ref(),

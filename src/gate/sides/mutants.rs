@@ -50,7 +50,7 @@ pub(super) fn run_mutants(
     let mut tests: Vec<String> = specs.iter().map(|s| s.test.clone()).collect();
     tests.sort();
     tests.dedup();
-    let sandbox = side_sandbox(options)?;
+    let sandbox = side_sandbox(options)?.map(|s| s.with_network(config.sandbox.network));
     let container = side_container(config, options)?;
     let isolation = Isolation {
         sandbox: sandbox.as_ref(),

@@ -163,7 +163,8 @@ fn run_reduce_side(
     // itself) runs on the host and starts the test command in a container, as the base
     // side does.
     let container = super::common::side_container(config, options)?;
-    let sandbox = if container.is_some() { None } else { sandbox };
+    let sandbox = if container.is_some() { None } else { sandbox }
+        .map(|s| s.with_network(config.sandbox.network));
     let scratch = scratch_dir("reduce-side", sandbox.is_some())?;
     // One worktree per job, each with its own installed environment (an editable install
     // or node_modules points at its own directory, so it cannot be shared or copied).
@@ -251,9 +252,11 @@ fn run_reduce_side(
         // With a sandbox, every run of the reducer (the baseline, each candidate, the
         // holdout) runs in it, its tree, its TMPDIR and the shared build directory handed
         // to the sandbox user for the run.
-        let confinement: Option<Arc<dyn Confinement>> = sandbox
-            .clone()
-            .map(|sandbox| Arc::new(SandboxRuns::new(sandbox, shared)) as Arc<dyn Confinement>);
+        let confinement: Option<Arc<dyn Confinement>> = sandbox.clone().map(|sandbox| {
+            // The oracle's program is read in the run's private /tmp.
+            let shown = exe.parent().map(Path::to_path_buf).into_iter().collect();
+            Arc::new(SandboxRuns::new(sandbox, shared).showing(shown)) as Arc<dyn Confinement>
+        });
         let mut workers = Vec::new();
         for (i, ((model, unmanaged), tree_dir)) in prepared.into_iter().zip(&tree_dirs).enumerate()
         {
