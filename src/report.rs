@@ -106,6 +106,10 @@ pub struct Execution {
     /// Whether the runs saw their tree through an overlay mount (`used`), or why not
     /// (`reason`: `--no-overlay`, runs confined, or the mount the machine refused).
     pub overlay: crate::overlay::OverlayRecord,
+    /// How each run's processes were kept together and ended: `cgroup` (a cgroup per run,
+    /// killed as a whole, so nothing a run started outlives it) or `process-group` (where
+    /// no cgroup could be made: a process that leaves the group is not reached).
+    pub containment: crate::runner::Containment,
 }
 
 /// The sampling configuration.
@@ -399,6 +403,7 @@ pub fn build(
             stubs: options.stubs,
             trace: reduction.trace.clone(),
             overlay: reduction.overlay.clone(),
+            containment: crate::runner::containment(),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),

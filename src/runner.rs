@@ -7,8 +7,9 @@
 //! left running in its group is ended the same way, so nothing outlives a probe. The
 //! leader's end wakes the run at once through a `pidfd` (Linux 5.3; see
 //! `spawn::Child::ended`), even while what it left behind still holds the output pipe. A
-//! process that escapes with `setsid()` leaves the group and cannot be reached this way; its
-//! hold on the output pipe is cut when the run ends.
+//! process that escapes with `setsid()` leaves the group and cannot be reached this way,
+//! unless the run has a cgroup of its own (`cgroup`, where the machine allows one), which
+//! is killed as a whole when the run ends; its hold on the output pipe is cut either way.
 //!
 //! Nothing outlives repromin either, even when it is killed with SIGKILL and cannot end
 //! anything itself. The group leader gets the parent-death signal SIGKILL, so it dies with
@@ -33,8 +34,11 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+mod cgroup;
 mod guardian;
 mod spawn;
+
+pub use cgroup::{Containment, containment};
 
 /// The most output one run may produce, stdout and stderr together: 64 MiB.
 pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
@@ -376,12 +380,15 @@ fn run_mounted(
             .map(|(k, v)| (OsStr::new(k.as_str()), OsStr::new(v.as_str()))),
     )
     .collect();
+    // Everything the command starts is born in its cgroup, where one can be made.
+    let cgroup = cgroup::RunCgroup::new();
     let leader = spawn::Leader {
         stdin: stdin.as_fd(),
         output: writer.as_fd(),
         cwd,
         ids: ids_write.as_fd(),
         guardian,
+        cgroup: cgroup.as_ref().map(cgroup::RunCgroup::procs),
         mount,
     };
     let start = Instant::now();
@@ -464,6 +471,8 @@ fn run_mounted(
     if let Some(guardian) = guardian {
         guardian.forget(pgid);
     }
+    // What left the group is still in the cgroup: it ends with it.
+    drop(cgroup);
     // Read what the group wrote before it ended; a process that left the group may still
     // hold the pipe, so this is bounded, and the read end is closed when `capture` drops.
     let drain_until = Instant::now() + Duration::from_millis(100);
@@ -742,6 +751,7 @@ mod tests {
             cwd: dir.path(),
             ids: ids_write.as_fd(),
             guardian: None,
+            cgroup: None,
             mount: None,
         };
         // The leader waits for its marker file, then exits, leaving `sleep` with the output

@@ -121,6 +121,8 @@ pub(super) struct Leader<'a> {
     pub(super) ids: BorrowedFd<'a>,
     /// The guardian, on whose stdin it lists its group.
     pub(super) guardian: Option<&'a guardian::Guardian>,
+    /// The `cgroup.procs` of its run's cgroup, which it joins.
+    pub(super) cgroup: Option<BorrowedFd<'a>>,
     /// The overlay it enters last.
     pub(super) mount: Option<&'a crate::overlay::Mount>,
 }
@@ -267,6 +269,10 @@ pub(super) fn spawn(
         parent: nix::unistd::getpid(),
         ids: leader.ids.try_clone_to_owned()?,
         guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
+        cgroup: leader
+            .cgroup
+            .map(|fd| fd.try_clone_to_owned())
+            .transpose()?,
         mount: leader.mount.cloned(),
         exec,
         pointers,
@@ -308,6 +314,7 @@ struct Steps {
     parent: Pid,
     ids: OwnedFd,
     guardian: Option<OwnedFd>,
+    cgroup: Option<OwnedFd>,
     mount: Option<crate::overlay::Mount>,
     exec: Exec,
     pointers: Pointers,
@@ -345,6 +352,10 @@ impl Steps {
             let mut line = [0u8; guardian::LINE_MAX];
             let len = guardian::line(b'+', pid, &mut line);
             let _ = nix::unistd::write(fd, &line[..len]);
+        }
+        // Into the run's cgroup, so that all it starts is born there.
+        if let Some(fd) = &self.cgroup {
+            nix::unistd::write(fd, b"0")?;
         }
         if let Some(mount) = &self.mount {
             mount

@@ -567,3 +567,51 @@ fn a_repromin_that_a_command_starts_leaves_no_guardian_for_the_outer_one_to_reap
         "zombies under the outer repromin, run by run: {per_run:?}"
     );
 }
+
+/// A daemon a probe starts in a session of its own (`setsid`, out of the run's process
+/// group) is gone when the reduction ends, where each run has a cgroup; the report says
+/// which containment the runs had.
+#[test]
+fn a_daemon_a_probe_starts_is_gone_when_the_reduction_ends() {
+    let (area, _src, tmp) = area_with_tree();
+    let t = tag();
+    let script = format!("setsid sh -c 'sleep 1011.{t}' >/dev/null 2>&1 & exit 1");
+    let o = finish(
+        &[
+            "reduce",
+            "src",
+            "out",
+            "--no-progress",
+            "--jobs",
+            "1",
+            "--allow-trivial",
+            "--exit-code",
+            "1",
+            "--max-attempts",
+            "3",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        area.dir.path(),
+        &tmp,
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(area.path("out.repromin/report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let containment = report["execution"]["containment"].clone();
+    let daemons = processes_with(&format!("sleep 1011.{t}"));
+    clean_up(&t);
+    if containment == "process-group" {
+        // No cgroup here: the documented limitation, said in the report.
+        crate::util::require_tool(
+            "a cgroup of repromin's own",
+            Err("no writable cgroup2 hierarchy".into()),
+        );
+        return;
+    }
+    assert_eq!(containment, "cgroup", "{report}");
+    assert!(daemons.is_empty(), "outlived the reduction: {daemons:?}");
+}
