@@ -35,6 +35,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 mod cgroup;
+mod clone_into;
 mod guardian;
 mod spawn;
 
@@ -388,7 +389,10 @@ fn run_mounted(
         cwd,
         ids: ids_write.as_fd(),
         guardian,
-        cgroup: cgroup.as_ref().map(cgroup::RunCgroup::procs),
+        cgroup: cgroup.as_ref().map(|c| spawn::CgroupFds {
+            dir: c.dir(),
+            procs: c.procs(),
+        }),
         mount,
     };
     let start = Instant::now();

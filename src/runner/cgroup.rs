@@ -20,6 +20,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use nix::libc;
+
 /// How a run's processes are kept together and ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -203,6 +205,8 @@ fn populated(dir: &Path) -> bool {
 /// everything in it and removes it.
 pub(super) struct RunCgroup {
     dir: PathBuf,
+    /// The directory, open: a leader is started in it (`CLONE_INTO_CGROUP`).
+    dir_fd: File,
     procs: File,
 }
 
@@ -219,17 +223,25 @@ impl RunCgroup {
             Err(_) => return None,
         }
         let made = fs::create_dir(&dir).and_then(|()| {
-            OpenOptions::new()
-                .write(true)
-                .open(dir.join("cgroup.procs"))
-                .inspect_err(|_| {
-                    let _ = fs::remove_dir(&dir);
-                })
+            let open = || {
+                use std::os::unix::fs::OpenOptionsExt;
+                let dir_fd = OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_DIRECTORY)
+                    .open(&dir)?;
+                let procs = OpenOptions::new()
+                    .write(true)
+                    .open(dir.join("cgroup.procs"))?;
+                Ok::<_, io::Error>((dir_fd, procs))
+            };
+            open().inspect_err(|_| {
+                let _ = fs::remove_dir(&dir);
+            })
         });
         match made {
-            Ok(procs) => {
+            Ok((dir_fd, procs)) => {
                 *active += 1;
-                Some(RunCgroup { dir, procs })
+                Some(RunCgroup { dir, dir_fd, procs })
             }
             Err(_) => {
                 if *active == 0 {
@@ -243,6 +255,11 @@ impl RunCgroup {
     /// `cgroup.procs`, open for writing: a process that writes `0` to it joins the cgroup.
     pub(super) fn procs(&self) -> BorrowedFd<'_> {
         self.procs.as_fd()
+    }
+
+    /// The cgroup's directory, open.
+    pub(super) fn dir(&self) -> BorrowedFd<'_> {
+        self.dir_fd.as_fd()
     }
 }
 

@@ -19,7 +19,10 @@
 //! command"): a start through `fork` took about 5 ms more (`cargo bench --bench harness --
 //! overhead`), 0.2 % of the wall time of a reduction of the cachetools tree and 0.3 % of
 //! one of semver, whose whole runs differed by less than their spread (`... -- compare`).
-//! The only `unsafe` left is what `pre_exec` and `execve` need.
+//! The only `unsafe` left here is what `pre_exec` and `execve` need. A run with a cgroup of
+//! its own is started by `clone_into` instead, which forks by itself so that the leader is
+//! born in the cgroup (`clone3` has no place in the standard library's start), and takes
+//! the same steps.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
@@ -121,10 +124,21 @@ pub(super) struct Leader<'a> {
     pub(super) ids: BorrowedFd<'a>,
     /// The guardian, on whose stdin it lists its group.
     pub(super) guardian: Option<&'a guardian::Guardian>,
-    /// The `cgroup.procs` of its run's cgroup, which it joins.
-    pub(super) cgroup: Option<BorrowedFd<'a>>,
+    /// Its run's cgroup: the directory it is started in (`clone3` with
+    /// `CLONE_INTO_CGROUP`), or, where the kernel refuses that, `cgroup.procs`, which it
+    /// writes to join the cgroup itself.
+    pub(super) cgroup: Option<CgroupFds<'a>>,
     /// The overlay it enters last.
     pub(super) mount: Option<&'a crate::overlay::Mount>,
+}
+
+/// A run's cgroup as the leader's start uses it.
+#[derive(Clone, Copy)]
+pub(super) struct CgroupFds<'a> {
+    /// The cgroup's directory (`clone3`'s `cgroup`).
+    pub(super) dir: BorrowedFd<'a>,
+    /// Its `cgroup.procs`, open for writing.
+    pub(super) procs: BorrowedFd<'a>,
 }
 
 /// The program, its arguments and its environment as `execve` takes them.
@@ -258,6 +272,52 @@ pub(super) fn spawn(
 ) -> io::Result<Child> {
     let exec = prepare(program, args, overrides)?;
     let pointers = exec.pointers();
+    if let Some(cgroup) = leader.cgroup {
+        let steps = Steps {
+            parent: nix::unistd::getpid(),
+            ids: leader.ids.try_clone_to_owned()?,
+            guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
+            cgroup: None,
+            mount: leader.mount.cloned(),
+            exec,
+            pointers,
+        };
+        match super::clone_into::spawn(cgroup.dir, leader, steps)? {
+            super::clone_into::Started::Child(pid) => {
+                return Ok(Child {
+                    pid,
+                    exit: None,
+                    ended: pidfd_open(pid),
+                });
+            }
+            // Not on this kernel: the standard library's start, which joins the cgroup
+            // itself.
+            super::clone_into::Started::Refused(steps) => {
+                return spawn_with_std(program, leader, Some(cgroup.procs), *steps);
+            }
+        }
+    }
+    let steps = Steps {
+        parent: nix::unistd::getpid(),
+        ids: leader.ids.try_clone_to_owned()?,
+        guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
+        cgroup: None,
+        mount: leader.mount.cloned(),
+        exec,
+        pointers,
+    };
+    spawn_with_std(program, leader, None, steps)
+}
+
+/// [`spawn`] through the standard library's `fork`, the leader joining the cgroup of
+/// `procs` itself when it is given.
+fn spawn_with_std(
+    program: &str,
+    leader: &Leader<'_>,
+    procs: Option<BorrowedFd<'_>>,
+    mut steps: Steps,
+) -> io::Result<Child> {
+    steps.cgroup = procs.map(|fd| fd.try_clone_to_owned()).transpose()?;
     let mut command = Command::new(program);
     command
         .current_dir(leader.cwd)
@@ -265,18 +325,6 @@ pub(super) fn spawn(
         .stdout(Stdio::from(leader.output.try_clone_to_owned()?))
         .stderr(Stdio::from(leader.output.try_clone_to_owned()?))
         .process_group(0);
-    let mut steps = Steps {
-        parent: nix::unistd::getpid(),
-        ids: leader.ids.try_clone_to_owned()?,
-        guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
-        cgroup: leader
-            .cgroup
-            .map(|fd| fd.try_clone_to_owned())
-            .transpose()?,
-        mount: leader.mount.cloned(),
-        exec,
-        pointers,
-    };
     // SAFETY: `Steps::run` makes system calls only, on what is prepared above (moved into
     // the closure), and allocates nothing, so it is sound in a child forked from a process
     // with other threads.
@@ -301,7 +349,7 @@ pub(super) fn spawn(
 /// A descriptor for `pid` that polls readable once it has ended; `None` where the kernel
 /// has no `pidfd_open` (before Linux 5.3) or refuses it. The child is not reaped yet, so
 /// `pid` cannot name another process.
-fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
+pub(super) fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
     let pid = rustix::process::Pid::from_raw(pid.as_raw())?;
     rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
@@ -310,7 +358,7 @@ fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
 ///
 /// The descriptors are the child's own copies, made before the fork (close-on-exec, as
 /// every descriptor of the runner's), so that nothing is borrowed across it.
-struct Steps {
+pub(super) struct Steps {
     parent: Pid,
     ids: OwnedFd,
     guardian: Option<OwnedFd>,
@@ -324,7 +372,7 @@ impl Steps {
     /// Runs in the child, after the standard library has given it its descriptors, its
     /// working directory and its process group: every step, then `execve`. Returns only
     /// with the error that kept it from running the command.
-    fn run(&mut self) -> Errno {
+    pub(super) fn run(&mut self) -> Errno {
         match self.steps() {
             Ok(()) => self.exec(),
             Err(errno) => errno,
