@@ -272,31 +272,6 @@ pub(super) fn spawn(
 ) -> io::Result<Child> {
     let exec = prepare(program, args, overrides)?;
     let pointers = exec.pointers();
-    if let Some(cgroup) = leader.cgroup {
-        let steps = Steps {
-            parent: nix::unistd::getpid(),
-            ids: leader.ids.try_clone_to_owned()?,
-            guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
-            cgroup: None,
-            mount: leader.mount.cloned(),
-            exec,
-            pointers,
-        };
-        match super::clone_into::spawn(cgroup.dir, leader, steps)? {
-            super::clone_into::Started::Child(pid) => {
-                return Ok(Child {
-                    pid,
-                    exit: None,
-                    ended: pidfd_open(pid),
-                });
-            }
-            // Not on this kernel: the standard library's start, which joins the cgroup
-            // itself.
-            super::clone_into::Started::Refused(steps) => {
-                return spawn_with_std(program, leader, Some(cgroup.procs), *steps);
-            }
-        }
-    }
     let steps = Steps {
         parent: nix::unistd::getpid(),
         ids: leader.ids.try_clone_to_owned()?,
@@ -306,7 +281,20 @@ pub(super) fn spawn(
         exec,
         pointers,
     };
-    spawn_with_std(program, leader, None, steps)
+    let Some(cgroup) = leader.cgroup else {
+        return spawn_with_std(program, leader, None, steps);
+    };
+    match super::clone_into::spawn(cgroup.dir, leader, steps)? {
+        super::clone_into::Started::Child(pid) => Ok(Child {
+            pid,
+            exit: None,
+            ended: pidfd_open(pid),
+        }),
+        // Not on this kernel: the standard library's start, which joins the cgroup itself.
+        super::clone_into::Started::Refused(steps) => {
+            spawn_with_std(program, leader, Some(cgroup.procs), *steps)
+        }
+    }
 }
 
 /// [`spawn`] through the standard library's `fork`, the leader joining the cgroup of
