@@ -389,14 +389,11 @@ fn run_mounted(
         cwd,
         ids: ids_write.as_fd(),
         guardian,
-        cgroup: cgroup.as_ref().map(|c| spawn::CgroupFds {
-            dir: c.dir(),
-            procs: c.procs(),
-        }),
+        cgroup: cgroup.as_ref().map(cgroup::RunCgroup::dir),
         mount,
     };
     let start = Instant::now();
-    let spawned = spawn::spawn(program, args, &overrides, &leader);
+    let spawned = clone_into::start(program, args, &overrides, &leader);
     // Drop our copies of the write end so EOF means every writer is gone.
     drop(writer);
     drop(stdin);
@@ -766,7 +763,8 @@ mod tests {
             go.display()
         );
         let args = ["-c".to_string(), script];
-        let mut child = spawn::spawn("sh", &args, &[], &leader).unwrap();
+        let steps = spawn::steps("sh", &args, &[], &leader).unwrap();
+        let mut child = spawn::spawn("sh", &leader, steps).unwrap();
         drop(writer);
         if child.ended().is_none() {
             signal_group(child.id(), Signal::SIGKILL);

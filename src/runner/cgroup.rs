@@ -58,17 +58,33 @@ fn make_parent() -> io::Result<PathBuf> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
-    // A run's cgroup can be made and joined only if this one is writable.
+    // A run's cgroup can be made, and a process started in it, only if this one is
+    // writable and the kernel starts processes in a cgroup.
     let probe = dir.join("probe");
     fs::create_dir(&probe)?;
-    let joinable = OpenOptions::new()
-        .write(true)
-        .open(probe.join("cgroup.procs"))
-        .map(drop);
+    let joinable = open_dir(&probe).and_then(|fd| {
+        if super::clone_into::probe(fd.as_fd()) {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "clone3 with CLONE_INTO_CGROUP is refused",
+            ))
+        }
+    });
     let _ = fs::remove_dir(&probe);
     // Made again by the first run, and removed whenever no run is left in it.
     let _ = fs::remove_dir(&dir);
     joinable.map(|()| dir)
+}
+
+/// The cgroup directory at `dir`, open.
+fn open_dir(dir: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(dir)
 }
 
 /// How many runs have a cgroup now: the last one to end removes the directory of them.
@@ -201,13 +217,12 @@ fn populated(dir: &Path) -> bool {
         .is_ok_and(|text| text.lines().any(|l| l.trim() == "populated 1"))
 }
 
-/// A run's cgroup: its leader joins it through [`RunCgroup::procs`], and dropping it kills
+/// A run's cgroup: its leader is started in it ([`RunCgroup::dir`]), and dropping it kills
 /// everything in it and removes it.
 pub(super) struct RunCgroup {
     dir: PathBuf,
     /// The directory, open: a leader is started in it (`CLONE_INTO_CGROUP`).
     dir_fd: File,
-    procs: File,
 }
 
 impl RunCgroup {
@@ -223,25 +238,14 @@ impl RunCgroup {
             Err(_) => return None,
         }
         let made = fs::create_dir(&dir).and_then(|()| {
-            let open = || {
-                use std::os::unix::fs::OpenOptionsExt;
-                let dir_fd = OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_DIRECTORY)
-                    .open(&dir)?;
-                let procs = OpenOptions::new()
-                    .write(true)
-                    .open(dir.join("cgroup.procs"))?;
-                Ok::<_, io::Error>((dir_fd, procs))
-            };
-            open().inspect_err(|_| {
+            open_dir(&dir).inspect_err(|_| {
                 let _ = fs::remove_dir(&dir);
             })
         });
         match made {
-            Ok((dir_fd, procs)) => {
+            Ok(dir_fd) => {
                 *active += 1;
-                Some(RunCgroup { dir, dir_fd, procs })
+                Some(RunCgroup { dir, dir_fd })
             }
             Err(_) => {
                 if *active == 0 {
@@ -250,11 +254,6 @@ impl RunCgroup {
                 None
             }
         }
-    }
-
-    /// `cgroup.procs`, open for writing: a process that writes `0` to it joins the cgroup.
-    pub(super) fn procs(&self) -> BorrowedFd<'_> {
-        self.procs.as_fd()
     }
 
     /// The cgroup's directory, open.

@@ -8,9 +8,10 @@
 //! project's 2-core machine, 0.3 ms when migrations follow each other closely and 10 to
 //! 17 ms otherwise, more than the rest of a probe. A process born in its cgroup is never
 //! moved, and costs what a `fork` does. The standard library has no way to pass clone
-//! flags, so this file forks by itself; where the kernel refuses `clone3` or the flag
-//! (before 5.7, or under a seccomp filter that returns `ENOSYS`), the caller falls back to
-//! the standard library's start and the leader joins its cgroup by writing to it.
+//! flags, so this file forks by itself. Whether the kernel allows it is tried once, when
+//! repromin makes its directory of cgroups ([`probe`]); where it does not (before 5.7, or
+//! under a seccomp filter that returns `ENOSYS`), runs get no cgroup. A start it refuses
+//! all the same goes through the standard library, in the run's process group alone.
 //!
 //! The child makes system calls only, on what was prepared before the fork, and allocates
 //! nothing, as a child forked from a process with other threads must. A step that fails
@@ -18,6 +19,7 @@
 //! that pipe to the end (an `execve` that succeeded closes it empty), reaps the child and
 //! returns the error, as the standard library does.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
@@ -26,7 +28,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::libc;
 use nix::unistd::Pid;
 
-use super::spawn::{Leader, Steps};
+use super::spawn::{self, Child, Leader, Steps};
 
 /// `clone3`'s argument (`struct clone_args` of `linux/sched.h`, up to `cgroup`).
 #[repr(C)]
@@ -56,6 +58,60 @@ pub(super) enum Started {
     Refused(Box<Steps>),
 }
 
+/// Starts `program` with `args` and the environment `overrides` as `leader` says: born in
+/// the leader's cgroup when it has one, else through the standard library.
+///
+/// # Errors
+/// As [`spawn::spawn`].
+pub(super) fn start(
+    program: &str,
+    args: &[String],
+    overrides: &[(&OsStr, &OsStr)],
+    leader: &Leader<'_>,
+) -> io::Result<Child> {
+    let steps = spawn::steps(program, args, overrides, leader)?;
+    let Some(cgroup) = leader.cgroup else {
+        return spawn::spawn(program, leader, steps);
+    };
+    match spawn_into(cgroup, leader, steps)? {
+        Started::Child(pid) => Ok(Child::started(pid)),
+        Started::Refused(steps) => spawn::spawn(program, leader, *steps),
+    }
+}
+
+/// Whether this kernel starts a process in the cgroup of `cgroup`: a child that exits at
+/// once, reaped here.
+pub(super) fn probe(cgroup: BorrowedFd<'_>) -> bool {
+    let args = CloneArgs {
+        flags: CLONE_INTO_CGROUP,
+        exit_signal: libc::SIGCHLD as u64,
+        cgroup: u64::try_from(cgroup.as_raw_fd()).unwrap_or(u64::MAX),
+        ..CloneArgs::default()
+    };
+    // SAFETY: as in `spawn_into`; the child only calls `_exit`.
+    #[expect(
+        unsafe_code,
+        reason = "clone3 with CLONE_INTO_CGROUP, and _exit in the child"
+    )]
+    let ret = unsafe {
+        let ret = libc::syscall(
+            libc::SYS_clone3,
+            std::ptr::from_ref(&args),
+            std::mem::size_of::<CloneArgs>(),
+        );
+        if ret == 0 {
+            libc::_exit(0);
+        }
+        ret
+    };
+    if ret <= 0 {
+        return false;
+    }
+    let pid = Pid::from_raw(i32::try_from(ret).unwrap_or(i32::MAX));
+    while let Err(Errno::EINTR) = nix::sys::wait::waitpid(pid, None) {}
+    true
+}
+
 /// A copy of `fd` numbered 3 or above, close-on-exec, so that moving it to 0, 1 or 2 in the
 /// child never overwrites another of the descriptors it moves.
 fn above_stdio(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
@@ -72,7 +128,7 @@ fn above_stdio(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
 ///
 /// # Errors
 /// A descriptor could not be prepared, or a step of the leader failed (its error).
-pub(super) fn spawn(
+fn spawn_into(
     cgroup: BorrowedFd<'_>,
     leader: &Leader<'_>,
     mut steps: Steps,
@@ -106,12 +162,8 @@ pub(super) fn spawn(
         child(&cwd, &stdin, &output, &report_write, &mut steps);
     }
     if ret < 0 {
-        return match Errno::last() {
-            Errno::ENOSYS | Errno::EINVAL | Errno::EOPNOTSUPP | Errno::E2BIG | Errno::EPERM => {
-                Ok(Started::Refused(Box::new(steps)))
-            }
-            errno => Err(io::Error::from(errno)),
-        };
+        // Refused before any child existed: the cgroup went, or the kernel changed its mind.
+        return Ok(Started::Refused(Box::new(steps)));
     }
     let pid = Pid::from_raw(i32::try_from(ret).unwrap_or(i32::MAX));
     drop(report_write);

@@ -22,7 +22,7 @@
 //! The only `unsafe` left here is what `pre_exec` and `execve` need. A run with a cgroup of
 //! its own is started by `clone_into` instead, which forks by itself so that the leader is
 //! born in the cgroup (`clone3` has no place in the standard library's start), and takes
-//! the same steps.
+//! the same [`Steps`].
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
@@ -61,6 +61,15 @@ pub(super) struct Child {
 }
 
 impl Child {
+    /// The leader just started as `pid`, to wait for.
+    pub(super) fn started(pid: Pid) -> Child {
+        Child {
+            pid,
+            exit: None,
+            ended: pidfd_open(pid),
+        }
+    }
+
     /// The leader's process id (its group's id too).
     pub(super) fn id(&self) -> Pid {
         self.pid
@@ -124,21 +133,10 @@ pub(super) struct Leader<'a> {
     pub(super) ids: BorrowedFd<'a>,
     /// The guardian, on whose stdin it lists its group.
     pub(super) guardian: Option<&'a guardian::Guardian>,
-    /// Its run's cgroup: the directory it is started in (`clone3` with
-    /// `CLONE_INTO_CGROUP`), or, where the kernel refuses that, `cgroup.procs`, which it
-    /// writes to join the cgroup itself.
-    pub(super) cgroup: Option<CgroupFds<'a>>,
+    /// Its run's cgroup's directory, which `clone_into` starts it in.
+    pub(super) cgroup: Option<BorrowedFd<'a>>,
     /// The overlay it enters last.
     pub(super) mount: Option<&'a crate::overlay::Mount>,
-}
-
-/// A run's cgroup as the leader's start uses it.
-#[derive(Clone, Copy)]
-pub(super) struct CgroupFds<'a> {
-    /// The cgroup's directory (`clone3`'s `cgroup`).
-    pub(super) dir: BorrowedFd<'a>,
-    /// Its `cgroup.procs`, open for writing.
-    pub(super) procs: BorrowedFd<'a>,
 }
 
 /// The program, its arguments and its environment as `execve` takes them.
@@ -259,53 +257,36 @@ impl Exec {
     }
 }
 
-/// Starts `program` with `args` and the environment `overrides` as `leader` says.
+/// The leader's steps for `program` with `args` and the environment `overrides`, as
+/// `leader` says, prepared before the fork.
 ///
 /// # Errors
-/// The program cannot be found or run, an argument or the environment holds a NUL byte,
-/// or a step of the leader failed (its error).
-pub(super) fn spawn(
+/// An argument or the environment holds a NUL byte, the program is empty, or a descriptor
+/// could not be copied.
+pub(super) fn steps(
     program: &str,
     args: &[String],
     overrides: &[(&OsStr, &OsStr)],
     leader: &Leader<'_>,
-) -> io::Result<Child> {
+) -> io::Result<Steps> {
     let exec = prepare(program, args, overrides)?;
     let pointers = exec.pointers();
-    let steps = Steps {
+    Ok(Steps {
         parent: nix::unistd::getpid(),
         ids: leader.ids.try_clone_to_owned()?,
         guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
-        cgroup: None,
         mount: leader.mount.cloned(),
         exec,
         pointers,
-    };
-    let Some(cgroup) = leader.cgroup else {
-        return spawn_with_std(program, leader, None, steps);
-    };
-    match super::clone_into::spawn(cgroup.dir, leader, steps)? {
-        super::clone_into::Started::Child(pid) => Ok(Child {
-            pid,
-            exit: None,
-            ended: pidfd_open(pid),
-        }),
-        // Not on this kernel: the standard library's start, which joins the cgroup itself.
-        super::clone_into::Started::Refused(steps) => {
-            spawn_with_std(program, leader, Some(cgroup.procs), *steps)
-        }
-    }
+    })
 }
 
-/// [`spawn`] through the standard library's `fork`, the leader joining the cgroup of
-/// `procs` itself when it is given.
-fn spawn_with_std(
-    program: &str,
-    leader: &Leader<'_>,
-    procs: Option<BorrowedFd<'_>>,
-    mut steps: Steps,
-) -> io::Result<Child> {
-    steps.cgroup = procs.map(|fd| fd.try_clone_to_owned()).transpose()?;
+/// Starts `program` with its `steps` as `leader` says, through the standard library's
+/// `fork` (the leader's cgroup, if any, is not used: see `clone_into`).
+///
+/// # Errors
+/// The program cannot be found or run, or a step of the leader failed (its error).
+pub(super) fn spawn(program: &str, leader: &Leader<'_>, mut steps: Steps) -> io::Result<Child> {
     let mut command = Command::new(program);
     command
         .current_dir(leader.cwd)
@@ -327,17 +308,13 @@ fn spawn_with_std(
     let pid = Pid::from_raw(command.spawn()?.id().cast_signed());
     // The `std::process::Child` is dropped: that neither waits nor kills, and the leader
     // is waited for by its id from here on.
-    Ok(Child {
-        pid,
-        exit: None,
-        ended: pidfd_open(pid),
-    })
+    Ok(Child::started(pid))
 }
 
 /// A descriptor for `pid` that polls readable once it has ended; `None` where the kernel
 /// has no `pidfd_open` (before Linux 5.3) or refuses it. The child is not reaped yet, so
 /// `pid` cannot name another process.
-pub(super) fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
+fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
     let pid = rustix::process::Pid::from_raw(pid.as_raw())?;
     rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
@@ -350,7 +327,6 @@ pub(super) struct Steps {
     parent: Pid,
     ids: OwnedFd,
     guardian: Option<OwnedFd>,
-    cgroup: Option<OwnedFd>,
     mount: Option<crate::overlay::Mount>,
     exec: Exec,
     pointers: Pointers,
@@ -388,10 +364,6 @@ impl Steps {
             let mut line = [0u8; guardian::LINE_MAX];
             let len = guardian::line(b'+', pid, &mut line);
             let _ = nix::unistd::write(fd, &line[..len]);
-        }
-        // Into the run's cgroup, so that all it starts is born there.
-        if let Some(fd) = &self.cgroup {
-            nix::unistd::write(fd, b"0")?;
         }
         if let Some(mount) = &self.mount {
             mount
