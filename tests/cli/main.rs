@@ -17,6 +17,7 @@ mod harness;
 mod help;
 mod kills;
 mod layering;
+mod links;
 mod man;
 mod mutants;
 mod package;
