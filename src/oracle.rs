@@ -271,6 +271,17 @@ impl OracleSpec {
             oracle.signature = Some(learned.text);
             oracle.signature_learned = true;
         }
+        // The first run must show the whole failure (`--expect`, `--signature`), not only
+        // its exit behaviour: a baseline that never does is not failing, whatever the
+        // other runs say, rather than flaky.
+        let verdict = oracle.judge(first, first_norm);
+        if !verdict.pass {
+            return Err(OracleError::BaselineNotFailing {
+                reason: verdict.reason,
+                timed_out: false,
+                output_tail: tail(&first.output, 20),
+            });
+        }
         for (index, (run, norm)) in runs.iter().enumerate().skip(1) {
             let verdict = oracle.judge(run, norm);
             if !verdict.pass {
@@ -560,6 +571,32 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("did not fail"), "{err}");
+    }
+
+    #[test]
+    fn a_baseline_that_never_shows_the_required_output_is_not_failing_rather_than_flaky() {
+        let runs = [
+            outcome(Termination::Exited(1), BOOM),
+            outcome(Termination::Exited(1), BOOM),
+        ];
+        for spec in [
+            OracleSpec {
+                expect: Some("no such text".into()),
+                ..OracleSpec::default()
+            },
+            OracleSpec {
+                signature: Some("no such text".into()),
+                ..OracleSpec::default()
+            },
+        ] {
+            for runs in [&runs[..1], &runs[..]] {
+                let err = learn(&spec, runs).unwrap_err();
+                assert!(
+                    matches!(err, OracleError::BaselineNotFailing { .. }),
+                    "{err}"
+                );
+            }
+        }
     }
 
     #[test]
