@@ -156,6 +156,11 @@ pub fn scan(root: &Path, rules: &IgnoreRules) -> Result<(Tree, ScanReport), Tree
             }
         }
     })?;
+    if root_meta.file_type().is_symlink() {
+        return Err(TreeError::RootSymlink {
+            path: root.to_path_buf(),
+        });
+    }
     if !root_meta.is_dir() {
         return Err(TreeError::NotADirectory {
             path: root.to_path_buf(),
