@@ -9,6 +9,7 @@ mod containers;
 mod crash;
 mod doctor;
 mod errors;
+mod faults;
 mod feedback;
 mod fixtures;
 mod flaky;
