@@ -160,3 +160,28 @@ fn a_test_linked_inside_the_tree_still_reproduces() {
     let (line, table) = gate_run(&repo, &base, &head, &[]);
     assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
 }
+
+#[test]
+fn a_test_that_leaves_the_tree_only_on_the_merge_base_is_an_error() {
+    let (repo, _) = python_base();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.py"), OUTSIDE_TEST).unwrap();
+    // On the merge base `lib` links out of the tree; the pull request makes it a directory.
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("lib")).unwrap();
+    let base = repo.commit(&[], "lib links out");
+    std::fs::remove_file(repo.path().join("lib")).unwrap();
+    let head = commit_link(
+        &repo,
+        "tests/test_x.py",
+        Path::new("../lib/x.py"),
+        &[("lib/x.py", OUTSIDE_TEST)],
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "error", "{line}\n{table}");
+    let error = line["error"].as_str().unwrap();
+    assert!(
+        error.contains("`tests/test_x.py` is a symbolic link to `../lib/x.py`")
+            && error.contains("on the merge base"),
+        "{error}"
+    );
+}
