@@ -392,7 +392,7 @@ pub fn already_published(
             let path = meta.join(name);
             fs::write(&path, text).map_err(io_error("write", &path))?;
         }
-        rename_noreplace(&meta, &sidecar)?;
+        rename_noreplace(&meta, &sidecar).map_err(|err| lost_race(err, &sidecar))?;
     } else if !sidecar_files(&sidecar).is_some_and(|files| describes(&files, &found)) {
         return Err(ReduceError::SidecarNotOurs { sidecar, output });
     }
