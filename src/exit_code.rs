@@ -15,12 +15,13 @@ use std::process::ExitCode;
 pub enum Exit {
     /// Success: a result was published (for `doctor`: a reduction could start); `judge` and
     /// `run` printed their line (with `--require`, the verdict is the one required); `exec`
-    /// always; every line read by `line` is valid; `check-test`: the test passed;
+    /// wrote its reports or error markers; every line read by `line` is valid; `check-test`: the test passed;
     /// `completions` and `man` printed or wrote what they generate.
     Ok = 0,
     /// For `reduce`, `doctor` and `demo`: an internal error, an unsupported entry in SOURCE,
     /// a rule file that cannot be parsed, a command that cannot be started or a commit that
     /// could not be reproduced. For `judge` and `run` with `--require`: another verdict. For
+    /// `exec`: a report or error marker could not be written. For
     /// `line`: some line was refused. For `check-test`: the test failed. For `man`: a page
     /// could not be rendered.
     Error = 1,

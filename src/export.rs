@@ -102,6 +102,18 @@ fn rename_noreplace(from: &Path, to: &Path) -> Result<(), TreeError> {
     }
 }
 
+/// A publication rename's failure: [`ReduceError::OutputExists`] when `to` came into
+/// being since OUTPUT was checked (another run published there first), as if it had been
+/// there from the start.
+fn lost_race(err: TreeError, to: &Path) -> ReduceError {
+    match err {
+        TreeError::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists => {
+            ReduceError::OutputExists(to.to_path_buf())
+        }
+        err => err.into(),
+    }
+}
+
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> TreeError {
     let path = path.to_path_buf();
     move |source| TreeError::Io {
@@ -140,8 +152,44 @@ impl Staging {
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        let _ = remove_any(&self.0);
+        let _ = remove_staging(&self.0);
     }
+}
+
+/// Removes a staging directory, its owner file last: a kill part way leaves either a
+/// directory whose owner file still says whose it is (which [`recover`] judges as usual)
+/// or an empty directory (which [`recover`] removes once it is [`EMPTY_STAGING_AGE`] old).
+fn remove_staging(staging: &Path) -> Result<(), TreeError> {
+    let entries = match fs::read_dir(staging) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(_) => return remove_any(staging),
+    };
+    for entry in entries {
+        let entry = entry.map_err(io_error("list", staging))?;
+        if entry.file_name() != STAGING_OWNER {
+            remove_any(&entry.path())?;
+        }
+    }
+    remove_any(&staging.join(STAGING_OWNER))?;
+    crate::failpoint::pause("publish:staging-owner-removed");
+    remove_any(staging)
+}
+
+/// How old an empty staging directory must be before [`recover`] removes it: a run writes
+/// its owner file right after creating the directory, so only a run killed between the two,
+/// or while removing its staging directory, leaves one empty for longer.
+const EMPTY_STAGING_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether `staging` (whose metadata is `meta`) is an empty directory last changed at least
+/// [`EMPTY_STAGING_AGE`] ago.
+fn abandoned_empty(staging: &Path, meta: &fs::Metadata) -> bool {
+    let old = meta
+        .modified()
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age >= EMPTY_STAGING_AGE);
+    old && fs::read_dir(staging).is_ok_and(|mut entries| entries.next().is_none())
 }
 
 /// The publication record: the payload of this staging directory is being renamed to
@@ -275,7 +323,7 @@ pub fn publish(
     fs::write(&record, journal.to_text()).map_err(io_error("write", &record))?;
     sync_file_system(stage.path())?;
     crate::failpoint::pause("publish:before-payload");
-    rename_noreplace(&payload, &output)?;
+    rename_noreplace(&payload, &output).map_err(|err| lost_race(err, &output))?;
     crate::failpoint::pause("publish:after-payload");
     if let Err(err) = rename_noreplace(&meta, &sidecar) {
         // Take the payload back so that nothing is half-published; failing that, remove it
@@ -283,7 +331,7 @@ pub fn publish(
         if rename_noreplace(&output, &payload).is_err() {
             let _ = remove_any(&output);
         }
-        return Err(err.into());
+        return Err(lost_race(err, &sidecar));
     }
     // Both are published: a failure to flush the parent is no reason to report failure.
     let _ = sync_dir(&parent);
@@ -344,7 +392,7 @@ pub fn already_published(
             let path = meta.join(name);
             fs::write(&path, text).map_err(io_error("write", &path))?;
         }
-        rename_noreplace(&meta, &sidecar)?;
+        rename_noreplace(&meta, &sidecar).map_err(|err| lost_race(err, &sidecar))?;
     } else if !sidecar_files(&sidecar).is_some_and(|files| describes(&files, &found)) {
         return Err(ReduceError::SidecarNotOurs { sidecar, output });
     }
@@ -410,6 +458,12 @@ pub enum Recovered {
         output: PathBuf,
         /// What is there now.
         found: String,
+    },
+    /// An empty staging directory, left by a run killed while removing it (or right
+    /// after creating it): removed.
+    Empty {
+        /// The staging directory.
+        staging: PathBuf,
     },
     /// A staging directory that is left as it is, for the reason given.
     LeftAlone {
@@ -482,6 +536,11 @@ impl fmt::Display for Recovered {
                 staging.display(),
                 output.display(),
                 output.display()
+            ),
+            Recovered::Empty { staging } => write!(
+                f,
+                "removed `{}`, an empty staging directory left by an interrupted run",
+                staging.display()
             ),
             Recovered::LeftAlone { staging, reason } => {
                 write!(f, "left `{}` alone: {reason}", staging.display())
@@ -580,6 +639,15 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| Owner::parse(&text));
     let Some(owner) = owner else {
+        // A run killed between removing its owner file and its directory (or between
+        // creating the directory and writing the file) left it empty: nothing in it can be
+        // anyone's, and `remove_dir` refuses if anything has appeared since.
+        if abandoned_empty(staging, &meta) {
+            fs::remove_dir(staging).map_err(io_error("remove", staging))?;
+            return Ok(Some(Recovered::Empty {
+                staging: staging.to_path_buf(),
+            }));
+        }
         return left_alone(
             "it has no valid owner file, so it cannot be known to be an abandoned staging \
              directory of repromin; remove it if no repromin run is publishing there",
@@ -627,7 +695,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
         },
     };
     let Some(journal) = journal else {
-        remove_any(staging)?;
+        remove_staging(staging)?;
         return Ok(Some(Recovered::Discarded {
             staging: staging.to_path_buf(),
             owner,
@@ -635,7 +703,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
     };
     let output = beside(staging, &journal.output);
     if !exists(&prepared) {
-        remove_any(staging)?;
+        remove_staging(staging)?;
         return Ok(Some(Recovered::Finished {
             staging: staging.to_path_buf(),
             owner,
@@ -657,7 +725,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
         )),
     };
     if let Some(found) = found {
-        remove_any(staging)?;
+        remove_staging(staging)?;
         return Ok(Some(Recovered::Abandoned {
             staging: staging.to_path_buf(),
             owner,
@@ -672,7 +740,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
     match (expected, exists(&sidecar)) {
         (Ok(expected), true) => {
             if sidecar_files(&sidecar).as_ref() == Some(&expected) {
-                remove_any(staging)?;
+                remove_staging(staging)?;
                 return Ok(Some(Recovered::Finished {
                     staging: staging.to_path_buf(),
                     owner,
@@ -691,7 +759,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
         (Ok(_), false) => {
             rename_noreplace(&prepared, &sidecar)?;
             let _ = sync_dir(&parent);
-            remove_any(staging)?;
+            remove_staging(staging)?;
             Ok(Some(Recovered::Completed {
                 staging: staging.to_path_buf(),
                 owner,
@@ -703,7 +771,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
             // The sidecar is prepared before the record is written, so this is not a state
             // publication leaves; OUTPUT is verifiably the dead run's tree, take it back.
             rename_noreplace(&output, &payload)?;
-            remove_any(staging)?;
+            remove_staging(staging)?;
             Ok(Some(Recovered::TakenBack {
                 staging: staging.to_path_buf(),
                 owner,

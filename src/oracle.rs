@@ -271,6 +271,33 @@ impl OracleSpec {
             oracle.signature = Some(learned.text);
             oracle.signature_learned = true;
         }
+        // The first run must show the whole failure (`--expect`, `--signature`), not only
+        // its exit behaviour. When no run does, the baseline does not fail the way the
+        // oracle requires; when a later run does, it is flaky.
+        let verdict = oracle.judge(first, first_norm);
+        if !verdict.pass {
+            let shown = runs
+                .iter()
+                .enumerate()
+                .skip(1)
+                .find(|(_, (run, norm))| oracle.judge(run, norm).pass);
+            return Err(match shown {
+                Some((index, (run, _))) => OracleError::Flaky {
+                    first_run: 1,
+                    first: clip(&verdict.reason, QUOTE_BYTES),
+                    other_run: index + 1,
+                    other: clip(
+                        &format!("{} with the required output", run.termination.describe()),
+                        QUOTE_BYTES,
+                    ),
+                },
+                None => OracleError::BaselineNotFailing {
+                    reason: verdict.reason,
+                    timed_out: false,
+                    output_tail: tail(&first.output, 20),
+                },
+            });
+        }
         for (index, (run, norm)) in runs.iter().enumerate().skip(1) {
             let verdict = oracle.judge(run, norm);
             if !verdict.pass {
@@ -560,6 +587,46 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("did not fail"), "{err}");
+    }
+
+    #[test]
+    fn a_baseline_that_never_shows_the_required_output_is_not_failing_rather_than_flaky() {
+        let runs = [
+            outcome(Termination::Exited(1), BOOM),
+            outcome(Termination::Exited(1), BOOM),
+        ];
+        for spec in [
+            OracleSpec {
+                expect: Some("no such text".into()),
+                ..OracleSpec::default()
+            },
+            OracleSpec {
+                signature: Some("no such text".into()),
+                ..OracleSpec::default()
+            },
+        ] {
+            for runs in [&runs[..1], &runs[..]] {
+                let err = learn(&spec, runs).unwrap_err();
+                assert!(
+                    matches!(err, OracleError::BaselineNotFailing { .. }),
+                    "{err}"
+                );
+            }
+        }
+        // A later run that shows it makes the baseline flaky.
+        let spec = OracleSpec {
+            expect: Some("KeyError".into()),
+            ..OracleSpec::default()
+        };
+        let mixed = [
+            outcome(Termination::Exited(1), BOOM),
+            outcome(Termination::Exited(1), "KeyError: 'x'\n"),
+        ];
+        let err = learn(&spec, &mixed).unwrap_err();
+        assert!(
+            matches!(err, OracleError::Flaky { other_run: 2, .. }),
+            "{err}"
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub use key::{SetHash, TreeKey};
 pub use model::{
     Entries, Entry, Fingerprint, Kind, Meta, Node, RelPath, Size, Tree, parent_of, parse_rel_path,
 };
-pub use scan::{ScanReport, meta_of, read_entry, scan, scan_exact};
+pub use scan::{ScanReport, link_resolves_inside, meta_of, read_entry, scan, scan_exact};
 
 #[cfg(test)]
 mod tests {
@@ -238,6 +238,25 @@ mod tests {
         assert!(!symlink_stays_inside("link", "../b"));
         assert!(!symlink_stays_inside("a/link", "../../b"));
         assert!(!symlink_stays_inside("link", "/etc/passwd"));
+    }
+
+    #[test]
+    fn links_resolve_through_the_trees_other_links() {
+        let links = [
+            ("lib", "../out"),
+            ("up", "a/.."),
+            ("loop", "loop"),
+            ("d", "/abs"),
+        ];
+        let target_of = |p: &str| links.iter().find(|(l, _)| *l == p).map(|(_, t)| *t);
+        assert!(link_resolves_inside("t/x", "../up/f", target_of));
+        assert!(link_resolves_inside("t/x", "../a/f", target_of));
+        assert!(!link_resolves_inside("t/x", "/etc/passwd", target_of));
+        assert!(!link_resolves_inside("t/x", "../../f", target_of));
+        assert!(!link_resolves_inside("t/x", "../lib/f", target_of));
+        assert!(!link_resolves_inside("t/x", "../d/f", target_of));
+        assert!(!link_resolves_inside("t/x", "../loop", target_of));
+        assert!(!link_resolves_inside("t/x", "", target_of));
     }
 
     #[test]

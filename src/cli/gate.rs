@@ -588,39 +588,98 @@ pub(super) fn run_command(args: &RunArgs, interrupt: &std::sync::Arc<AtomicBool>
     )
 }
 
-/// `line`: validates `repromin/v1` lines from stdin.
-pub(super) fn line_command() -> Exit {
-    use std::io::Read as _;
-    let console = Console::new(true);
-    let mut input = Vec::new();
-    if let Err(err) = std::io::stdin().lock().read_to_end(&mut input) {
-        console.err(&format!("error: cannot read stdin: {err}"));
-        return Exit::Io;
+/// The most `line` reads of one line: the longest line, then its `\r` and `\n`.
+const LINE_READ: u64 = line::MAX_LINE_BYTES as u64 + 2;
+
+/// Skips the rest of the line `input` is in, through its `\n`, buffering nothing.
+fn skip_line(input: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            return Ok(());
+        }
+        match available.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                input.consume(end + 1);
+                return Ok(());
+            }
+            None => {
+                let len = available.len();
+                input.consume(len);
+            }
+        }
     }
+}
+
+/// Why `bytes`, one line of input without its `\n` (`ended`: it had one), is refused;
+/// `None` when it is a valid line, which is printed.
+fn line_refusal(console: &Console, bytes: &[u8], ended: bool) -> Option<String> {
+    if ended && bytes.ends_with(b"\r") {
+        return Some("it ends in \\r\\n; a line ends in \\n alone".to_string());
+    }
+    if let Some(at) = bytes.iter().position(|&b| b == b'\r') {
+        return Some(format!(
+            "it holds a bare carriage return (\\r) at byte {at}; a line ends in \\n alone"
+        ));
+    }
+    match std::str::from_utf8(bytes) {
+        Err(_) => Some("it is not valid UTF-8".to_string()),
+        Ok(text) => match line::parse_line(text) {
+            Ok(result) => {
+                console.out(&shown(&line::pretty(&result)));
+                None
+            }
+            Err(err) => Some(err.to_string()),
+        },
+    }
+}
+
+/// `line`: validates `repromin/v1` lines from stdin, one at a time: a line over the limit
+/// is refused without being read whole.
+pub(super) fn line_command() -> Exit {
+    use std::io::{BufRead as _, Read as _};
+    let console = Console::new(true);
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
     let mut all_valid = true;
     let mut seen = false;
-    let body = input.strip_suffix(b"\n").unwrap_or(&input);
-    for (index, bytes) in body.split(|&b| b == b'\n').enumerate() {
-        let number = index + 1;
+    let mut number = 0;
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        let read = (&mut input).take(LINE_READ).read_until(b'\n', &mut bytes);
+        let n = match read {
+            Ok(n) => n,
+            Err(err) => {
+                console.err(&format!("error: cannot read stdin: {err}"));
+                return Exit::Io;
+            }
+        };
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        let ended = bytes.last() == Some(&b'\n');
+        if ended {
+            bytes.pop();
+        } else if n as u64 == LINE_READ {
+            if let Err(err) = skip_line(&mut input) {
+                console.err(&format!("error: cannot read stdin: {err}"));
+                return Exit::Io;
+            }
+            seen = true;
+            all_valid = false;
+            console.out(&format!(
+                "line {number} refused: line is more than {max} bytes, over the {max}-byte limit",
+                max = line::MAX_LINE_BYTES
+            ));
+            continue;
+        }
         if bytes.iter().all(u8::is_ascii_whitespace) && !bytes.contains(&b'\r') {
             continue;
         }
         seen = true;
-        let refusal = if bytes.ends_with(b"\r") {
-            Some("it ends in \\r\\n; a line ends in \\n alone".to_string())
-        } else {
-            match std::str::from_utf8(bytes) {
-                Err(_) => Some("it is not valid UTF-8".to_string()),
-                Ok(text) => match line::parse_line(text) {
-                    Ok(result) => {
-                        console.out(&shown(&line::pretty(&result)));
-                        None
-                    }
-                    Err(err) => Some(err.to_string()),
-                },
-            }
-        };
-        if let Some(reason) = refusal {
+        if let Some(reason) = line_refusal(&console, &bytes, ended) {
             all_valid = false;
             console.out(&format!("line {number} refused: {}", escaped(&reason)));
         }

@@ -98,6 +98,7 @@ fn tree_exit(err: &TreeError) -> Exit {
         TreeError::BadRelPath { .. }
         | TreeError::Missing { .. }
         | TreeError::NotADirectory { .. }
+        | TreeError::RootSymlink { .. }
         | TreeError::KeepMissing { .. } => Exit::Usage,
         TreeError::Special { .. }
         | TreeError::Hardlink { .. }
@@ -202,6 +203,8 @@ fn session_exit(err: &crate::reduce::durable::SessionError) -> Exit {
         | E::Changed { .. }
         | E::SourceChanged { .. } => Exit::Usage,
         E::Tree(err) => tree_exit(err),
-        E::State(_) | E::Damaged { .. } | E::Diverged { .. } | E::Io { .. } => Exit::Error,
+        E::State(_) | E::Damaged { .. } | E::Diverged { .. } | E::Io { .. } | E::Unsafe(_) => {
+            Exit::Error
+        }
     }
 }

@@ -36,6 +36,19 @@ pub enum ConfigError {
     /// A project was recognised, but its test runner has no zero-config support.
     #[error("no {CONFIG_PATH} at the merge base, and {0}")]
     Unsupported(#[from] Unsupported),
+    /// A test, carried file or data file is a symlink that leaves the tree: what runs
+    /// would not come from the commits.
+    #[error(
+        "`{path}` is a symbolic link to `{target}`, which leaves the repository {place}; every test, carried file and data file must come from the commits"
+    )]
+    LinkLeavesTree {
+        /// The link.
+        path: String,
+        /// Its target (escaped).
+        target: String,
+        /// Where it leaves: at head, or on the merge base with the tests laid over it.
+        place: &'static str,
+    },
 }
 
 /// Why nothing could be detected for a project that was recognised.

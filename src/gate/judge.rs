@@ -96,8 +96,9 @@ pub(crate) enum ReportFileError {
         /// What it is.
         kind: crate::safe_fs::FileKind,
     },
-    /// It is larger than any report can be.
-    #[error("the {side} report `{}` is {len} bytes, over the {cap}-byte cap", path.display())]
+    /// It is larger than any report can be (an encoded report is ASCII: a character is
+    /// a byte).
+    #[error("the {side} report `{}` is {len} bytes, over the {cap}-character cap", path.display())]
     TooLarge {
         /// The side.
         side: String,
@@ -123,22 +124,41 @@ pub(crate) enum ReportFileError {
 /// through a symlink, never waiting on a FIFO.
 fn read_bounded(path: &Path, cap: usize, side: &str) -> Result<String, ReportFileError> {
     use crate::safe_fs::SafeFsError;
-    let side = side.to_string();
-    let path = path.to_path_buf();
-    crate::safe_fs::read_prefix_to_string(&path, cap as u64 + 2).map_err(|err| match err {
-        SafeFsError::NotFound { source, .. } | SafeFsError::Open { source, .. } => {
-            ReportFileError::Open { side, path, source }
+    // Two bytes over the cap (one trailing newline is allowed) are enough to tell that a
+    // file is too large; its size is then read for the message.
+    let limit = cap as u64 + 2;
+    let (side, path) = (side.to_string(), path.to_path_buf());
+    let text = match crate::safe_fs::read_prefix_to_string(&path, limit) {
+        Ok(text) => text,
+        Err(err) => {
+            return Err(match err {
+                SafeFsError::NotFound { source, .. } | SafeFsError::Open { source, .. } => {
+                    ReportFileError::Open { side, path, source }
+                }
+                SafeFsError::Symlink { .. } => ReportFileError::Symlink { side, path },
+                SafeFsError::WrongKind { kind, .. } => {
+                    ReportFileError::NotRegular { side, path, kind }
+                }
+                SafeFsError::TooLarge { len, cap, .. } => ReportFileError::TooLarge {
+                    side,
+                    path,
+                    len,
+                    cap,
+                },
+                SafeFsError::Io { source, .. } => ReportFileError::Malformed { side, source },
+            });
         }
-        SafeFsError::Symlink { .. } => ReportFileError::Symlink { side, path },
-        SafeFsError::WrongKind { kind, .. } => ReportFileError::NotRegular { side, path, kind },
-        SafeFsError::TooLarge { len, cap, .. } => ReportFileError::TooLarge {
+    };
+    if text.len() as u64 >= limit {
+        let len = std::fs::symlink_metadata(&path).map_or(limit, |meta| meta.len().max(limit));
+        return Err(ReportFileError::TooLarge {
             side,
             path,
             len,
-            cap,
-        },
-        SafeFsError::Io { source, .. } => ReportFileError::Malformed { side, source },
-    })
+            cap: cap as u64,
+        });
+    }
+    Ok(text)
 }
 
 /// Reads one report file under the cap: a regular file, never through a symlink.

@@ -10,6 +10,8 @@
 //! material too: a spec is listed in `mutations` and never carried or run, a changeset is
 //! listed nowhere. A diff whose `source` is empty changes tests alone.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use crate::gate::config::{CONFIG_PATH, ConfigError, Origin, RepoConfig};
@@ -230,11 +232,96 @@ pub(crate) fn plan(
     {
         workspace_builds(repo, head, &plan, &workspace, &mut config, &mut origin)?;
     }
+    check_links(repo, base, head, &plan)?;
     Ok(Planned {
         plan,
         config,
         origin,
     })
+}
+
+/// The symlinks of `commit`'s tree: path to target.
+fn links_of(repo: &Repo, commit: &str) -> Result<HashMap<String, String>, ConfigError> {
+    let mut links = HashMap::new();
+    for (path, mode) in repo.ls_tree(commit)? {
+        if mode == LINK_MODE {
+            let target = repo.blob(commit, &path)?.unwrap_or_default();
+            links.insert(path, String::from_utf8_lossy(&target).into_owned());
+        }
+    }
+    Ok(links)
+}
+
+/// git's mode of a symlink.
+const LINK_MODE: &str = "120000";
+
+/// Checks that every file a verdict depends on comes from the commits: no test, carried
+/// file or data file of `plan` is a symlink that leaves the tree (an absolute target, or a
+/// `..` above the root, directly or through the tree's other links), neither at head (the
+/// head side) nor on the merge base with the head's files laid over it (the base, mutants
+/// and reduce sides). Every side plans through [`plan`], and so does the judge: a pull
+/// request that breaks the rule is an `error` naming the link, whichever side looks. The
+/// rule is the tree model's ([`crate::tree::link_resolves_inside`]), which the reduce side
+/// applies again to the whole tree it reduces.
+///
+/// # Errors
+/// [`ConfigError::LinkLeavesTree`] for the first such link, or git fails.
+fn check_links(repo: &Repo, base: &str, head: &str, plan: &Plan) -> Result<(), ConfigError> {
+    let laid: HashSet<&str> = plan
+        .tests
+        .iter()
+        .chain(&plan.carry)
+        .map(String::as_str)
+        .collect();
+    let mut depends: Vec<&str> = laid
+        .iter()
+        .copied()
+        .chain(plan.data.iter().map(String::as_str))
+        .collect();
+    depends.sort_unstable();
+    depends.dedup();
+    let head_modes: HashMap<String, String> = repo.ls_tree(head)?.into_iter().collect();
+    if !depends
+        .iter()
+        .any(|path| head_modes.get(*path).is_some_and(|mode| mode == LINK_MODE))
+    {
+        return Ok(());
+    }
+    let at_head = links_of(repo, head)?;
+    let at_base = links_of(repo, base)?;
+    let removed: HashSet<&str> = plan.overlay_removals.iter().map(String::as_str).collect();
+    // The merge base with the head's tests and carried files laid over it, as
+    // `overlay_tree` writes it: a laid file is the head's, a directory above one is a real
+    // directory, a removal is gone, anything else is the base's.
+    let overlaid = |path: &str| -> Option<&str> {
+        if laid.contains(path) {
+            return at_head.get(path).map(String::as_str);
+        }
+        let dir = format!("{path}/");
+        if removed.contains(path) || laid.iter().any(|laid| laid.starts_with(&dir)) {
+            return None;
+        }
+        at_base.get(path).map(String::as_str)
+    };
+    for path in depends {
+        let Some(target) = at_head.get(path) else {
+            continue;
+        };
+        let inside_head =
+            crate::tree::link_resolves_inside(path, target, |p| at_head.get(p).map(String::as_str));
+        if !inside_head || !crate::tree::link_resolves_inside(path, target, overlaid) {
+            return Err(ConfigError::LinkLeavesTree {
+                path: path.to_string(),
+                target: target.escape_debug().to_string(),
+                place: if inside_head {
+                    "on the merge base with the pull request's tests laid over it"
+                } else {
+                    "at head"
+                },
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The build step of a detected Node workspace: the packages the selected tests need

@@ -29,8 +29,8 @@
 
 use crate::container::ContainerRecord;
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, Write};
+use std::fs::{self, File};
+use std::io::{BufRead, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -170,68 +170,111 @@ pub fn decode_output(text: &str) -> Result<Vec<u8>, SessionError> {
         .map_err(|e| SessionError::State(format!("a baseline output is not base64: {e}")))
 }
 
-/// The journal: what was recorded (replayed first), then appends.
+/// The longest journal line read back: a baseline record, whose output (at most
+/// [`crate::runner::OUTPUT_CAP`] bytes) is base64, plus room for the rest of the record.
+const MAX_RECORD_LEN: u64 = (crate::runner::OUTPUT_CAP as u64).div_ceil(3) * 4 + (1 << 20);
+
+/// The journal: what was recorded (replayed first, read one record at a time), then
+/// appends.
 pub struct Journal {
     path: PathBuf,
     file: File,
-    recorded: Vec<Record>,
+    /// The recorded lines still to replay, and the next record read from them.
+    reader: std::io::BufReader<File>,
+    ahead: Option<Record>,
+    /// How many records the journal held when it was opened.
+    recorded: usize,
     cursor: usize,
 }
 
+/// Reads the next line of `reader` into `line` (cleared first), never more than
+/// [`MAX_RECORD_LEN`] bytes of it: the bytes read, 0 at the end.
+fn read_line(
+    reader: &mut std::io::BufReader<File>,
+    line: &mut Vec<u8>,
+    number: usize,
+    path: &Path,
+) -> Result<usize, SessionError> {
+    line.clear();
+    let n = reader
+        .by_ref()
+        .take(MAX_RECORD_LEN + 1)
+        .read_until(b'\n', line)
+        .map_err(io("read", path))?;
+    if n as u64 > MAX_RECORD_LEN {
+        return Err(SessionError::Damaged {
+            line: number,
+            reason: format!("the line is longer than {MAX_RECORD_LEN} bytes"),
+        });
+    }
+    Ok(n)
+}
+
 impl Journal {
-    /// Opens (or creates) `DIR/journal.jsonl`. A last line without its newline (the
-    /// process died writing it) is cut off; any other line that does not parse is an
-    /// error.
+    /// Opens (or creates) `DIR/journal.jsonl`, never through a symlink and only as a
+    /// regular file. A last line without its newline (the process died writing it) is
+    /// cut off; any other line that does not parse is an error. The records are checked
+    /// here one line at a time and read again one at a time as they are replayed, so
+    /// memory holds one line whatever the journal's size.
     ///
     /// # Errors
-    /// I/O, or a damaged line.
+    /// I/O, a symlink or other non-regular file, or a damaged or oversized line.
     fn open(dir: &Path) -> Result<Journal, SessionError> {
         let path = dir.join(JOURNAL);
-        let mut recorded = Vec::new();
+        let file = crate::safe_fs::open_append(&path, 0o644).map_err(SessionError::Unsafe)?;
+        let read = crate::safe_fs::open_regular(&path).map_err(SessionError::Unsafe)?;
+        let mut reader = std::io::BufReader::new(read);
+        let mut recorded = 0;
         let mut good_len = 0u64;
-        if path.exists() {
-            let file = File::open(&path).map_err(io("read", &path))?;
-            let mut reader = std::io::BufReader::new(file);
-            let mut line = Vec::new();
-            let mut number = 0;
-            loop {
-                line.clear();
-                let n = reader
-                    .read_until(b'\n', &mut line)
-                    .map_err(io("read", &path))?;
-                if n == 0 {
-                    break;
-                }
-                number += 1;
-                if line.last() != Some(&b'\n') {
-                    break; // torn: the process died writing it
-                }
-                let record: Record =
-                    serde_json::from_slice(&line).map_err(|e| SessionError::Damaged {
-                        line: number,
-                        reason: e.to_string(),
-                    })?;
-                recorded.push(record);
-                good_len += n as u64;
+        let mut line = Vec::new();
+        loop {
+            let n = read_line(&mut reader, &mut line, recorded + 1, &path)?;
+            if n == 0 || line.last() != Some(&b'\n') {
+                break; // the end, or a torn line: the process died writing it
             }
+            serde_json::from_slice::<Record>(&line).map_err(|e| SessionError::Damaged {
+                line: recorded + 1,
+                reason: e.to_string(),
+            })?;
+            recorded += 1;
+            good_len += n as u64;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io("open", &path))?;
         file.set_len(good_len).map_err(io("truncate", &path))?;
-        Ok(Journal {
+        reader
+            .seek(std::io::SeekFrom::Start(0))
+            .map_err(io("read", &path))?;
+        let mut journal = Journal {
             path,
             file,
+            reader,
+            ahead: None,
             recorded,
             cursor: 0,
-        })
+        };
+        journal.read_ahead()?;
+        Ok(journal)
+    }
+
+    /// Reads the record after the cursor, if the journal holds one.
+    fn read_ahead(&mut self) -> Result<(), SessionError> {
+        self.ahead = None;
+        if self.cursor >= self.recorded {
+            return Ok(());
+        }
+        let number = self.cursor + 1;
+        let mut line = Vec::new();
+        read_line(&mut self.reader, &mut line, number, &self.path)?;
+        let record = serde_json::from_slice(&line).map_err(|e| SessionError::Damaged {
+            line: number,
+            reason: e.to_string(),
+        })?;
+        self.ahead = Some(record);
+        Ok(())
     }
 
     /// Whether every recorded result has been replayed.
     pub fn replayed_all(&self) -> bool {
-        self.cursor >= self.recorded.len()
+        self.cursor >= self.recorded
     }
 
     /// The next recorded result, if it is of the kind `want` accepts; `Ok(None)` once the
@@ -244,7 +287,7 @@ impl Journal {
         expected: &str,
         want: impl Fn(&Record) -> bool,
     ) -> Result<Option<Record>, SessionError> {
-        let Some(record) = self.recorded.get(self.cursor) else {
+        let Some(record) = &self.ahead else {
             return Ok(None);
         };
         if !want(record) {
@@ -254,13 +297,15 @@ impl Journal {
                 found: record.kind().to_string(),
             });
         }
+        let record = self.ahead.take();
         self.cursor += 1;
-        Ok(Some(record.clone()))
+        self.read_ahead()?;
+        Ok(record)
     }
 
     /// Peeks at the next recorded result.
     pub fn peek(&self) -> Option<&Record> {
-        self.recorded.get(self.cursor)
+        self.ahead.as_ref()
     }
 
     /// Appends a result and syncs it to disk before it is used.
@@ -739,7 +784,7 @@ mod tests {
         text.extend_from_slice(b"{\"kind\":\"empty\",\"pa");
         fs::write(&path, &text).unwrap();
         let mut journal = Journal::open(dir.path()).unwrap();
-        assert_eq!(journal.recorded.len(), 2);
+        assert_eq!(journal.recorded, 2);
         assert_eq!(
             journal
                 .next("the empty-tree check", |r| matches!(
@@ -762,7 +807,7 @@ mod tests {
         drop(journal);
         // The torn line is gone, the new record follows the good ones.
         let journal = Journal::open(dir.path()).unwrap();
-        assert_eq!(journal.recorded.len(), 3);
+        assert_eq!(journal.recorded, 3);
         fs::write(&path, b"{\"kind\":\"empty\",\"pass\":true}\nnot json\n{}\n").unwrap();
         let err = Journal::open(dir.path()).err().unwrap();
         assert!(

@@ -184,6 +184,10 @@ pub enum SessionError {
     /// A file or directory of the session that cannot be removed or written.
     #[error(transparent)]
     Tree(#[from] crate::tree::TreeError),
+    /// A file of the session that is a symbolic link, or not a regular file: the session
+    /// reads and writes only its own files.
+    #[error("a file of the session cannot be used")]
+    Unsafe(#[source] crate::safe_fs::SafeFsError),
     /// File I/O in the session directory.
     #[error("cannot {action} `{path}`: {source}")]
     Io {

@@ -47,6 +47,11 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
     }
     options.oracle.validate()?;
     validate_sampling(options)?;
+    if std::fs::symlink_metadata(&options.source).is_ok_and(|meta| meta.is_symlink()) {
+        return Err(ReduceError::Tree(TreeError::RootSymlink {
+            path: options.source.clone(),
+        }));
+    }
     match std::fs::metadata(&options.source) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {

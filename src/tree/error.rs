@@ -30,6 +30,15 @@ pub enum TreeError {
         /// The offending path.
         path: PathBuf,
     },
+    /// The source is a symbolic link (to a directory or anything else): a tree is read
+    /// from a directory itself, never through a link.
+    #[error(
+        "`{path}` is a symbolic link; give the directory it points to, since a tree is never read through a link"
+    )]
+    RootSymlink {
+        /// The link.
+        path: PathBuf,
+    },
     /// A FIFO, socket, device or unknown entry type.
     #[error(
         "`{path}` is a {kind}; only directories, regular files and relative symlinks inside the tree are supported"

@@ -67,27 +67,29 @@ pub(super) fn symlink_stays_inside(link_rel: &str, target: &str) -> bool {
     true
 }
 
-/// Whether the symlink at `link` resolves inside the tree, following the tree's own
-/// symlinks along the way (a link through another link can escape even when each target
-/// looks harmless on its own). Loops and chains of more than 40 links count as escaping.
-fn resolves_inside(tree: &Tree, link: &str) -> bool {
+/// Whether the symlink at `link` (a path relative to the tree's root) whose target is
+/// `target` resolves inside the tree, following the tree's other symlinks along the way,
+/// which `target_of` gives by path (a link through another link can escape even when each
+/// target looks harmless on its own). An absolute target, a `..` above the root, a loop
+/// and a chain of more than 40 links all count as leaving the tree.
+///
+/// This is the one rule for where a link may point: a scanned tree keeps only links it
+/// holds, and the gate refuses a test, carried file or data file that breaks it.
+pub fn link_resolves_inside<'a>(
+    link: &str,
+    target: &str,
+    target_of: impl Fn(&str) -> Option<&'a str>,
+) -> bool {
+    if target.is_empty() || target.starts_with('/') {
+        return false;
+    }
     let mut resolved: Vec<String> = parent_of(link)
         .split('/')
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect();
-    let Some(Entry {
-        node: Node::Symlink { target },
-        ..
-    }) = tree.entries.get(link)
-    else {
-        return true;
-    };
     let mut pending: std::collections::VecDeque<String> =
         target.split('/').map(str::to_string).collect();
-    if target.starts_with('/') {
-        return false;
-    }
     let mut hops = 0;
     while let Some(part) = pending.pop_front() {
         match part.as_str() {
@@ -100,13 +102,9 @@ fn resolves_inside(tree: &Tree, link: &str) -> bool {
             name => {
                 resolved.push(name.to_string());
                 let here = resolved.join("/");
-                if let Some(Entry {
-                    node: Node::Symlink { target },
-                    ..
-                }) = tree.entries.get(here.as_str())
-                {
+                if let Some(target) = target_of(&here) {
                     hops += 1;
-                    if hops > 40 || target.starts_with('/') {
+                    if hops > 40 || target.is_empty() || target.starts_with('/') {
                         return false;
                     }
                     resolved.pop();
@@ -118,6 +116,17 @@ fn resolves_inside(tree: &Tree, link: &str) -> bool {
         }
     }
     true
+}
+
+/// The target of the symlink at `path` in `tree`, if there is one.
+fn link_target<'t>(tree: &'t Tree, path: &str) -> Option<&'t str> {
+    match tree.entries.get(path) {
+        Some(Entry {
+            node: Node::Symlink { target },
+            ..
+        }) => Some(target.as_str()),
+        _ => None,
+    }
 }
 
 /// What a scan found and left out.
@@ -147,6 +156,11 @@ pub fn scan(root: &Path, rules: &IgnoreRules) -> Result<(Tree, ScanReport), Tree
             }
         }
     })?;
+    if root_meta.file_type().is_symlink() {
+        return Err(TreeError::RootSymlink {
+            path: root.to_path_buf(),
+        });
+    }
     if !root_meta.is_dir() {
         return Err(TreeError::NotADirectory {
             path: root.to_path_buf(),
@@ -163,7 +177,7 @@ pub fn scan(root: &Path, rules: &IgnoreRules) -> Result<(Tree, ScanReport), Tree
     }
     for (path, entry) in &tree.entries {
         if let Node::Symlink { target } = &entry.node
-            && !resolves_inside(&tree, path)
+            && !link_resolves_inside(path, target, |p| link_target(&tree, p))
         {
             return Err(TreeError::EscapingSymlink {
                 path: root.join(&**path),
