@@ -226,16 +226,22 @@ fn private_dirs(visible: &[PathBuf], network: bool) -> String {
     let mut visible: Vec<&PathBuf> = visible.iter().collect();
     visible.sort_by_key(|dir| dir.as_os_str().len());
     for root in PRIVATE_ROOTS {
-        let root_path = Path::new(root);
+        // By its real path, as the run's directories are given.
+        let Ok(root_path) = std::fs::canonicalize(root) else {
+            continue;
+        };
         // A run whose own directory is the root itself keeps the root.
         if !root_path.is_dir() || visible.iter().any(|dir| dir.as_path() == root_path) {
             continue;
         }
+        let Some(root) = root_path.to_str().map(shell_quote) else {
+            continue;
+        };
         script.push_str(&format!(
             "exec 9<{root}\nmount -t tmpfs -o mode=1777,nosuid,nodev tmpfs {root}\n"
         ));
         for dir in &visible {
-            let Ok(inner) = dir.strip_prefix(root_path) else {
+            let Ok(inner) = dir.strip_prefix(&root_path) else {
                 continue;
             };
             let (Some(dir), Some(inner)) = (dir.to_str(), inner.to_str()) else {
@@ -424,6 +430,34 @@ mod tests {
                 .contains("root")
         );
         assert!(sandbox_user("no-such-user-xyz").is_err());
+    }
+
+    #[test]
+    fn the_private_temporary_directories_show_only_the_runs_own() {
+        let tmp = std::fs::canonicalize("/tmp").unwrap();
+        let mine = tmp.join("repromin-run it's");
+        let elsewhere = PathBuf::from("/var/lib/repromin-elsewhere");
+        let script = private_dirs(&[mine.clone(), elsewhere], false);
+        let tmp = tmp.display().to_string();
+        assert!(script.starts_with("set -e\nip link set lo up"), "{script}");
+        assert!(
+            script.contains(&format!(
+                "mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs {tmp}\n"
+            )),
+            "{script}"
+        );
+        // Bound back through the descriptor of the root opened before the tmpfs hid it,
+        // quoted for the shell.
+        assert!(
+            script.contains(&format!(
+                "mount --no-canonicalize --bind '/proc/self/fd/9/repromin-run it'\\''s' '{tmp}/repromin-run it'\\''s'\n"
+            )),
+            "{script}"
+        );
+        assert!(!script.contains("elsewhere"), "{script}");
+        assert!(script.ends_with("exec \"$@\"\n"), "{script}");
+        // The host's network kept: no loopback of its own to bring up.
+        assert!(!private_dirs(&[mine], true).contains("ip link"));
     }
 
     #[test]
