@@ -32,6 +32,13 @@ const MAX_BISECTION_STEPS: usize = 2_000;
 /// (a final bracket of width 2^-60).
 const CP_STEPS: usize = 60;
 
+/// The most runs of a plan whose exact gate is computed: a holdout (`--holdout-runs`, and
+/// the holdout counts of a reduce report the judge reads), candidate sampling with a rate
+/// (`--candidate-runs`) and a baseline with a rate (`--baseline-runs`). The exact
+/// arithmetic grows with the square of the runs; at this size every computation of a plan
+/// takes well under a second.
+pub const MAX_PLAN_RUNS: u64 = 2_000;
+
 /// Reasons a statistical computation refuses its parameters.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum StatsError {

@@ -109,6 +109,46 @@ pub(crate) fn status_in_file<'r>(
     let Some(test) = file.tests.iter().filter(|t| t.name == name).nth(occurrence) else {
         return (SideStatus::Absent, None);
     };
+    status_of_test(test)
+}
+
+/// A file of a report indexed by test name, so that looking up the `occurrence`-th test of
+/// a name costs the same whatever the number of tests (a file of many tests with one name
+/// would otherwise make every lookup a scan of the file).
+pub(crate) struct FileIndex<'r> {
+    /// The file.
+    pub file: &'r FileResult,
+    names: HashMap<&'r str, Vec<&'r TestCase>>,
+}
+
+impl<'r> FileIndex<'r> {
+    /// Indexes `file`'s tests by name, in report order.
+    pub(crate) fn new(file: &'r FileResult) -> Self {
+        let mut names: HashMap<&str, Vec<&TestCase>> = HashMap::new();
+        for test in &file.tests {
+            names.entry(test.name.as_str()).or_default().push(test);
+        }
+        FileIndex { file, names }
+    }
+
+    /// What [`status_in_file`] says of the `occurrence`-th test called `name`.
+    pub(crate) fn status(&self, name: &str, occurrence: usize) -> (SideStatus, Option<&'r str>) {
+        let file = self.file;
+        if let Some(message) = &file.load_error {
+            return (SideStatus::LoadError, Some(message));
+        }
+        if let Some(how) = &file.crashed {
+            return (SideStatus::Failed, Some(how));
+        }
+        let Some(test) = self.names.get(name).and_then(|t| t.get(occurrence)) else {
+            return (SideStatus::Absent, None);
+        };
+        status_of_test(test)
+    }
+}
+
+/// A test's status, with its first failure message when it failed.
+fn status_of_test(test: &TestCase) -> (SideStatus, Option<&str>) {
     let message = test.messages.first().map(String::as_str);
     match test.status {
         Status::Passed => (SideStatus::Passed, None),

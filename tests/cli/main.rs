@@ -15,6 +15,7 @@ mod flaky;
 mod gate;
 mod harness;
 mod help;
+mod judge_limits;
 mod kills;
 mod layering;
 mod man;
