@@ -1,7 +1,8 @@
-//! The judge under hostile reports, written with the library's own encoder: every count a
-//! report carries is bounded before anything is computed from it, the judge's work grows
-//! with a report's size and no faster, and its budget, SIGINT and SIGTERM end it with an
-//! `error` line.
+//! Work that cannot be stalled: the judge under hostile reports, written with the library's
+//! own encoder (every count a report carries is bounded before anything is computed from
+//! it, the judge's work grows with a report's size and no faster, and its budget, SIGINT
+//! and SIGTERM end it with an `error` line); run counts whose exact plans cannot be computed
+//! quickly refused at once; the reduce side's holdout stopped by its deadline and SIGTERM.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -464,4 +465,206 @@ fn sigterm_and_sigint_end_the_judge_with_an_error_line() {
         );
         assert!(status.success(), "{status:?}");
     }
+}
+
+/// Run counts over the cap are usage errors before anything runs: the exact plans of
+/// 100,000 runs or more would take minutes to compute.
+#[test]
+fn run_counts_whose_plans_cannot_be_computed_quickly_are_refused_at_once() {
+    let area = crate::util::Area::new();
+    let source = area.write("src", &[("a.txt", "a\n")]);
+    let source = source.display().to_string();
+    let output = area.path("out").display().to_string();
+    let max = repromin::stats::MAX_PLAN_RUNS;
+    let over = (max + 1).to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--holdout-runs", "100000"], "--holdout-runs 100000"),
+        (
+            vec!["--holdout-runs", "4294967296"],
+            "--holdout-runs 4294967296",
+        ),
+        (vec!["--holdout-runs", &over], "--holdout-runs"),
+        (
+            vec!["--candidate-runs", "100000", "--min-candidate-rate", "0.5"],
+            "--candidate-runs 100000",
+        ),
+        (
+            vec!["--baseline-runs", "100000", "--min-baseline-rate", "0.5"],
+            "--baseline-runs 100000",
+        ),
+    ];
+    for (options, named) in cases {
+        let mut args = vec!["reduce", &source, &output];
+        args.extend(&options);
+        args.extend(["--", "sh", "-c", "exit 1"]);
+        let started = Instant::now();
+        let mut command = Command::new(crate::util::bin());
+        command.args(&args).stdin(Stdio::null());
+        clean_env(&mut command);
+        let o = output_within(command, Duration::from_secs(60));
+        assert!(started.elapsed() < Duration::from_secs(10), "{options:?}");
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{options:?}: {}",
+            crate::util::stderr(&o)
+        );
+        let err = crate::util::stderr(&o);
+        assert!(err.contains(named), "{err}");
+        assert!(err.contains(&format!("over the cap of {max}")), "{err}");
+    }
+    // The gate's holdout too, which the judge checks.
+    let case = Case::new();
+    let out = case.reports.path().display().to_string();
+    let base = case
+        .reports
+        .path()
+        .join("base.report")
+        .display()
+        .to_string();
+    let repo = case.repo.path().display().to_string();
+    let commits = ["--base", &case.base, "--head", &case.head, "--repo", &repo];
+    let exec = [
+        "exec",
+        "--side",
+        "reduce",
+        "--out",
+        &out,
+        "--base-report",
+        &base,
+    ];
+    let local = ["run", "--no-reduce"];
+    for command in [&exec[..], &local[..]] {
+        let mut args = command.to_vec();
+        args.extend(commits);
+        args.extend(["--holdout-runs", "100000"]);
+        let o = run(&args, case.repo.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = crate::util::stderr(&o);
+        assert!(
+            err.contains(&format!("100000 is over the cap of {max}")),
+            "{err}"
+        );
+    }
+}
+
+/// A repository whose every test run takes a second (the configuration's command sleeps,
+/// which no reduction can take away), with a test that reproduces.
+fn slow_repo() -> (GitRepo, String, String) {
+    let config = r#"{"version":1,"tests":["tests/t_*.sh"],"command":"sleep 1 && sh run_tests.sh {report} {tests}","report":"junit"}"#;
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", config),
+            ("run_tests.sh", crate::util::SH_RUNNER),
+            ("calc.sh", "add() { echo $(($1 - $2)); }\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("calc.sh", "add() { echo $(($1 + $2)); }\n"),
+            ("tests/t_add.sh", ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n"),
+        ],
+        "fix",
+    );
+    (repo, base, head)
+}
+
+/// The reduce side of `slow_repo` with a holdout of 60 runs (a minute of commands over
+/// two workers), started with `budget_ms`; the base side has run.
+fn reduce_side(budget_ms: &str) -> (GitRepo, tempfile::TempDir, Command) {
+    let (repo, base, head) = slow_repo();
+    let out = tempfile::tempdir().unwrap();
+    let out_path = out.path().display().to_string();
+    let repo_path = repo.path().display().to_string();
+    let o = run(
+        &[
+            "exec", "--side", "base", "--out", &out_path, "--base", &base, "--head", &head,
+            "--repo", &repo_path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", crate::util::stderr(&o));
+    let mut command = Command::new(crate::util::bin());
+    command
+        .args([
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            &out_path,
+            "--base-report",
+        ])
+        .arg(out.path().join("base.report"))
+        .args(["--base", &base, "--head", &head, "--repo", &repo_path])
+        .args(["--holdout-runs", "60", "--budget-ms", budget_ms])
+        .current_dir(repo.path())
+        .stdin(Stdio::null());
+    clean_env(&mut command);
+    (repo, out, command)
+}
+
+/// The reduce report the side wrote.
+fn reduced(out: &Path) -> Box<Reduced> {
+    let text = std::fs::read_to_string(out.join("reduce.report")).unwrap();
+    match certificate::decode(&text).unwrap().outcome {
+        ReduceOutcome::Reduced(reduced) => reduced,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_reduce_sides_holdout_stops_at_its_deadline() {
+    let (_repo, out, command) = reduce_side("20000");
+    let started = Instant::now();
+    let o = output_within(command, Duration::from_secs(300));
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", crate::util::stderr(&o));
+    // A minute of holdout runs did not fit in the 20 s budget: the side stopped in time,
+    // and a holdout cut short is no holdout.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let reduced = reduced(out.path());
+    assert_eq!(reduced.holdout, None, "{reduced:?}");
+}
+
+#[test]
+fn sigterm_stops_the_reduce_sides_holdout() {
+    let (_repo, out, mut command) = reduce_side("600000");
+    command.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = command.spawn().unwrap();
+    // The side writes its per-pass statistics just before the holdout starts.
+    let phases = out.path().join("reduce-phases.json");
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while !phases.exists() {
+        assert!(Instant::now() < deadline, "the holdout never started");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the side ended before its holdout"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the side ran on after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert!(status.success(), "{status:?}");
+    let reduced = reduced(out.path());
+    assert_eq!(reduced.holdout, None, "{reduced:?}");
+    assert_eq!(reduced.ended_by, "interrupted");
 }
