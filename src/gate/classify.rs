@@ -393,23 +393,17 @@ pub(crate) fn classify(
         }
     }
     // The candidates reproduce only when their reruns rule out chance.
-    let candidates = rows
-        .iter()
-        .filter(|row| row.class == TestClass::Reproduces)
-        .count();
-    fn index(reruns: &[Rerun]) -> Vec<flaky::RerunIndex<'_>> {
-        reruns.iter().map(flaky::RerunIndex::new).collect()
-    }
-    let (base_reruns, head_reruns) = (index(reruns_of(rerun)), index(reruns_of(head)));
-    for (row, id) in rows.iter_mut().zip(&ids) {
-        if row.class != TestClass::Reproduces {
-            continue;
-        }
-        match flaky::decide(id, &base_reruns, &head_reruns, candidates, error_rate) {
+    let candidates: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].class == TestClass::Reproduces)
+        .collect();
+    let candidate_ids: Vec<&TestId> = candidates.iter().map(|&i| &ids[i]).collect();
+    let runs = flaky::runs_of_all(&candidate_ids, reruns_of(rerun), reruns_of(head));
+    let mut ruled_out = HashMap::new();
+    for (&i, runs) in candidates.iter().zip(runs) {
+        let row = &mut rows[i];
+        match flaky::decide_runs(runs, candidates.len(), error_rate, &mut ruled_out) {
             Decision::Flaky(runs) => (row.class, row.runs) = (TestClass::Flaky, Some(runs)),
-            Decision::Reproduces => {
-                row.evidence = Some(flaky::runs_of(id, &base_reruns, &head_reruns));
-            }
+            Decision::Reproduces => row.evidence = Some(runs),
         }
     }
     // Errors that stand whatever the rows say.
