@@ -680,3 +680,77 @@ fn sigterm_stops_the_reduce_sides_holdout() {
     assert_eq!(reduced.holdout, None, "{reduced:?}");
     assert_eq!(reduced.ended_by, "interrupted");
 }
+
+/// `repromin reduce`'s holdout ends its commands on SIGTERM: the tree is published at once,
+/// with no holdout, as interrupted.
+#[test]
+fn sigterm_ends_the_holdout_of_a_reduction() {
+    let area = crate::util::Area::new();
+    let source = area.write("src", &[("a.txt", "a\n")]);
+    let output = area.path("out");
+    let counter = area.path("runs");
+    // Every run is counted outside the tree, takes a second and fails the same way.
+    let script = format!(
+        "echo x >> '{}'; sleep 1; echo 'Error: boom' >&2; exit 1",
+        counter.display()
+    );
+    let mut command = Command::new(crate::util::bin());
+    command
+        .arg("reduce")
+        .arg(&source)
+        .arg(&output)
+        .args([
+            "--jobs",
+            "1",
+            "--max-attempts",
+            "1",
+            "--allow-trivial",
+            "--no-progress",
+        ])
+        .args(["--holdout-runs", "60", "--min-holdout-rate", "0.5", "--"])
+        .args(["sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    clean_env(&mut command);
+    let mut child = command.spawn().unwrap();
+    // The baseline, the candidate and the final check are a handful of runs: by the
+    // twelfth, the holdout is well under way.
+    let runs = || {
+        std::fs::read_to_string(&counter)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while runs() < 12 {
+        assert!(Instant::now() < deadline, "the holdout never got under way");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the reduction ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the holdout ran on after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert!(status.success(), "{status:?}");
+    let report = crate::util::report(&output);
+    assert_eq!(report["ended_by"], "interrupted", "{report}");
+    assert_eq!(report["holdout"], serde_json::Value::Null, "{report}");
+    assert!(runs() < 30, "{} runs", runs());
+}
