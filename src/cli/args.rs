@@ -104,7 +104,7 @@ pub struct RunArgs {
     pub no_overlay: bool,
 
     /// Baseline runs before reduction; all must agree unless --min-baseline-passes or
-    /// --min-baseline-rate say otherwise.
+    /// --min-baseline-rate say otherwise. With --min-baseline-rate, at most 2000.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub baseline_runs: usize,
 
@@ -373,6 +373,7 @@ pub struct SamplingArgs {
     pub min_baseline_rate: Option<f64>,
 
     /// Run each candidate this many times, each in a fresh copy (the cache is then off).
+    /// With --min-candidate-rate, at most 2000.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub candidate_runs: u64,
 
@@ -395,7 +396,7 @@ pub struct SamplingArgs {
     pub run_confidence: Option<f64>,
 
     /// Run the published tree this many more times, after reduction, and report whether its
-    /// reproduction rate clears --min-holdout-rate.
+    /// reproduction rate clears --min-holdout-rate. At most 2000.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub holdout_runs: u64,
 

@@ -50,6 +50,19 @@ pub struct Feedback {
     pub details_url: Option<String>,
 }
 
+/// `--holdout-runs` of the gate: at most [`crate::gate::certificate::HOLDOUT_RUNS_MAX`], so
+/// that the judge can check the holdout (a larger count is refused before anything runs).
+fn holdout_runs(text: &str) -> Result<u64, String> {
+    let max = crate::gate::certificate::HOLDOUT_RUNS_MAX;
+    let runs: u64 = text.parse().map_err(|e| format!("{e}"))?;
+    if runs > max {
+        return Err(format!(
+            "{runs} is over the cap of {max}: the exact plan of more runs cannot be computed quickly"
+        ));
+    }
+    Ok(runs)
+}
+
 /// A `--details-url` that is not one.
 #[derive(Debug, thiserror::Error)]
 enum BadUrl {
@@ -140,8 +153,9 @@ pub struct ExecArgs {
     #[arg(long, value_name = "FILE", required_if_eq("side", "reduce"))]
     pub base_report: Option<PathBuf>,
 
-    /// Holdout runs on the reduced tree (reduce side).
-    #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS)]
+    /// Holdout runs on the reduced tree (reduce side), at most 2000.
+    #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS,
+          value_parser = holdout_runs)]
     pub holdout_runs: u64,
 }
 
@@ -201,6 +215,11 @@ pub struct JudgeArgs {
     /// Commits and repository.
     pub commits: Commits,
 
+    /// The judge's deadline in milliseconds: past it, or on SIGINT or SIGTERM, the line is
+    /// an `error` that says so [default: 5 minutes].
+    #[arg(long, value_name = "N")]
+    pub budget_ms: Option<u64>,
+
     /// Exit 1 unless the verdict is this one (for workflows that gate on the exit status).
     #[arg(long, value_name = "VERDICT")]
     pub require: Option<VerdictArg>,
@@ -254,8 +273,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub regressions: bool,
 
-    /// Holdout runs on the reduced tree.
-    #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS)]
+    /// Holdout runs on the reduced tree, at most 2000.
+    #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS,
+          value_parser = holdout_runs)]
     pub holdout_runs: u64,
 
     /// Keep every side's report in DIR (which must not exist): the encoded reports the judge
@@ -520,14 +540,26 @@ fn local_or_finish(
     })
 }
 
-/// `judge`: prints exactly one line.
-pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
+/// `judge`: prints exactly one line, an `error` one when its budget runs out or SIGINT or
+/// SIGTERM comes first.
+pub(super) fn judge_command(args: &JudgeArgs, interrupt: &std::sync::Arc<AtomicBool>) -> Exit {
+    use std::sync::atomic::Ordering;
     let console = Console::new(true);
+    // Which signal came, for the line (`interrupt` is set by either; neither ends the
+    // process any more).
+    let signal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for number in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let value = usize::try_from(number).unwrap_or(usize::MAX);
+        let _ = signal_hook::flag::register_usize(number, signal.clone(), value);
+    }
     let local = match local_or_finish(&console, &args.commits, args.require, &args.feedback) {
         Ok(local) => local,
         Err(exit) => return exit,
     };
-    let judgement = gate::judge(&gate::JudgeInput {
+    let budget = args
+        .budget_ms
+        .map_or(gate::JUDGE_BUDGET, Duration::from_millis);
+    let input = gate::JudgeInput {
         repo: args.commits.repo.clone(),
         base: args.commits.base.clone(),
         head: args.commits.head.clone(),
@@ -537,6 +569,10 @@ pub(super) fn judge_command(args: &JudgeArgs) -> Exit {
         reduce_report: args.reduce_report.clone(),
         mutants_report: args.mutants_report.clone(),
         local_config: local,
+    };
+    let judgement = gate::judge_within(input, budget, || match signal.load(Ordering::SeqCst) {
+        0 if !interrupt.load(Ordering::SeqCst) => None,
+        number => Some(gate::judge::signal_name(number)),
     });
     finish(
         &console,

@@ -387,6 +387,33 @@ pub(crate) fn size_of(tree: &Tree) -> Size {
     }
 }
 
+/// The most holdout runs a reduce report may count (see [`crate::stats::MAX_PLAN_RUNS`]).
+pub const HOLDOUT_RUNS_MAX: u64 = crate::stats::MAX_PLAN_RUNS;
+
+/// A holdout value as the line carries it: at most 6 decimals.
+fn round6(x: f64) -> f64 {
+    (x * 1e6).floor() / 1e6
+}
+
+/// Checks a report's holdout counts before anything is computed from them: the runs under
+/// [`HOLDOUT_RUNS_MAX`], no more passes than runs, a rate and a confidence of at most 6
+/// decimals.
+fn check_holdout_counts(counts: &HoldoutCounts) -> Result<(), String> {
+    if counts.runs > HOLDOUT_RUNS_MAX {
+        return Err(format!(
+            "the reduce report's holdout `runs` is {}, over the cap of {HOLDOUT_RUNS_MAX}",
+            counts.runs
+        ));
+    }
+    if counts.passes > counts.runs {
+        return Err("the holdout reports more passes than runs".into());
+    }
+    if round6(counts.rate) != counts.rate || round6(counts.confidence) != counts.confidence {
+        return Err("the holdout rate and confidence must have at most 6 decimals".into());
+    }
+    Ok(())
+}
+
 /// The judge's check of a reduce report (`text`, or why it could not be read): the line's
 /// certificate.
 pub fn verify(
@@ -426,6 +453,13 @@ pub fn verify(
         ReduceOutcome::Error { message } => return error(format!("reduce: {message}")),
         ReduceOutcome::Skipped { reason } => return error(format!("reduce was skipped: {reason}")),
     };
+    // Every count is bounded before anything is computed from it: the exact holdout gate
+    // grows with the square of the runs.
+    if let Some(counts) = &reduced.holdout
+        && let Err(message) = check_holdout_counts(counts)
+    {
+        return error(message);
+    }
     if !planned.plan.tests.contains(&reduced.file) {
         return error(format!(
             "the certified test file `{}` is not in the plan",
@@ -487,9 +521,6 @@ pub fn verify(
             holdout: None,
         };
     };
-    if counts.passes > counts.runs {
-        return error("the holdout reports more passes than runs".into());
-    }
     let plan = match crate::stats::HoldoutPlan::new(counts.runs, counts.rate, counts.confidence) {
         Ok(plan) => plan,
         Err(err) => {
@@ -508,10 +539,6 @@ pub fn verify(
             ));
         }
     };
-    let round = |x: f64| (x * 1e6).floor() / 1e6;
-    if round(counts.rate) != counts.rate || round(counts.confidence) != counts.confidence {
-        return error("the holdout rate and confidence must have at most 6 decimals".into());
-    }
     let verdict = if reduced.ended_by != "fixed-point" {
         CertificateVerdict::BudgetExhausted
     } else if result.certified {
@@ -531,7 +558,7 @@ pub fn verify(
             passes: counts.passes,
             rate: counts.rate,
             confidence: counts.confidence,
-            lower_bound: round(result.lower_bound),
+            lower_bound: round6(result.lower_bound),
             required_passes: result.required_passes,
         }),
     };

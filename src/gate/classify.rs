@@ -7,14 +7,14 @@
 //! never proof; a skipped or absent test proves nothing; a report that does not show the
 //! selected tests running is an error, not a pass.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::gate::encode::{DecodeError, Outcome, Rerun, SideReport};
-use crate::gate::flaky::{self, Decision, TestId};
+use crate::gate::flaky::{self, Decision, FileIndex, TestId};
 use crate::gate::line::{Counts, Runs};
 pub(crate) use crate::gate::line::{SideStatus, TestClass, Verdict};
 pub(crate) use crate::gate::test_report::names_missing_symbol;
-use crate::gate::test_report::{FileResult, Status, TestReport};
+use crate::gate::test_report::{Status, TestReport};
 
 /// One classified test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,18 +168,21 @@ pub(crate) enum UnusableSide {
     },
 }
 
-/// The selected files of a report, refusing a file listed twice.
+/// The selected files of a report, each indexed by test name, refusing a file listed twice.
 fn selected_files<'a>(
     report: &'a TestReport,
-    selected: &[String],
+    selected: &HashSet<&str>,
     side: &str,
-) -> Result<HashMap<&'a str, &'a FileResult>, UnusableSide> {
+) -> Result<HashMap<&'a str, FileIndex<'a>>, UnusableSide> {
     let mut files = HashMap::new();
     for file in &report.files {
-        if !selected.contains(&file.path) {
+        if !selected.contains(file.path.as_str()) {
             continue;
         }
-        if files.insert(file.path.as_str(), file).is_some() {
+        if files
+            .insert(file.path.as_str(), FileIndex::new(file))
+            .is_some()
+        {
             return Err(UnusableSide::DuplicateFile {
                 side: side.to_string(),
                 file: file.path.clone(),
@@ -193,8 +196,8 @@ fn selected_files<'a>(
 fn usable<'a>(
     input: &'a SideInput,
     name: &str,
-    selected: &[String],
-) -> Result<HashMap<&'a str, &'a FileResult>, UnusableSide> {
+    selected: &HashSet<&str>,
+) -> Result<HashMap<&'a str, FileIndex<'a>>, UnusableSide> {
     let side = || name.to_string();
     let report = match input {
         Err(reason) => return Err(reason.clone().into()),
@@ -219,13 +222,14 @@ fn usable<'a>(
     if files.is_empty() {
         return Err(UnusableSide::NoSelectedFile { side: side() });
     }
-    let failed = files.values().any(|f| {
+    let failed = files.values().map(|f| f.file).any(|f| {
         f.load_error.is_some()
             || f.crashed.is_some()
             || f.tests.iter().any(|t| t.status == Status::Failed)
     });
     let ran = files
         .values()
+        .map(|f| f.file)
         .any(|f| f.load_error.is_some() || f.crashed.is_some() || !f.tests.is_empty());
     if !ran {
         return Err(UnusableSide::NothingRan { side: side() });
@@ -238,16 +242,16 @@ fn usable<'a>(
 }
 
 fn status_of(
-    files: &HashMap<&str, &FileResult>,
+    files: &HashMap<&str, FileIndex<'_>>,
     file: &str,
     name: &str,
     occurrence: usize,
 ) -> (SideStatus, Option<String>) {
     match files.get(file) {
         None => (SideStatus::Absent, None),
-        Some(result) => {
-            let (status, message) = flaky::status_in_file(result, name, occurrence);
-            let message = match (result.crashed.as_ref(), message) {
+        Some(index) => {
+            let (status, message) = index.status(name, occurrence);
+            let message = match (index.file.crashed.as_ref(), message) {
                 // The file's run ended without a report: every test of it failed there.
                 (Some(how), _) => Some(format!("the run {how}")),
                 (None, message) => message.map(str::to_string),
@@ -305,7 +309,9 @@ pub(crate) fn classify(
             not_collected: Vec::new(),
         };
     }
-    let head_files = match usable(head, "head", selected) {
+    let selected_set: HashSet<&str> = selected.iter().map(String::as_str).collect();
+    let selected_set = &selected_set;
+    let head_files = match usable(head, "head", selected_set) {
         Ok(files) => files,
         Err(reason) => return error(reason.to_string(), Vec::new(), Vec::new()),
     };
@@ -318,14 +324,14 @@ pub(crate) fn classify(
         Ok(report) if !report.reruns.is_empty() => Err(UnusableSide::UnexpectedReruns {
             side: "base".into(),
         }),
-        _ => usable(base, "base", selected),
+        _ => usable(base, "base", selected_set),
     };
-    let rerun_files = usable(rerun, "base-rerun", selected);
+    let rerun_files = usable(rerun, "base-rerun", selected_set);
     let empty = HashMap::new();
     let mut rows = Vec::new();
     let mut ids = Vec::new();
     for file in selected {
-        let Some(result) = head_files.get(file.as_str()) else {
+        let Some(result) = head_files.get(file.as_str()).map(|f| f.file) else {
             continue;
         };
         let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -387,38 +393,30 @@ pub(crate) fn classify(
         }
     }
     // The candidates reproduce only when their reruns rule out chance.
-    let candidates: Vec<TestId> = rows
-        .iter()
-        .zip(&ids)
-        .filter(|(row, _)| row.class == TestClass::Reproduces)
-        .map(|(_, id)| id.clone())
+    let candidates: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].class == TestClass::Reproduces)
         .collect();
+    let candidate_ids: Vec<&TestId> = candidates.iter().map(|&i| &ids[i]).collect();
     // A file whose two base runs both ended without a report failed its tests as one.
-    let hung = |side: &Result<HashMap<&str, &FileResult>, UnusableSide>, file: &str| {
+    let hung = |side: &Result<HashMap<&str, FileIndex<'_>>, UnusableSide>, file: &str| {
         side.as_ref()
-            .is_ok_and(|files| files.get(file).is_some_and(|f| f.crashed.is_some()))
+            .is_ok_and(|files| files.get(file).is_some_and(|f| f.file.crashed.is_some()))
     };
-    let candidates = flaky::hypotheses(&candidates, |id| {
+    let hypotheses = flaky::hypotheses(candidate_ids.iter().copied(), |id| {
         hung(&base_files, &id.file) && hung(&rerun_files, &id.file)
     });
-    fn index(reruns: &[Rerun]) -> Vec<flaky::RerunIndex<'_>> {
-        reruns.iter().map(flaky::RerunIndex::new).collect()
-    }
-    let (base_reruns, head_reruns) = (index(reruns_of(rerun)), index(reruns_of(head)));
-    for (row, id) in rows.iter_mut().zip(&ids) {
-        if row.class != TestClass::Reproduces {
-            continue;
-        }
-        match flaky::decide(id, &base_reruns, &head_reruns, candidates, error_rate) {
+    let runs = flaky::runs_of_all(&candidate_ids, reruns_of(rerun), reruns_of(head));
+    let mut ruled_out = HashMap::new();
+    for (&i, runs) in candidates.iter().zip(runs) {
+        let row = &mut rows[i];
+        match flaky::decide_runs(runs, hypotheses, error_rate, &mut ruled_out) {
             Decision::Flaky(runs) => (row.class, row.runs) = (TestClass::Flaky, Some(runs)),
-            Decision::Reproduces => {
-                row.evidence = Some(flaky::runs_of(id, &base_reruns, &head_reruns));
-            }
+            Decision::Reproduces => row.evidence = Some(runs),
         }
     }
     // Errors that stand whatever the rows say.
     if let Some((file, how)) = selected.iter().find_map(|s| {
-        let crashed = head_files.get(s.as_str())?.crashed.as_ref()?;
+        let crashed = head_files.get(s.as_str())?.file.crashed.as_ref()?;
         Some((s, crashed))
     }) {
         return error(format!("`{file}` {how} on head"), rows, not_collected);
@@ -426,7 +424,7 @@ pub(crate) fn classify(
     if let Some(file) = selected.iter().find(|s| {
         head_files
             .get(s.as_str())
-            .is_some_and(|f| f.load_error.is_some())
+            .is_some_and(|f| f.file.load_error.is_some())
     }) {
         return error(
             format!("`{file}` fails to load on head"),
@@ -461,7 +459,7 @@ pub(crate) fn classify(
 mod tests {
     use super::*;
     use crate::gate::encode::VERSION;
-    use crate::gate::test_report::TestCase;
+    use crate::gate::test_report::{FileResult, TestCase};
 
     fn missing(side: &str) -> SideInput {
         Err(SideInputError::Missing { side: side.into() })

@@ -109,6 +109,46 @@ pub(crate) fn status_in_file<'r>(
     let Some(test) = file.tests.iter().filter(|t| t.name == name).nth(occurrence) else {
         return (SideStatus::Absent, None);
     };
+    status_of_test(test)
+}
+
+/// A file of a report indexed by test name, so that looking up the `occurrence`-th test of
+/// a name costs the same whatever the number of tests (a file of many tests with one name
+/// would otherwise make every lookup a scan of the file).
+pub(crate) struct FileIndex<'r> {
+    /// The file.
+    pub file: &'r FileResult,
+    names: HashMap<&'r str, Vec<&'r TestCase>>,
+}
+
+impl<'r> FileIndex<'r> {
+    /// Indexes `file`'s tests by name, in report order.
+    pub(crate) fn new(file: &'r FileResult) -> Self {
+        let mut names: HashMap<&str, Vec<&TestCase>> = HashMap::new();
+        for test in &file.tests {
+            names.entry(test.name.as_str()).or_default().push(test);
+        }
+        FileIndex { file, names }
+    }
+
+    /// What [`status_in_file`] says of the `occurrence`-th test called `name`.
+    pub(crate) fn status(&self, name: &str, occurrence: usize) -> (SideStatus, Option<&'r str>) {
+        let file = self.file;
+        if let Some(message) = &file.load_error {
+            return (SideStatus::LoadError, Some(message));
+        }
+        if let Some(how) = &file.crashed {
+            return (SideStatus::Failed, Some(how));
+        }
+        let Some(test) = self.names.get(name).and_then(|t| t.get(occurrence)) else {
+            return (SideStatus::Absent, None);
+        };
+        status_of_test(test)
+    }
+}
+
+/// A test's status, with its first failure message when it failed.
+fn status_of_test(test: &TestCase) -> (SideStatus, Option<&str>) {
     let message = test.messages.first().map(String::as_str);
     match test.status {
         Status::Passed => (SideStatus::Passed, None),
@@ -223,10 +263,13 @@ pub(crate) fn head_candidates(
 /// with one probability on both sides, and a head run in which any of its tests passed is
 /// one that did not: all the file's candidates together are called reproducing with at
 /// most the probability that bounds one (see docs/statistics.md).
-pub(crate) fn hypotheses(candidates: &[TestId], by_whole_file: impl Fn(&TestId) -> bool) -> usize {
+pub(crate) fn hypotheses<'a>(
+    candidates: impl IntoIterator<Item = &'a TestId>,
+    by_whole_file: impl Fn(&TestId) -> bool,
+) -> usize {
     let mut files = std::collections::HashSet::new();
     candidates
-        .iter()
+        .into_iter()
         .filter(|id| !by_whole_file(id) || files.insert(id.file.as_str()))
         .count()
 }
@@ -279,7 +322,15 @@ pub(crate) enum Decision {
 /// up in constant time whatever the size of the report.
 pub(crate) struct RerunIndex<'r> {
     files: HashMap<&'r str, (&'r FileResult, HashMap<&'r str, Vec<Status>>)>,
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read by the tests' reference count")
+    )]
     limit_ms: Option<u64>,
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read by the tests' reference count")
+    )]
     duration_ms: Option<u64>,
 }
 
@@ -333,8 +384,10 @@ impl<'r> RerunIndex<'r> {
     }
 }
 
-/// Counts one candidate's reruns on each side and decides. `candidates` is how many tests
-/// the first runs made candidates (the judge's count, from the rows).
+/// Counts one candidate's reruns on each side and decides (the reference, one candidate at
+/// a time, that the tests hold [`runs_of_all`] to). `candidates` is how many tests the first
+/// runs made candidates (the judge's count, from the rows).
+#[cfg(test)]
 pub(crate) fn decide(
     id: &TestId,
     base_reruns: &[RerunIndex<'_>],
@@ -342,21 +395,166 @@ pub(crate) fn decide(
     candidates: usize,
     error_rate: f64,
 ) -> Decision {
-    let runs = runs_of(id, base_reruns, head_reruns);
+    decide_runs(
+        runs_of(id, base_reruns, head_reruns),
+        candidates,
+        error_rate,
+        &mut HashMap::new(),
+    )
+}
+
+/// Decides from a candidate's runs: it reproduces when every rerun agreed, often enough to
+/// rule out chance. `ruled_out` remembers the answers for the counts already decided.
+pub(crate) fn decide_runs(
+    runs: Runs,
+    candidates: usize,
+    error_rate: f64,
+    ruled_out: &mut HashMap<(u64, u64), bool>,
+) -> Decision {
     let (failed, passed) = (runs.base_failed - 2, runs.head_passed - 1);
     let agreed = runs.base_runs == runs.base_failed && runs.head_runs == runs.head_passed;
     let n = u64::try_from(candidates).unwrap_or(u64::MAX);
-    let ruled_out =
-        agreed && crate::stats::flake::reproduces(failed, passed, n, error_rate).unwrap_or(false);
-    if ruled_out {
+    let chance_ruled_out = agreed
+        && *ruled_out.entry((failed, passed)).or_insert_with(|| {
+            crate::stats::flake::reproduces(failed, passed, n, error_rate).unwrap_or(false)
+        });
+    if chance_ruled_out {
         Decision::Reproduces
     } else {
         Decision::Flaky(runs)
     }
 }
 
+/// The reruns of one side as the judge counts them for every candidate at once.
+#[derive(Clone, Debug, Default)]
+struct SideTally {
+    /// Reruns whose outcome is the one the side expects (failed on base, passed on head).
+    agreed: u64,
+    /// Reruns with any other outcome (absent ones are not counted).
+    disagreed: u64,
+    /// Base side: the shortest time limit of the reruns that failed.
+    limit: Option<u64>,
+    /// Head side: the durations of the reruns that passed, judged once the limit is known.
+    passes: Vec<Option<u64>>,
+}
+
+impl SideTally {
+    fn failed_within(&mut self, limit: Option<u64>) {
+        self.agreed += 1;
+        self.limit = match (self.limit, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// Counts the reruns of one side into `files` (per file: outcomes every test of it shares,
+/// a crash or a load error) and `tests` (per candidate), reading each rerun once: the
+/// candidates are found by `(file, name, occurrence)`, never looked up rerun by rerun.
+fn tally_side<'r>(
+    reruns: &'r [Rerun],
+    base: bool,
+    by_id: &HashMap<(&str, &str, usize), usize>,
+    files: &mut HashMap<&'r str, SideTally>,
+    tests: &mut [SideTally],
+) {
+    for rerun in reruns {
+        let mut seen = std::collections::HashSet::new();
+        for file in &rerun.report.files {
+            // A file listed twice: the first, as `RerunIndex` reads it.
+            if !seen.insert(file.path.as_str()) {
+                continue;
+            }
+            let Some(tally) = files.get_mut(file.path.as_str()) else {
+                continue;
+            };
+            if file.load_error.is_some() {
+                tally.disagreed += 1;
+                continue;
+            }
+            if file.crashed.is_some() {
+                if base {
+                    tally.failed_within(rerun.limit_ms);
+                } else {
+                    tally.disagreed += 1;
+                }
+                continue;
+            }
+            let mut occurrences: HashMap<&str, usize> = HashMap::new();
+            for test in &file.tests {
+                let k = occurrences.entry(test.name.as_str()).or_insert(0);
+                let key = (file.path.as_str(), test.name.as_str(), *k);
+                *k += 1;
+                let Some(&i) = by_id.get(&key) else {
+                    continue;
+                };
+                let tally = &mut tests[i];
+                match (base, test.status) {
+                    (true, Status::Failed) => tally.failed_within(rerun.limit_ms),
+                    (false, Status::Passed) => tally.passes.push(rerun.duration_ms),
+                    _ => tally.disagreed += 1,
+                }
+            }
+        }
+    }
+}
+
+/// Every candidate's runs, as [`runs_of`] counts them one at a time, in time that grows
+/// with the size of the reruns plus the number of candidates (not their product).
+pub(crate) fn runs_of_all(
+    ids: &[&TestId],
+    base_reruns: &[Rerun],
+    head_reruns: &[Rerun],
+) -> Vec<Runs> {
+    let by_id: HashMap<(&str, &str, usize), usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| ((id.file.as_str(), id.name.as_str(), id.occurrence), i))
+        .collect();
+    let files = || -> HashMap<&str, SideTally> {
+        ids.iter()
+            .map(|id| (id.file.as_str(), SideTally::default()))
+            .collect()
+    };
+    let (mut base_files, mut head_files) = (files(), files());
+    let mut base_tests = vec![SideTally::default(); ids.len()];
+    let mut head_tests = vec![SideTally::default(); ids.len()];
+    tally_side(base_reruns, true, &by_id, &mut base_files, &mut base_tests);
+    tally_side(head_reruns, false, &by_id, &mut head_files, &mut head_tests);
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let (base_file, head_file) =
+                (&base_files[id.file.as_str()], &head_files[id.file.as_str()]);
+            let base = &base_tests[i];
+            let failed = base_file.agreed + base.agreed;
+            let passed_on_base = base_file.disagreed + base.disagreed;
+            let limit = match (base_file.limit, base.limit) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let in_time = |took: Option<u64>| match (limit, took) {
+                (None, _) => true,
+                (Some(limit), Some(took)) => took <= limit,
+                (Some(_), None) => false,
+            };
+            let head = &head_tests[i];
+            let passed = head.passes.iter().filter(|d| in_time(**d)).count() as u64;
+            let late = head.passes.len() as u64 - passed;
+            let failed_on_head = head_file.disagreed + head.disagreed + late;
+            Runs {
+                base_failed: 2 + failed,
+                base_runs: 2 + failed + passed_on_base,
+                head_passed: 1 + passed,
+                head_runs: 1 + passed + failed_on_head,
+            }
+        })
+        .collect()
+}
+
 /// A candidate's runs on each side, the first ones (two failures on base, a pass on head)
 /// included: what a `flaky` test shows on the line, and a reproducing one in the tables.
+#[cfg(test)]
 pub(crate) fn runs_of(
     id: &TestId,
     base_reruns: &[RerunIndex<'_>],
@@ -627,7 +825,7 @@ mod tests {
         assert_eq!(hypotheses(&ids, |_| false), 5);
         assert_eq!(hypotheses(&ids, |id| id.file == F), 4);
         assert_eq!(hypotheses(&ids, |_| true), 3);
-        assert_eq!(hypotheses(&[], |_| true), 0);
+        assert_eq!(hypotheses(&[] as &[TestId], |_| true), 0);
     }
 
     #[test]
@@ -684,5 +882,65 @@ mod tests {
             ..FlakyConfig::default()
         };
         assert_eq!(planned(1, &capped), 3);
+    }
+
+    /// Counting every candidate at once gives what counting each one alone gives, on
+    /// generated reruns with duplicate names, files listed twice, crashed and unloadable
+    /// files, time limits and durations.
+    #[test]
+    fn counting_every_candidate_at_once_agrees_with_counting_each_alone() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let files = ["a.py", "b.py", "c.py"];
+        let names = ["t", "u", "v"];
+        let statuses = [Passed, Failed, Skipped];
+        for _ in 0..200 {
+            let mut side = |base: bool| -> Vec<Rerun> {
+                (0..next(6))
+                    .map(|_| {
+                        let mut report = TestReport { files: Vec::new() };
+                        for _ in 0..next(5) {
+                            let tests = (0..next(6))
+                                .map(|_| TestCase {
+                                    name: names[next(3) as usize].into(),
+                                    status: statuses[next(3) as usize],
+                                    messages: Vec::new(),
+                                    error_type: None,
+                                })
+                                .collect();
+                            report.files.push(FileResult {
+                                path: files[next(3) as usize].into(),
+                                load_error: (next(8) == 0).then(|| "e".into()),
+                                crashed: (next(8) == 0).then(|| "timed out".into()),
+                                tests,
+                            });
+                        }
+                        let time = |x: u64| (x > 0).then_some(x * 10);
+                        Rerun {
+                            exit_code: Some(1),
+                            report,
+                            limit_ms: if base { time(next(4)) } else { None },
+                            duration_ms: time(next(4)),
+                        }
+                    })
+                    .collect()
+            };
+            let (base, head) = (side(true), side(false));
+            let ids: Vec<TestId> = files
+                .iter()
+                .flat_map(|f| names.iter().map(move |n| (f, n)))
+                .flat_map(|(f, n)| (0..3).map(move |k| id(f, n, k)))
+                .collect();
+            let refs: Vec<&TestId> = ids.iter().collect();
+            let all = runs_of_all(&refs, &base, &head);
+            for (id, runs) in ids.iter().zip(all) {
+                assert_eq!(runs, runs_of(id, &ix(&base), &ix(&head)), "{id:?}");
+            }
+        }
     }
 }

@@ -7,6 +7,10 @@
 //! adds the certificate ([`certificate::verify`]) and the mutation check when they apply.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::gate::certificate;
 use crate::gate::classify::{self, Classified, Row, SideInput, SideInputError, Verdict};
@@ -260,7 +264,75 @@ fn check_merge_base(repo: &Repo, base: &str, head: &str) -> Result<(), BaseError
     }
 }
 
+/// The judge's wall-clock budget by default: a judge that reads reports under their caps
+/// takes seconds, so this only stops one that something stalls.
+pub(crate) const JUDGE_BUDGET: Duration = Duration::from_secs(300);
+
+/// What stopped a judge before it had judged.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Stopped {
+    /// Its budget ran out.
+    #[error("the judge did not finish within its budget of {} ms (--budget-ms)", .0.as_millis())]
+    Budget(Duration),
+    /// A signal asked it to stop.
+    #[error("the judge was stopped by {0} before it had judged")]
+    Signal(&'static str),
+    /// The judging thread died.
+    #[error("the judge failed before it had judged")]
+    Died,
+}
+
+/// The name of a signal that stops a judge: SIGINT, SIGTERM, or `a signal`.
+pub(crate) fn signal_name(signal: usize) -> &'static str {
+    if signal == SIGINT as usize {
+        "SIGINT"
+    } else if signal == SIGTERM as usize {
+        "SIGTERM"
+    } else {
+        "a signal"
+    }
+}
+
+/// Judges like [`judge`], within `budget` and until `signalled` names a signal that came:
+/// the judging runs on its own thread, and when the budget runs out or a signal comes
+/// first, the judgement is an error that says so, at once. The thread is left to the end
+/// of the process.
+pub(crate) fn judge_within(
+    input: JudgeInput,
+    budget: Duration,
+    signalled: impl Fn() -> Option<&'static str>,
+) -> Judgement {
+    let deadline = Instant::now() + budget;
+    let (head, base) = (input.head.clone(), input.base.clone());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("judge".into())
+        .spawn(move || {
+            let judgement = judge(&input);
+            let _ = tx.send(judgement);
+        });
+    let stopped = match spawned {
+        Err(_) => Stopped::Died,
+        Ok(_) => loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.min(Duration::from_millis(20))) {
+                Ok(judgement) => return judgement,
+                Err(RecvTimeoutError::Disconnected) => break Stopped::Died,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if let Some(name) = signalled() {
+                break Stopped::Signal(name);
+            }
+            if Instant::now() >= deadline {
+                break Stopped::Budget(budget);
+            }
+        },
+    };
+    judge_error(&head, &base, &stopped.to_string())
+}
+
 pub(crate) fn judge(input: &JudgeInput) -> Judgement {
+    crate::failpoint::pause("judge:started");
     let empty = Classified {
         verdict: Verdict::Error,
         error: None,

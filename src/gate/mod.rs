@@ -48,6 +48,6 @@ pub mod test_report;
 /// The sides under their former name.
 pub(crate) use sides as exec;
 
-pub(crate) use judge::{JudgeInput, Judgement, judge, judge_error};
+pub(crate) use judge::{JUDGE_BUDGET, JudgeInput, Judgement, judge_error, judge_within};
 pub(crate) use local::{RunInput, run};
 pub(crate) use table::{format, table};

@@ -4,10 +4,12 @@
 //! selected files that pass on the merge base and fail on head. The verdict stays what the
 //! selected tests call for, unless `regressions.error` makes a regression an `error`.
 
+use std::collections::{HashMap, HashSet};
+
 use globset::GlobSet;
 
 use crate::gate::encode::{Outcome, Rerun, SideReport};
-use crate::gate::flaky::{TestId, status_in};
+use crate::gate::flaky::{FileIndex, TestId};
 use crate::gate::git::{GitError, Repo};
 use crate::gate::line::{RegressionTest, Regressions, SideStatus};
 use crate::gate::test_report::{Status, TestReport};
@@ -49,8 +51,20 @@ pub(crate) fn compare(
     head: &TestReport,
     selected: &[String],
 ) -> Vec<RegressionTest> {
+    let selected: HashSet<&str> = selected.iter().map(String::as_str).collect();
+    // Each head file indexed once (a path listed twice: the first, as `status_in` reads).
+    let mut head_files: HashMap<&str, FileIndex<'_>> = HashMap::new();
+    for file in &head.files {
+        head_files
+            .entry(file.path.as_str())
+            .or_insert_with(|| FileIndex::new(file));
+    }
     let mut found = Vec::new();
-    for file in base.files.iter().filter(|f| !selected.contains(&f.path)) {
+    for file in base
+        .files
+        .iter()
+        .filter(|f| !selected.contains(f.path.as_str()))
+    {
         let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for test in &file.tests {
             let occurrence = seen.entry(test.name.as_str()).or_insert(0);
@@ -63,10 +77,10 @@ pub(crate) fn compare(
             if test.status != Status::Passed || file.crashed.is_some() {
                 continue;
             }
-            if matches!(
-                status_in(head, &id).0,
-                SideStatus::Failed | SideStatus::LoadError
-            ) {
+            let status = head_files
+                .get(id.file.as_str())
+                .map_or(SideStatus::Absent, |f| f.status(&id.name, id.occurrence).0);
+            if matches!(status, SideStatus::Failed | SideStatus::LoadError) {
                 found.push(RegressionTest {
                     file: id.file,
                     name: id.name,

@@ -74,6 +74,18 @@ pub enum InvalidOption {
         /// `--confidence`.
         confidence: f64,
     },
+    /// A number of runs whose exact plan cannot be computed quickly.
+    #[error(
+        "{name} {runs} is over the cap of {max}: the exact plan of more runs cannot be computed quickly"
+    )]
+    TooManyRuns {
+        /// The option.
+        name: &'static str,
+        /// The value given.
+        runs: u64,
+        /// The cap ([`crate::stats::MAX_PLAN_RUNS`]).
+        max: u64,
+    },
     /// `--candidate-runs 0`.
     #[error("--candidate-runs must be at least 1")]
     CandidateRuns,

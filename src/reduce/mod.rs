@@ -697,7 +697,7 @@ pub fn run_reduction(
         dirty = vec![true; passes.len()];
     }
     let reduce_ms = millis(started.elapsed());
-    let stopped = session.stop_reason();
+    let mut stopped = session.stop_reason();
     let tree = session.current.clone();
     if stopped == Some(StopReason::Interrupted) && session.is_durable() {
         // Nothing is published: the session is resumed instead.
@@ -726,13 +726,29 @@ pub fn run_reduction(
             options.holdout_confidence,
         )
         .map_err(ReduceError::HoldoutPlan)?;
+        // An interrupt ends the holdout: a session keeps its slots for --resume; without
+        // one, the reduction ends as interrupted, with no holdout.
         let passes = if session.is_durable() {
             session.checkpoint_now("holdout")?;
-            session.sample_slots(plan.runs)?
+            let Some(passes) = session.sample_slots(plan.runs, interrupt)? else {
+                session.checkpoint_now("interrupted")?;
+                return Err(ReduceError::SessionInterrupted);
+            };
+            Some(passes)
         } else {
-            session.sample_current(plan.runs)?
+            let sampled = session.sample_current(plan.runs, interrupt, None)?;
+            if sampled.cut {
+                stopped = Some(StopReason::Interrupted);
+            }
+            (!sampled.cut).then_some(sampled.passes)
         };
-        Some(crate::stats::holdout_result(&plan, passes).map_err(ReduceError::HoldoutEvaluation)?)
+        match passes {
+            Some(passes) => Some(
+                crate::stats::holdout_result(&plan, passes)
+                    .map_err(ReduceError::HoldoutEvaluation)?,
+            ),
+            None => None,
+        }
     } else {
         None
     };

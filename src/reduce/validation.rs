@@ -96,6 +96,16 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
     Ok(())
 }
 
+/// Refuses `runs` of `name` over [`crate::stats::MAX_PLAN_RUNS`], before any plan of them is
+/// computed.
+fn plan_runs(name: &'static str, runs: u64) -> Result<(), ReduceError> {
+    let max = crate::stats::MAX_PLAN_RUNS;
+    if runs > max {
+        return Err(InvalidOption::TooManyRuns { name, runs, max }.into());
+    }
+    Ok(())
+}
+
 fn in_unit(name: &'static str, value: f64) -> Result<(), ReduceError> {
     if value > 0.0 && value < 1.0 {
         Ok(())
@@ -117,6 +127,7 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
     in_unit("--confidence", s.confidence)?;
     if let Some(rate) = options.min_baseline_rate {
         in_unit("--min-baseline-rate", rate)?;
+        plan_runs("--baseline-runs", runs)?;
         // One baseline sample discovers the signature and does not count for the rate.
         if crate::stats::required_passes(runs.saturating_sub(1).max(1), rate, s.confidence)
             .ok()
@@ -139,6 +150,7 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
     }
     if let Some(rate) = s.rate {
         in_unit("--min-candidate-rate", rate)?;
+        plan_runs("--candidate-runs", s.runs)?;
         let confidence = match s.run_confidence {
             Some(c) => {
                 in_unit("--run-confidence", c)?;
@@ -163,6 +175,7 @@ fn validate_sampling(options: &ReduceOptions) -> Result<(), ReduceError> {
         return Err(InvalidOption::RunConfidenceAlone.into());
     }
     if options.holdout_runs > 0 {
+        plan_runs("--holdout-runs", options.holdout_runs)?;
         in_unit("--min-holdout-rate", options.min_holdout_rate)?;
         in_unit("--holdout-confidence", options.holdout_confidence)?;
         crate::stats::HoldoutPlan::new(

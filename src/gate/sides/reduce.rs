@@ -28,9 +28,12 @@ use crate::gate::test_report::Status;
 use crate::runner::Confinement;
 use crate::tree::{Entry, Node, Tree};
 
-use super::common::{scratch_dir, side_sandbox};
+use super::common::{Deadline, scratch_dir, side_sandbox};
 use super::error::{SideError, WriteReportError};
 use super::options::ExecOptions;
+
+/// What the reduce side keeps of its deadline to write its report once the holdout stops.
+const HOLDOUT_MARGIN: Duration = Duration::from_secs(5);
 
 /// The first selected test, in path then name order, that failed on base.
 pub(crate) fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
@@ -186,7 +189,7 @@ fn run_reduce_side(
                 &planned,
                 tree_dir,
                 &scratch.path().join(format!("tmp-setup{i}")),
-                interrupt,
+                (interrupt, &Deadline(started + options.budget)),
                 container.as_ref(),
             )?);
         }
@@ -290,14 +293,25 @@ fn run_reduce_side(
             let _ = super::write::write_file(&side.options.out.join("reduce-phases.json"), &text);
         }
         // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
-        // Its runs are spread over the workers, each in its own prepared worktree.
-        let passes = session.sample_current(side.holdout_runs)?;
+        // Its runs are spread over the workers, each in its own prepared worktree. It stops
+        // on SIGINT or SIGTERM and at the side's deadline (less a moment to write the
+        // report): a holdout cut short is no holdout.
+        let deadline = started + options.budget.saturating_sub(HOLDOUT_MARGIN);
+        let sampled = session.sample_current(side.holdout_runs, interrupt, Some(deadline))?;
+        let interrupted = interrupt.load(std::sync::atomic::Ordering::SeqCst);
         let ended_by = match reduction.stopped {
+            _ if interrupted => "interrupted",
             None => "fixed-point",
             Some(crate::reduce::StopReason::MaxAttempts) => "max-attempts",
             Some(crate::reduce::StopReason::MaxDuration) => "max-duration",
             Some(crate::reduce::StopReason::Interrupted) => "interrupted",
         };
+        let holdout = (!sampled.cut).then_some(HoldoutCounts {
+            runs: side.holdout_runs,
+            passes: sampled.passes,
+            rate: HOLDOUT_RATE,
+            confidence: HOLDOUT_CONFIDENCE,
+        });
         Ok(ReduceOutcome::Reduced(Box::new(Reduced {
             file,
             name,
@@ -310,12 +324,7 @@ fn run_reduce_side(
             attempts: reduction.attempts,
             accepted: reduction.events.len() as u64,
             ended_by: ended_by.into(),
-            holdout: Some(HoldoutCounts {
-                runs: side.holdout_runs,
-                passes,
-                rate: HOLDOUT_RATE,
-                confidence: HOLDOUT_CONFIDENCE,
-            }),
+            holdout,
             oracle_samples: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
             reduce_ms: reduction.reduce_ms,
         })))
@@ -355,7 +364,7 @@ fn prepare_tree(
     planned: &Planned,
     tree_dir: &Path,
     tmp: &Path,
-    interrupt: &AtomicBool,
+    (interrupt, deadline): (&AtomicBool, &Deadline),
     container: Option<&crate::container::Container>,
 ) -> Result<(Tree, Vec<String>), SideError> {
     let config = &planned.config;
@@ -368,7 +377,7 @@ fn prepare_tree(
             command,
             tree_dir,
             tmp,
-            Duration::from_secs(config.timeouts.install),
+            deadline.limit(Duration::from_secs(config.timeouts.install))?,
             interrupt,
             container,
         )?;

@@ -217,11 +217,16 @@ impl Session {
     /// The holdout of a durable session, one slot at a time: each slot is recorded in
     /// flight before its command starts and with its result after; a slot found in flight
     /// (the process died inside it) is a non-pass, and the next slot follows. Returns the
-    /// passes.
+    /// passes, or `None` when `interrupt` stopped it: before a slot starts (the next run
+    /// resumes there), or inside one, whose command is ended and which stays in flight.
     ///
     /// # Errors
     /// Workspace I/O, a command that cannot start, or the journal.
-    pub fn sample_slots(&mut self, runs: u64) -> Result<u64, ReduceError> {
+    pub fn sample_slots(
+        &mut self,
+        runs: u64,
+        interrupt: &AtomicBool,
+    ) -> Result<Option<u64>, ReduceError> {
         let mut passes = 0;
         for slot in 0..runs {
             let started = match self.durable.as_mut() {
@@ -252,12 +257,17 @@ impl Session {
                     }
                 }
             } else {
+                if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Ok(None);
+                }
                 if let Some(d) = self.durable.as_mut() {
                     d.journal.append(&Record::HoldoutStart { slot })?;
                 }
                 crate::failpoint::pause("session:holdout-slot");
-                let never = AtomicBool::new(false);
-                let (outcome, normalizer) = self.run_current(&never)?;
+                let (outcome, normalizer) = self.run_current(interrupt)?;
+                if outcome.termination == crate::runner::Termination::Interrupted {
+                    return Ok(None);
+                }
                 let pass = self.setup.oracle.judge(&outcome, &normalizer).pass;
                 if let Some(d) = self.durable.as_mut() {
                     d.journal.append(&Record::HoldoutEnd {
@@ -270,6 +280,6 @@ impl Session {
             };
             passes += u64::from(pass);
         }
-        Ok(passes)
+        Ok(Some(passes))
     }
 }

@@ -74,6 +74,17 @@ pub(crate) fn file_state(session: &Session, path: &str) -> Option<(Arc<[u8]>, [u
     }
 }
 
+/// What [`Session::sample_current`] ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampled {
+    /// Runs that ran to their end.
+    pub runs: u64,
+    /// Of those, the runs the oracle accepted.
+    pub passes: u64,
+    /// Whether an interrupt or the deadline stopped the runs before all had run.
+    pub cut: bool,
+}
+
 /// The reduction session.
 pub struct Session {
     /// The original tree.
@@ -253,30 +264,56 @@ impl Session {
     }
 
     /// Runs the command `runs` times on the accepted tree, spread over every worker, and
-    /// returns how many runs the oracle accepted (holdout samples: outside every phase's
+    /// counts the runs the oracle accepted (holdout samples: outside every phase's
     /// accounting, and never steering anything). Each run starts from exactly the accepted
-    /// tree.
+    /// tree. Once `interrupt` is set or `deadline` passes, no run starts and the running
+    /// ones are ended (and not counted): the holdout is then cut short.
     ///
     /// # Errors
     /// Workspace I/O or a command that cannot start.
-    pub fn sample_current(&mut self, runs: u64) -> Result<u64, ReduceError> {
+    pub fn sample_current(
+        &mut self,
+        runs: u64,
+        interrupt: &AtomicBool,
+        deadline: Option<Instant>,
+    ) -> Result<Sampled, ReduceError> {
         let tree = &self.current;
         let lower = Lower {
             dir: self.clean.root(),
             tree,
         };
         let setup = &self.setup;
-        let never = AtomicBool::new(false);
+        // Set once the holdout must stop: every run watches it.
+        let stop = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
         let next = std::sync::atomic::AtomicU64::new(0);
+        let made = std::sync::atomic::AtomicU64::new(0);
         let passes = std::sync::atomic::AtomicU64::new(0);
         let failure: Mutex<Option<ReduceError>> = Mutex::new(None);
+        let should_stop =
+            || interrupt.load(Ordering::SeqCst) || deadline.is_some_and(|d| Instant::now() >= d);
         std::thread::scope(|scope| {
+            let (stop, done) = (&stop, &done);
+            scope.spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    if should_stop() {
+                        stop.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            });
+            let mut handles = Vec::new();
             for worker in &mut self.workers {
-                let (never, next, passes, failure) = (&never, &next, &passes, &failure);
-                scope.spawn(move || {
-                    while next.fetch_add(1, Ordering::SeqCst) < runs {
-                        match worker.run(tree, Some(lower), &setup.command, setup.timeout, never) {
+                let (next, made, passes, failure) = (&next, &made, &passes, &failure);
+                handles.push(scope.spawn(move || {
+                    while !stop.load(Ordering::SeqCst) && next.fetch_add(1, Ordering::SeqCst) < runs
+                    {
+                        match worker.run(tree, Some(lower), &setup.command, setup.timeout, stop) {
+                            Ok((outcome, _))
+                                if outcome.termination == runner::Termination::Interrupted => {}
                             Ok((outcome, normalizer)) => {
+                                made.fetch_add(1, Ordering::SeqCst);
                                 if setup.oracle.judge(&outcome, &normalizer).pass {
                                     passes.fetch_add(1, Ordering::SeqCst);
                                 }
@@ -289,13 +326,22 @@ impl Session {
                             }
                         }
                     }
-                });
+                }));
             }
+            for handle in handles {
+                let _ = handle.join();
+            }
+            done.store(true, Ordering::SeqCst);
         });
         if let Some(err) = failure.into_inner().ok().flatten() {
             return Err(err);
         }
-        Ok(passes.into_inner())
+        let made = made.into_inner();
+        Ok(Sampled {
+            runs: made,
+            passes: passes.into_inner(),
+            cut: made < runs,
+        })
     }
 
     /// Runs the command once on the accepted tree under `strace` and learns what it
