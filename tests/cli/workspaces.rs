@@ -78,6 +78,39 @@ fn a_test_importing_a_sibling_package_is_reproduced_once_it_is_built() {
     }
 }
 
+/// A test at the root, outside every package, that imports app's source by a relative
+/// path: that source requires `lib`, so lib is built on each side although the test names
+/// no package and sits in none.
+#[test]
+fn a_root_test_importing_a_package_s_source_by_path_gets_its_dependencies_built() {
+    if !require_tool("node", tool_runs("node")) || !require_tool("npm", tool_runs("npm")) {
+        return;
+    }
+    let (repo, _) = npm_workspace();
+    let base = repo.commit(
+        &[(
+            "packages/app/src/sum.js",
+            "const { add } = require('lib');\nexports.sum = (xs) => xs.reduce(add, 0);\n",
+        )],
+        "app sums",
+    );
+    let head = repo.commit(
+        &[
+            ("packages/lib/src/index.js", "exports.add = (a, b) => a + b;\n"),
+            (
+                "test/sum.test.js",
+                "const test = require('node:test');\nconst assert = require('node:assert');\nconst { sum } = require('../packages/app/src/sum.js');\n\ntest('sums', () => assert.strictEqual(sum([1, 2, 3]), 6));\n",
+            ),
+        ],
+        "fix",
+    );
+    let (line, table) = gate_run(&repo, &base, &head, &[]);
+    assert_eq!(line["verdict"], "reproduced", "{line}\n{table}");
+    assert_eq!(line["tests"][0]["name"], "sums", "{line}");
+    let said = "the selected tests need the workspace packages `lib`; built in dependency order with their own build scripts: `lib`";
+    assert!(table.contains(said), "{said}:\n{table}");
+}
+
 /// An ES module build script that copies `src/index.js` to `dist/index.js`, after
 /// importing `dependency` when one is given: it fails unless that was built first.
 fn esm_build(dependency: Option<&str>) -> String {

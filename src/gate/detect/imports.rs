@@ -1,6 +1,7 @@
 //! The packages a JavaScript or TypeScript file imports by a bare specifier: `import … from
 //! 'pkg'`, `import 'pkg'`, `export … from 'pkg'`, `require('pkg')` and `import('pkg')`,
-//! scoped names and subpaths included (`@scope/pkg/sub` is the package `@scope/pkg`).
+//! scoped names and subpaths included (`@scope/pkg/sub` is the package `@scope/pkg`); and,
+//! apart, the relative paths it imports the same ways (`../packages/app/src/index`).
 //!
 //! The text is read by a small lexer that skips comments and knows string and template
 //! literals, so an import in a comment or a string names nothing. Relative and absolute
@@ -13,6 +14,17 @@ pub(crate) fn imported_packages(text: &str) -> Vec<String> {
     let mut found: Vec<String> = specifiers(text)
         .iter()
         .filter_map(|s| package_of(s))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The relative paths `text` imports (`./x`, `../x`, `.`, `..`), as written, each once.
+pub(crate) fn relative_specifiers(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = specifiers(text)
+        .into_iter()
+        .filter(|s| s == "." || s == ".." || s.starts_with("./") || s.starts_with("../"))
         .collect();
     found.sort();
     found.dedup();
@@ -206,6 +218,25 @@ const q = require('esc\'aped');
             imported_packages(text).is_empty(),
             "{:?}",
             imported_packages(text)
+        );
+    }
+
+    #[test]
+    fn relative_paths_are_read_as_written() {
+        let text = r#"
+import { App } from '../../packages/app/src/index';
+import { b } from './local.js';
+export * from '..';
+const c = require('./local.js');
+import x from '/abs/path';
+import y from '.hidden';
+// import { d } from '../commented';
+const s = "import from '../in-a-string'";
+import z from 'lib';
+"#;
+        assert_eq!(
+            relative_specifiers(text),
+            ["..", "../../packages/app/src/index", "./local.js"]
         );
     }
 

@@ -12,15 +12,17 @@
 //!
 //! Once the tests are known, [`Workspace::builds`] takes the packages their text imports
 //! by a bare specifier ([`super::imports`]) and the workspace dependencies of the package
-//! each test file sits in, closes them over the dependencies, and builds those with a
-//! `build` script, dependencies first, each with its own script through the package
-//! manager. The root's build is never run: it builds every package, and one that is broken
-//! and unrelated to the tests would sink the run.
+//! each test file sits in or imports source from by a relative path (a test at the root
+//! that imports `../packages/app/src/index` loads app's dependencies through that source),
+//! closes them over the dependencies, and builds those with a `build` script, dependencies
+//! first, each with its own script through the package manager. The root's build is never
+//! run: it builds every package, and one that is broken and unrelated to the tests would
+//! sink the run.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use super::imports::imported_packages;
+use super::imports::{imported_packages, relative_specifiers};
 use crate::text::shell_quote;
 
 /// The most packages a workspace is read with; more are ignored, and said so.
@@ -246,6 +248,23 @@ fn compile(globs: &[String]) -> Result<(GlobSet, GlobSet), globset::Error> {
     Ok((include.build()?, exclude.build()?))
 }
 
+/// The repository-relative path that `spec`, a relative import of the file `from`, names,
+/// without `.` and `..` parts; `None` when it climbs out of the repository.
+fn resolve(from: &str, spec: &str) -> Option<String> {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for part in spec.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 /// The builds the selected tests need, and what was chosen, for the notes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Builds {
@@ -272,20 +291,33 @@ impl Workspace {
         self.packages.iter().find(|p| p.name == name)
     }
 
-    /// The packages the tests need: those their text (`read`) imports by name, and the
-    /// dependencies of the package each sits in, with all their workspace dependencies;
-    /// dependencies before their dependents, ties in name order. A dependency cycle is
-    /// cut where the walk meets it again.
+    /// The packages the tests need: those their text (`read`) imports by name or by a
+    /// relative path to the package's directory, the dependencies of the package each
+    /// sits in, and those of a package whose files a test imports by a relative path
+    /// (`../../packages/app/src/index`: that source loads app's dependencies), with all
+    /// their workspace dependencies; dependencies before their dependents, ties in name
+    /// order. A dependency cycle is cut where the walk meets it again.
     pub(crate) fn needed(&self, tests: &[String], read: &dyn Fn(&str) -> String) -> Vec<&Package> {
         let mut roots: Vec<&str> = Vec::new();
         for test in tests {
-            for name in imported_packages(&read(test)) {
+            let text = read(test);
+            for name in imported_packages(&text) {
                 if let Some(p) = self.package(&name) {
                     roots.push(p.name.as_str());
                 }
             }
             if let Some(home) = self.enclosing(test) {
                 roots.extend(home.deps.iter().map(String::as_str));
+            }
+            for target in relative_specifiers(&text)
+                .iter()
+                .filter_map(|spec| resolve(test, spec))
+            {
+                if let Some(p) = self.packages.iter().find(|p| p.dir == target) {
+                    roots.push(p.name.as_str());
+                } else if let Some(source) = self.enclosing(&target) {
+                    roots.extend(source.deps.iter().map(String::as_str));
+                }
             }
         }
         roots.sort_unstable();
@@ -481,9 +513,52 @@ mod tests {
             builds.command.as_deref(),
             Some("npm run build --workspace @acme/core")
         );
+        // A test outside every package, importing app's source and ui's directory by
+        // relative paths: app's dependencies and ui itself are needed.
+        let read_relative = reader(&[
+            (
+                "tests/app.test.js",
+                "import { render } from '../packages/app/src/render.js';\n",
+            ),
+            (
+                "tests/deep/ui.test.js",
+                "const ui = require('../../packages/ui');\nrequire('../../../outside');\n",
+            ),
+        ]);
+        let order = |tests: &[&str]| -> Vec<String> {
+            ws.needed(&files(tests), &read_relative)
+                .iter()
+                .map(|p| p.name.clone())
+                .collect()
+        };
+        assert_eq!(
+            order(&["tests/app.test.js"]),
+            ["@acme/config", "@acme/core", "@acme/ui"]
+        );
+        assert_eq!(
+            order(&["tests/deep/ui.test.js"]),
+            ["@acme/config", "@acme/core", "@acme/ui"]
+        );
         let none = ws.builds(&files(&["packages/config/x.test.js"]), &read);
         assert_eq!(none.command, None);
         assert_eq!(none.note, "the selected tests need no workspace package");
+    }
+
+    #[test]
+    fn relative_imports_resolve_from_the_test_s_directory() {
+        for (from, spec, want) in [
+            (
+                "tests/core/app.test.ts",
+                "../../packages/app/src/index",
+                Some("packages/app/src/index"),
+            ),
+            ("tests/a.test.js", "./helpers/../b.js", Some("tests/b.js")),
+            ("a.test.js", "./packages/x", Some("packages/x")),
+            ("a.test.js", "..", None),
+            ("tests/a.test.js", "../../x", None),
+        ] {
+            assert_eq!(resolve(from, spec).as_deref(), want, "{from} {spec}");
+        }
     }
 
     #[test]
