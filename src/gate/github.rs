@@ -301,10 +301,14 @@ pub(crate) fn annotations(result: &ResultLine) -> Vec<String> {
             &message,
         ));
     }
-    if failing.len() > MAX_TEST_ANNOTATIONS {
+    // The counts cover every test, also when the list holds only some of them.
+    let failing_count = usize::try_from(result.counts.fails_on_head)
+        .unwrap_or(usize::MAX)
+        .max(failing.len());
+    if failing_count > MAX_TEST_ANNOTATIONS {
         let message = format!(
             "{} more tests do not pass on head; the step summary lists them.",
-            failing.len() - MAX_TEST_ANNOTATIONS
+            failing_count - MAX_TEST_ANNOTATIONS
         );
         out.push(command(
             "warning",
@@ -392,16 +396,19 @@ pub(super) fn explain_certificate(verdict: CertificateVerdict) -> &'static str {
     }
 }
 
-/// The judgement's line with every classified test in `tests`, not only those that fit the
-/// line's 4 KB: the summary's table then lists the first [`SUMMARY_MAX_TESTS`] of all.
+/// The judgement's line with the first [`SUMMARY_MAX_TESTS`] classified tests in `tests`,
+/// not only those that fit the line's 4 KB: what the summary's table lists (its counts
+/// cover the rest).
 pub(crate) fn with_every_test(judgement: &crate::gate::judge::Judgement) -> ResultLine {
     let mut full = judgement.line.clone();
     full.tests = judgement
         .classified
         .rows
         .iter()
+        .take(SUMMARY_MAX_TESTS)
         .map(|row| row.to_line())
         .collect();
+    full.truncated |= full.tests.len() < judgement.classified.rows.len();
     full
 }
 
@@ -482,11 +489,15 @@ pub(crate) fn summary(
                 test.head.as_str()
             );
         }
-        if result.tests.len() > SUMMARY_MAX_TESTS {
+        // The counts cover every test, also when the list holds only some of them.
+        let total = usize::try_from(result.counts.total())
+            .unwrap_or(usize::MAX)
+            .max(result.tests.len());
+        if total > SUMMARY_MAX_TESTS {
             let _ = writeln!(
                 out,
                 "\n{} more tests are not listed here; the counts above cover them.",
-                result.tests.len() - SUMMARY_MAX_TESTS
+                total - SUMMARY_MAX_TESTS
             );
         }
         out.push('\n');

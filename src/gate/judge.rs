@@ -415,7 +415,10 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
     }
     let regressions = judge_regressions(&planned, &base, &head, &mut classified);
     let counts = line::Counts::tally(classified.rows.iter().map(|row| row.class));
-    let tests = classified.rows.iter().map(Row::to_line).collect();
+    // The rows stay whole in the judgement; the line keeps what it could ever list.
+    let tests: Vec<line::TestLine> =
+        line::the_tests_that_can_fit(classified.rows.iter().map(Row::to_line));
+    let truncated = tests.len() < classified.rows.len();
     let certificate = input.reduce_report.as_deref().map(|path| {
         let text = read_bounded(path, certificate_cap(), "reduce");
         certificate::verify(&repo, &input.base, &input.head, &planned, &classified, text)
@@ -434,7 +437,7 @@ pub(crate) fn judge(input: &JudgeInput) -> Judgement {
         tests,
         deleted_tests: planned.plan.deleted_tests.clone(),
         not_collected: classified.not_collected.clone(),
-        truncated: false,
+        truncated,
         certificate,
         mutants,
         regressions,

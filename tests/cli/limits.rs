@@ -160,6 +160,18 @@ fn cpu_time_of(mut command: Command) -> (String, Duration) {
     (out, Duration::from_millis(ticks * 1000 / hz))
 }
 
+/// The largest peak resident memory of the children this test process has reaped, in
+/// bytes: after [`Case::judge`], the judge's (the only large one).
+fn peak_memory_of_children() -> u64 {
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    // Linux gives it in KiB.
+    u64::try_from(usage.max_rss()).unwrap() * 1024
+}
+
+/// The memory the worst report set under the caps may take.
+const JUDGED_IN_BYTES: u64 = 256 << 20;
+
 fn test(name: &str, status: Status) -> TestCase {
     TestCase {
         name: name.to_string(),
@@ -385,8 +397,17 @@ fn the_largest_report_sets_are_judged_in_linear_time() {
     assert_eq!(line["counts"]["reproduces"], 1, "{line}");
     assert_eq!(line["counts"]["flaky"], n - 1, "{line}");
     assert_eq!(line["truncated"], true);
-    eprintln!("{n} tests of one name and their reruns judged in {took:?} of CPU");
+    let peak = peak_memory_of_children();
+    eprintln!(
+        "{n} tests of one name and their reruns judged in {took:?} of CPU, {} MiB at most",
+        peak >> 20
+    );
     assert!(took < JUDGED_WITHIN, "{n} tests of one name took {took:?}");
+    assert!(
+        peak < JUDGED_IN_BYTES,
+        "{n} tests of one name took {} MiB",
+        peak >> 20
+    );
 }
 
 #[test]

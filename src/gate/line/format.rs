@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::rules::{CERT_DID_NOT_FIT, LineError, MAX_LINE_BYTES, PREFIX, decimal};
 use super::types::{
-    CertificateVerdict, MutantLine, MutantOutcome, ResultLine, TestClass, TestLine,
+    CertificateVerdict, MutantLine, MutantOutcome, Regressions, ResultLine, TestClass, TestLine,
 };
 
 /// serde_json's compact output, with every number that is not an integer
@@ -108,15 +108,15 @@ fn drop_last<T>(
 /// result as written and its line.
 fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
     result.validate()?;
-    let line = render(result);
-    if line.len() <= MAX_LINE_BYTES {
-        return Ok((result.clone(), line));
+    let (mut out, cut) = capped(result);
+    let line = render(&out);
+    if !cut && line.len() <= MAX_LINE_BYTES {
+        return Ok((out, line));
     }
     // The length once `truncated` is true (`true` is a byte shorter). At
     // least one entry goes, even when that byte alone would make it fit.
-    let mut len = line.len() - usize::from(!result.truncated);
-    let mut dropped = false;
-    let mut out = result.clone();
+    let mut len = line.len() - usize::from(!out.truncated);
+    let mut dropped = cut;
     out.truncated = true;
     let killed = |r: &MutantLine| r.outcome == MutantOutcome::Killed;
     if let Some(m) = out.mutants.as_mut() {
@@ -137,6 +137,63 @@ fn fit(result: &ResultLine) -> Result<(ResultLine, String), LineError> {
     let line = render(&out);
     let line = fit_certificate(&mut out, line, dropped)?;
     Ok((out, line))
+}
+
+/// A copy of `result` with at most [`MAX_LINE_BYTES`] entries of each kind
+/// that [`fit`] drops by (tests that reproduce and the others, regressions,
+/// deleted and not collected tests; a mutation check has five at most), and
+/// whether any was left out. Every entry takes more than a byte of the line,
+/// so [`fit`] would drop those left out before any other of their kind, and
+/// the line is over its limit as long as they are there: the result is the
+/// same, without copying entries only to drop them (a report of 250,000
+/// tests).
+fn capped(result: &ResultLine) -> (ResultLine, bool) {
+    let tests = the_tests_that_can_fit(result.tests.iter().cloned());
+    let mut cut = tests.len() < result.tests.len();
+    let mut take = |len: usize| {
+        cut |= len > MAX_LINE_BYTES;
+        len.min(MAX_LINE_BYTES)
+    };
+    let regressions = result.regressions.as_ref().map(|r| Regressions {
+        count: r.count,
+        tests: r.tests[..take(r.tests.len())].to_vec(),
+    });
+    let deleted_tests = result.deleted_tests[..take(result.deleted_tests.len())].to_vec();
+    let not_collected = result.not_collected[..take(result.not_collected.len())].to_vec();
+    let out = ResultLine {
+        head: result.head.clone(),
+        merge_base: result.merge_base.clone(),
+        verdict: result.verdict,
+        error: result.error.clone(),
+        config_edited: result.config_edited,
+        counts: result.counts,
+        tests,
+        deleted_tests,
+        not_collected,
+        truncated: result.truncated,
+        certificate: result.certificate.clone(),
+        mutants: result.mutants.clone(),
+        regressions,
+    };
+    (out, cut)
+}
+
+/// The first [`MAX_LINE_BYTES`] tests that reproduce and the first as many others, in
+/// order: the most the line could ever list ([`fit`] drops the others first), so a result
+/// built from them formats exactly as one built from all of them, with `counts` kept.
+pub(crate) fn the_tests_that_can_fit(tests: impl Iterator<Item = TestLine>) -> Vec<TestLine> {
+    let (mut repro, mut other) = (0, 0);
+    tests
+        .filter(|t| {
+            let seen = if t.class == TestClass::Reproduces {
+                &mut repro
+            } else {
+                &mut other
+            };
+            *seen += 1;
+            *seen <= MAX_LINE_BYTES
+        })
+        .collect()
 }
 
 /// The last resorts of [`fit`], once the lists are empty: cut the end of
@@ -240,6 +297,41 @@ mod tests {
             assert!(e.to_string().contains(want), "wanted {want}, got {e}");
             assert_eq!(parse_line(&render(&r)).map(|_| ()), Err(e));
         }
+    }
+
+    /// A result with more entries of a kind than the line has bytes formats exactly as one
+    /// that lists only the first ones of each kind (with the same counts): those are all
+    /// the line could ever keep, so the formatter copies no more.
+    #[test]
+    fn entries_past_what_the_line_could_hold_change_nothing() {
+        let n = MAX_LINE_BYTES + 50;
+        let tests: Vec<TestLine> = (0..2 * n)
+            .map(|i| {
+                let class = if i % 2 == 0 {
+                    TestClass::Reproduces
+                } else {
+                    TestClass::PassesOnBase
+                };
+                test(&format!("t{i}"), class)
+            })
+            .collect();
+        let mut big = result(tests.clone());
+        big.deleted_tests = (0..n).map(|i| format!("tests/test_gone_{i}.py")).collect();
+        let mut small = big.clone();
+        // 200 of each kind are already over 4 KB.
+        small.tests = tests[..400].to_vec();
+        small.deleted_tests.truncate(200);
+        small.truncated = true;
+        let line = format_line(&big).expect("formats");
+        assert_eq!(format_line(&small).as_deref(), Ok(line.as_str()));
+        assert_eq!(truncate_to_fit(&big), truncate_to_fit(&small));
+        // Only the first of each kind are copied.
+        let (copy, cut) = capped(&big);
+        assert!(cut);
+        assert_eq!(copy.tests.len(), 2 * MAX_LINE_BYTES);
+        assert_eq!(copy.tests[..200], tests[..200]);
+        assert_eq!(copy.deleted_tests.len(), MAX_LINE_BYTES);
+        assert!(!capped(&small).1);
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod types;
 #[cfg(test)]
 mod fixtures;
 
+pub(crate) use format::the_tests_that_can_fit;
 pub use format::{format_line, truncate_to_fit};
 pub(crate) use format::{respelt, skeleton};
 pub use parse::parse_line;
