@@ -24,7 +24,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::fcntl::OFlag;
 use nix::libc;
 use nix::unistd::Pid;
 
@@ -82,23 +82,10 @@ pub(super) fn start(
 /// Whether this kernel starts a process in the cgroup of `cgroup`: a child that exits at
 /// once, reaped here.
 pub(super) fn probe(cgroup: BorrowedFd<'_>) -> bool {
-    let args = CloneArgs {
-        flags: CLONE_INTO_CGROUP,
-        exit_signal: libc::SIGCHLD as u64,
-        cgroup: u64::try_from(cgroup.as_raw_fd()).unwrap_or(u64::MAX),
-        ..CloneArgs::default()
-    };
-    // SAFETY: as in `spawn_into`; the child only calls `_exit`.
-    #[expect(
-        unsafe_code,
-        reason = "clone3 with CLONE_INTO_CGROUP, and _exit in the child"
-    )]
+    // SAFETY: the child only calls `_exit`.
+    #[expect(unsafe_code, reason = "a child of clone3 that only calls _exit")]
     let ret = unsafe {
-        let ret = libc::syscall(
-            libc::SYS_clone3,
-            std::ptr::from_ref(&args),
-            std::mem::size_of::<CloneArgs>(),
-        );
+        let ret = fork_into(cgroup);
         if ret == 0 {
             libc::_exit(0);
         }
@@ -112,16 +99,32 @@ pub(super) fn probe(cgroup: BorrowedFd<'_>) -> bool {
     true
 }
 
-/// A copy of `fd` numbered 3 or above, close-on-exec, so that moving it to 0, 1 or 2 in the
-/// child never overwrites another of the descriptors it moves.
-fn above_stdio(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    let raw = fcntl(fd, FcntlArg::F_DUPFD_CLOEXEC(3))?;
-    // SAFETY: `fcntl` just returned this new descriptor, which nothing else owns.
-    #[expect(
-        unsafe_code,
-        reason = "taking ownership of the descriptor F_DUPFD returned"
-    )]
-    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) })
+/// `clone3` with `CLONE_INTO_CGROUP` into the cgroup of `cgroup`, as `fork` returns: 0 in
+/// the child, its id in the parent, -1 (and `errno`) when refused.
+///
+/// # Safety
+/// Without `CLONE_VM` it is a `fork` of a process with other threads: the child may only
+/// make async-signal-safe calls, allocate nothing, and must end with `execve` or `_exit`.
+#[expect(
+    unsafe_code,
+    reason = "clone3 with CLONE_INTO_CGROUP, which neither std nor nix offer"
+)]
+unsafe fn fork_into(cgroup: BorrowedFd<'_>) -> libc::c_long {
+    let args = CloneArgs {
+        flags: CLONE_INTO_CGROUP,
+        exit_signal: libc::SIGCHLD as u64,
+        cgroup: u64::try_from(cgroup.as_raw_fd()).unwrap_or(u64::MAX),
+        ..CloneArgs::default()
+    };
+    // SAFETY: `args` is a valid `clone_args` of the size given; what the child may do is
+    // the caller's contract.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            std::ptr::from_ref(&args),
+            std::mem::size_of::<CloneArgs>(),
+        )
+    }
 }
 
 /// Starts `steps` as the leader `leader` describes, born in the cgroup of `cgroup`.
@@ -135,29 +138,15 @@ fn spawn_into(
 ) -> io::Result<Started> {
     let cwd = std::ffi::CString::new(leader.cwd.as_os_str().as_encoded_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the directory holds a NUL"))?;
-    let stdin = above_stdio(leader.stdin)?;
-    let output = above_stdio(leader.output)?;
+    // Copies numbered 3 or above (close-on-exec), so that moving them to 0, 1 and 2 in the
+    // child never overwrites another of them.
+    let stdin = leader.stdin.try_clone_to_owned()?;
+    let output = leader.output.try_clone_to_owned()?;
     let (report_read, report_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    let args = CloneArgs {
-        flags: CLONE_INTO_CGROUP,
-        exit_signal: libc::SIGCHLD as u64,
-        cgroup: u64::try_from(cgroup.as_raw_fd()).unwrap_or(u64::MAX),
-        ..CloneArgs::default()
-    };
-    // SAFETY: `clone3` without `CLONE_VM` is a `fork`: the child gets a copy of this
-    // process, and runs only `child`, which makes system calls on what is prepared above
-    // and never returns.
-    #[expect(
-        unsafe_code,
-        reason = "clone3 with CLONE_INTO_CGROUP, which neither std nor nix offer"
-    )]
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            std::ptr::from_ref(&args),
-            std::mem::size_of::<CloneArgs>(),
-        )
-    };
+    // SAFETY: the child runs only `child`, which makes system calls on what is prepared
+    // above and never returns.
+    #[expect(unsafe_code, reason = "the child of clone3 runs the leader's steps")]
+    let ret = unsafe { fork_into(cgroup) };
     if ret == 0 {
         child(&cwd, &stdin, &output, &report_write, &mut steps);
     }
