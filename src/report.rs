@@ -40,6 +40,38 @@ pub struct TreeFacts {
     pub tree_content_sha256_v1: String,
 }
 
+/// One sentence of REPROMIN.md on how fine the passes went, and why.
+fn level_sentence(level: &crate::reduce::level::LevelRecord) -> String {
+    use crate::reduce::level::LevelHow;
+    let name = |l: crate::reduce::Level| {
+        serde_json::to_value(l)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    match level.how {
+        LevelHow::Given => format!("Level: {} (`--level`).", name(level.level)),
+        LevelHow::Passes => format!("Level: {} (the passes of `--passes`).", name(level.level)),
+        LevelHow::Auto => {
+            let mut text = format!("Level: {}, chosen by the run.", name(level.level));
+            for step in &level.steps {
+                let _ = write!(
+                    text,
+                    " {} {}: {}.",
+                    if step.ran {
+                        "Went on to"
+                    } else {
+                        "Stopped before"
+                    },
+                    name(step.level),
+                    step.reason
+                );
+            }
+            text
+        }
+    }
+}
+
 /// How the run was configured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Execution {
@@ -54,8 +86,10 @@ pub struct Execution {
     pub final_timeout_ms: u64,
     /// Baseline runs.
     pub baseline_runs: usize,
-    /// Passes enabled.
+    /// Passes that ran.
     pub passes: Vec<PassName>,
+    /// How fine the passes went, and why.
+    pub level: crate::reduce::level::LevelRecord,
     /// How the deletion passes shrink their chunks.
     pub minimiser: crate::reduce::minimise::Minimiser,
     /// Extra ignored basenames.
@@ -359,7 +393,8 @@ pub fn build(
             final_timeout_ms: u64::try_from(reduction.final_timeout.as_millis())
                 .unwrap_or(u64::MAX),
             baseline_runs: options.baseline_runs,
-            passes: options.passes.clone(),
+            passes: reduction.passes.clone(),
+            level: reduction.level.clone(),
             minimiser: options.minimiser,
             ignored_names: sorted(&options.rules.names),
             ignored_paths: sorted(&options.rules.paths),
@@ -518,6 +553,7 @@ pub fn to_markdown(report: &Report) -> String {
             as f64
             / 1000.0
     );
+    let _ = writeln!(md, "{}\n", level_sentence(&report.execution.level));
     let _ = writeln!(
         md,
         "| phase | attempts | accepted | rejected | no-op | superseded | aborted | commands | cache hits | bytes removed |"

@@ -21,8 +21,6 @@ pub(crate) struct CaseJson {
     pub(crate) expected_regex: BTreeMap<String, String>,
     /// Design targets checked for repromin.
     pub(crate) targets: Targets,
-    /// repromin's `--level` for this case, unless `--repromin-level` is given.
-    pub(crate) repromin_level: Option<String>,
 }
 
 #[derive(Default, serde::Deserialize, Clone)]

@@ -40,6 +40,9 @@ pub(crate) struct CaseReport {
     pub(crate) case: Case,
     /// The oracle's time per call on the input.
     pub(crate) oracle: Duration,
+    /// The machine's own speed-up for this oracle: the same runs on the input one at a
+    /// time, then as many at a time as repromin's highest `--jobs` (when it has two).
+    pub(crate) machine: Option<f64>,
     pub(crate) rows: Vec<Row>,
     pub(crate) skipped: Vec<String>,
 }
@@ -86,6 +89,17 @@ pub(crate) fn peers(cases_dir: &Path, opts: &PeerOpts) -> Res<PeerReport> {
             case.name,
             oracle.as_secs_f64() * 1000.0
         );
+        let hi = opts.jobs.iter().copied().max().unwrap_or(1);
+        let machine = if hi > 1 && opts.jobs.len() > 1 {
+            let factor = machine_speedup(&case, hi)?;
+            eprintln!(
+                "{}: the oracle {hi} at a time: {factor:.2}x one at a time",
+                case.name
+            );
+            Some(factor)
+        } else {
+            None
+        };
         let mut rows = Vec::new();
         let mut skipped = Vec::new();
         for found in &tools {
@@ -139,6 +153,7 @@ pub(crate) fn peers(cases_dir: &Path, opts: &PeerOpts) -> Res<PeerReport> {
         reports.push(CaseReport {
             case,
             oracle,
+            machine,
             rows,
             skipped,
         });
@@ -261,11 +276,7 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     match tool {
         Tool::Repromin => {
             cmd.args(REDUCE_ARGS);
-            if let Some(level) = opts
-                .repromin_level
-                .as_ref()
-                .or(case.json.repromin_level.as_ref())
-            {
+            if let Some(level) = opts.repromin_level.as_ref() {
                 cmd.args(["--level", level]);
             }
             cmd.args(["--jobs", &jobs_s, "--", "/bin/sh"]).arg(&wrapper);
@@ -435,6 +446,51 @@ fn oracle_time(case: &Case) -> Res<Duration> {
     }
     times.sort();
     Ok(times[1])
+}
+
+/// Runs of the oracle behind [`machine_speedup`], per stream.
+const SPEEDUP_RUNS: u32 = 6;
+
+/// The machine's own speed-up for the case's oracle: `SPEEDUP_RUNS × at_once` runs on
+/// fresh copies of the input, one at a time, then `at_once` at a time; the first wall time
+/// over the second.
+fn machine_speedup(case: &Case, at_once: u32) -> Res<f64> {
+    let input = case.dir.join("input");
+    let input = match case.single_file() {
+        Some(file) => input.join(file),
+        None => input,
+    };
+    let runs = SPEEDUP_RUNS * at_once;
+    let started = std::time::Instant::now();
+    for _ in 0..runs {
+        timed_oracle(case, &input)?;
+    }
+    let one = started.elapsed();
+    let started = std::time::Instant::now();
+    let failed = std::thread::scope(|scope| {
+        let streams: Vec<_> = (0..at_once)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..SPEEDUP_RUNS)
+                        .map(|_| {
+                            timed_oracle(case, &input)
+                                .map(|_| ())
+                                .map_err(|e| e.to_string())
+                        })
+                        .find_map(Result::err)
+                })
+            })
+            .collect();
+        streams.into_iter().find_map(|s| {
+            s.join()
+                .unwrap_or_else(|_| Some("a stream panicked".into()))
+        })
+    });
+    if let Some(why) = failed {
+        return Err(why.into());
+    }
+    let parallel = started.elapsed();
+    Ok(one.as_secs_f64() / parallel.as_secs_f64())
 }
 
 /// Runs the real oracle once on a fresh copy of a file or tree: whether it exited 0, and
@@ -615,6 +671,14 @@ impl CaseReport {
                 "\nrepromin -j{} vs -j{}: {:.2}x ({:.1} s -> {:.1} s).",
                 s.hi, s.lo, s.factor, s.lo_wall, s.hi_wall
             );
+            if let Some(machine) = self.machine {
+                let _ = writeln!(
+                    md,
+                    "The oracle {} at a time on this machine: {machine:.2}x; repromin reaches {:.0} % of that.",
+                    s.hi,
+                    100.0 * s.factor / machine
+                );
+            }
         }
         let _ = writeln!(md);
     }

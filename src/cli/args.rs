@@ -468,6 +468,12 @@ impl ValueEnum for PassName {
                 "Delete tokens inside lines (words, literals, single punctuation), to 1-minimality",
             ),
             PassName::Chars => ("chars", "Delete single characters, to 1-minimality"),
+            PassName::Rewrite => (
+                "rewrite",
+                "Around a file of a few tokens, try each content made of one deleted run of \
+                 tokens and one token put in (from the file's most frequent short tokens), \
+                 smallest first (with `--level chars`)",
+            ),
         };
         Some(PossibleValue::new(name).help(help))
     }
@@ -523,7 +529,7 @@ pub struct ReductionArgs {
 #[derive(Debug, Args, Clone)]
 pub struct PassesArgs {
     /// The passes to run, comma-separated; they run in the order of the list below, whatever
-    /// the order given [default: the passes of --level].
+    /// the order given [default: the passes of --level, or those the run chooses].
     #[arg(
         long,
         value_name = "PASS",
@@ -533,8 +539,11 @@ pub struct PassesArgs {
     pub passes: Vec<PassName>,
 
     /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
-    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters)
-    /// [default: lines]. Cannot be combined with --passes.
+    /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters).
+    /// Without it, the run decides: once the passes down to lines reach their fixed point,
+    /// tokens and then characters follow while their estimated cost fits a minute (or a
+    /// quarter of the run so far, or what is left of --max-duration); the report says what
+    /// it chose and why. Cannot be combined with --passes.
     #[arg(
         long,
         value_enum,
@@ -777,10 +786,16 @@ pub(super) fn build_options(
         list.dedup();
         options.passes = list;
     }
-    // `--level` picks the pass list (clap keeps it apart from `--passes`).
-    if let Some(level) = passes.level {
+    // `--level` picks the pass list (clap keeps it apart from `--passes`); with neither, the
+    // run goes as fine as pays (see [`reduce::level`]).
+    options.level = if let Some(level) = passes.level {
         options.passes = PassName::up_to(level.into());
-    }
+        reduce::LevelChoice::Given(level.into())
+    } else if passes.passes.is_empty() {
+        reduce::LevelChoice::Auto
+    } else {
+        reduce::LevelChoice::Passes
+    };
     apply_sampling(&mut options, sampling);
     Ok(options)
 }

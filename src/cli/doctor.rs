@@ -12,12 +12,13 @@ use super::args::{PassesArgs, ReductionArgs, build_options};
 use crate::reduce::{self, ReduceError};
 
 /// `--passes` in the words of a reduction that would run (`reduce` has its own).
-const PASSES_HELP: &str =
-    "The passes that would run, comma-separated [default: the passes of --level]";
+const PASSES_HELP: &str = "The passes that would run, comma-separated [default: the passes of --level, or those \
+     the run chooses]";
 
 /// `--level` in the words of a reduction that would run.
 const LEVEL_HELP: &str = "How fine the cuts would go: `lines`, `tokens` or `chars` (see \
-     `reduce --help`) [default: lines]. Cannot be combined with --passes";
+     `reduce --help`) [default: chosen by the run, from lines on]. Cannot be combined with \
+     --passes";
 
 /// The options of [`PassesArgs`] in the words of `doctor`; the rest as they are. In place, so
 /// that the arguments keep their order (which completion scripts follow).
@@ -187,6 +188,13 @@ pub(super) fn doctor(
         .map(|p| format!("{p:?}").to_lowercase())
         .collect();
     let _ = writeln!(out, "passes: {}", passes.join(", "));
+    if options.level == reduce::LevelChoice::Auto {
+        let _ = writeln!(
+            out,
+            "level: chosen by the run: tokens, then chars, follow once these reach their fixed \
+             point, while their estimated cost fits"
+        );
+    }
     let minimiser = match options.minimiser {
         reduce::minimise::Minimiser::Cdd => "cdd",
         reduce::minimise::Minimiser::Halving => "halving",

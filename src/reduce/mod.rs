@@ -14,6 +14,7 @@ pub mod edits;
 mod error;
 pub(crate) mod identifiers;
 mod invalid;
+pub mod level;
 pub(crate) mod manifest;
 pub(crate) mod minimise;
 pub mod options;
@@ -43,8 +44,8 @@ use pass::{Pass, PassContext};
 use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
 
 pub use options::{
-    BASELINE_TIMEOUT, BaselineRun, Level, PassName, ReduceOptions, StopReason, TIMEOUT_FACTOR,
-    TIMEOUT_FLOOR,
+    BASELINE_TIMEOUT, BaselineRun, Level, LevelChoice, PassName, ReduceOptions, StopReason,
+    TIMEOUT_FACTOR, TIMEOUT_FLOOR,
 };
 
 pub use error::ReduceError;
@@ -201,6 +202,73 @@ pub struct Reduction {
     pub trace: Option<access::TraceRecord>,
     /// Whether the runs saw their tree through an overlay mount, or why not.
     pub overlay: crate::overlay::OverlayRecord,
+    /// How fine the passes went, and why.
+    pub level: level::LevelRecord,
+    /// The passes that ran, coarse to fine.
+    pub passes: Vec<PassName>,
+}
+
+/// Runs the dirty passes until none is dirty, the global fixed point of `passes`.
+fn to_fixed_point(
+    session: &mut Session,
+    passes: &mut [Box<dyn Pass>],
+    dirty: &mut Vec<bool>,
+    ctx: &mut PassContext,
+) -> Result<(), ReduceError> {
+    // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
+    // When the worklist empties after passes skipped settled files, every pass runs once
+    // more with nothing skipped but what was searched on this very tree: the confirming
+    // round. Its first commit ends it, and the worklist goes on as before.
+    let mut skips = session.settled_skips();
+    loop {
+        while let Some(i) = dirty.iter().position(|d| *d) {
+            dirty[i] = false;
+            let name = passes[i].name();
+            let timer = session.begin_pass(name);
+            session.set_recalling(ctx.settle && !ctx.confirming);
+            let result = passes[i].run(session, ctx)?;
+            session.end_pass(name, timer, result.unparsable);
+            if session.stop_reason().is_some() {
+                break;
+            }
+            session.pass_completed(name, result.accepted > 0)?;
+            if result.accepted > 0 {
+                ctx.confirming = false;
+                for (j, flag) in dirty.iter_mut().enumerate() {
+                    if j != i {
+                        *flag = true;
+                    }
+                }
+            }
+        }
+        if session.stop_reason().is_some() || session.settled_skips() == skips {
+            break;
+        }
+        skips = session.settled_skips();
+        ctx.confirming = true;
+        *dirty = vec![true; passes.len()];
+    }
+    Ok(())
+}
+
+/// What the run looked like so far, for the choice of a finer level.
+fn progress(
+    session: &Session,
+    preflight: &Preflight,
+    started: Instant,
+    deadline: Option<Instant>,
+    jobs: usize,
+) -> level::Progress {
+    let samples: u64 = session.phases().iter().map(|p| p.oracle_samples).sum();
+    let baseline: u64 = preflight.baseline.iter().map(|r| r.duration_ms).sum();
+    level::Progress {
+        bytes: session.current.size().bytes,
+        runs: samples + preflight.baseline.len() as u64,
+        run_time: session.probe_time().command + Duration::from_millis(baseline),
+        jobs,
+        elapsed: started.elapsed(),
+        remaining: deadline.map(|d| d.saturating_duration_since(Instant::now())),
+    }
 }
 
 /// The basename a tree is given inside each run's wrapper directory.
@@ -584,6 +652,15 @@ pub fn run_reduction(
         Place::Container(runs) => (None, Some(runs)),
         Place::Adopted(workers) => (Some(workers), None),
     };
+    let deadline = options.max_duration.map(|d| {
+        // Runs that come after the passes (a holdout) stay inside the budget.
+        let per_run = preflight
+            .baseline
+            .last()
+            .map_or(Duration::ZERO, |run| Duration::from_millis(run.duration_ms));
+        let runs = u32::try_from(options.reserve_runs).unwrap_or(u32::MAX);
+        started + d.saturating_sub(per_run.saturating_mul(runs).saturating_mul(2))
+    });
     let setup = Setup {
         command: options.command.clone(),
         oracle: preflight.oracle.clone(),
@@ -591,15 +668,7 @@ pub fn run_reduction(
         adaptive_timeout: options.timeout.is_none(),
         jobs: adopted.as_ref().map_or(options.jobs, Vec::len),
         max_attempts: options.max_attempts,
-        deadline: options.max_duration.map(|d| {
-            // Runs that come after the passes (a holdout) stay inside the budget.
-            let per_run = preflight
-                .baseline
-                .last()
-                .map_or(Duration::ZERO, |run| Duration::from_millis(run.duration_ms));
-            let runs = u32::try_from(options.reserve_runs).unwrap_or(u32::MAX);
-            started + d.saturating_sub(per_run.saturating_mul(runs).saturating_mul(2))
-        }),
+        deadline,
         interrupt: interrupt.clone(),
         cache_capacity: options.cache_capacity.max(1),
         sampling: options.sampling,
@@ -662,39 +731,38 @@ pub fn run_reduction(
         )));
         record
     });
-    // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
-    // When the worklist empties after passes skipped settled files, every pass runs once
-    // more with nothing skipped but what was searched on this very tree: the confirming
-    // round. Its first commit ends it, and the worklist goes on as before.
+    // The passes run to their fixed point; with the level left to the run, a finer
+    // level's passes join while their cost fits (see [`level`]), and all run to the fixed
+    // point again.
+    let mut level = level::LevelRecord::start(options.level, &options.passes);
     let mut dirty = vec![true; passes.len()];
-    let mut skips = session.settled_skips();
     loop {
-        while let Some(i) = dirty.iter().position(|d| *d) {
-            dirty[i] = false;
-            let name = passes[i].name();
-            let timer = session.begin_pass(name);
-            session.set_recalling(ctx.settle && !ctx.confirming);
-            let result = passes[i].run(&mut session, &ctx)?;
-            session.end_pass(name, timer, result.unparsable);
-            if session.stop_reason().is_some() {
-                break;
-            }
-            session.pass_completed(name, result.accepted > 0)?;
-            if result.accepted > 0 {
-                ctx.confirming = false;
-                for (j, flag) in dirty.iter_mut().enumerate() {
-                    if j != i {
-                        *flag = true;
-                    }
-                }
-            }
-        }
-        if session.stop_reason().is_some() || session.settled_skips() == skips {
+        to_fixed_point(&mut session, &mut passes, &mut dirty, &mut ctx)?;
+        if options.level != LevelChoice::Auto || session.stop_reason().is_some() {
             break;
         }
-        skips = session.settled_skips();
-        ctx.confirming = true;
-        dirty = vec![true; passes.len()];
+        let Some(next) = level::finer(level.level) else {
+            break;
+        };
+        let step = level::decide(
+            next,
+            &progress(&session, &preflight, started, deadline, options.jobs),
+        );
+        let ran = step.ran;
+        level.steps.push(step);
+        if !ran {
+            break;
+        }
+        level.level = next;
+        // Before the semantic seam, which stays last.
+        let at = passes.len() - usize::from(semantic.is_some());
+        let added = passes::list(&level::added_by(next));
+        let count = added.len();
+        passes.splice(at..at, added);
+        dirty = vec![false; passes.len()];
+        dirty[at..at + count].fill(true);
+        ctx.within_lines = true;
+        ctx.confirming = false;
     }
     let reduce_ms = millis(started.elapsed());
     let mut stopped = session.stop_reason();
@@ -780,6 +848,8 @@ pub fn run_reduction(
         semantic: semantic.and_then(|r| r.lock().ok().map(|r| r.clone())),
         trace: session.access_record().cloned(),
         overlay: session.overlay_record(),
+        passes: level.passes_run(&options.passes),
+        level,
     };
     Ok((reduction, session))
 }

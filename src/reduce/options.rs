@@ -61,11 +61,14 @@ pub enum PassName {
     Tokens,
     /// Delete single characters (`--level chars`).
     Chars,
+    /// Around a file of a few tokens, one deleted run of tokens and one inserted token
+    /// (`--level chars`).
+    Rewrite,
 }
 
 impl PassName {
     /// All passes, coarse to fine.
-    pub const ALL: [PassName; 13] = [
+    pub const ALL: [PassName; 14] = [
         PassName::Files,
         PassName::Prelude,
         PassName::Manifests,
@@ -79,6 +82,7 @@ impl PassName {
         PassName::Rename,
         PassName::Tokens,
         PassName::Chars,
+        PassName::Rewrite,
     ];
 
     /// The passes of `level`, coarse to fine: everything down to whole lines, then tokens,
@@ -88,7 +92,7 @@ impl PassName {
             .into_iter()
             .filter(|p| match p {
                 PassName::Rename | PassName::Tokens => level >= Level::Tokens,
-                PassName::Chars => level >= Level::Chars,
+                PassName::Chars | PassName::Rewrite => level >= Level::Chars,
                 _ => true,
             })
             .collect()
@@ -108,6 +112,18 @@ pub enum Level {
     Tokens,
     /// Those, then single characters.
     Chars,
+}
+
+/// How the level of a reduction was set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelChoice {
+    /// Decided by the run from what it is given (see [`crate::reduce::level`]): the passes
+    /// start at `lines` and go finer while the cost fits.
+    Auto,
+    /// `--level`.
+    Given(Level),
+    /// `--passes`.
+    Passes,
 }
 
 /// How chunk sizes shrink from round to round.
@@ -182,8 +198,11 @@ pub struct ReduceOptions {
     pub max_attempts: Option<u64>,
     /// Time budget for the reduction passes.
     pub max_duration: Option<Duration>,
-    /// Passes to run.
+    /// Passes to run (with [`LevelChoice::Auto`], the first of them: finer levels add
+    /// theirs).
     pub passes: Vec<PassName>,
+    /// How the level was set.
+    pub level: LevelChoice,
     /// How the deletion passes shrink their chunks.
     pub minimiser: Minimiser,
     /// Whether the blocks and lines passes skip cuts that would leave a file that parses
@@ -250,6 +269,7 @@ impl ReduceOptions {
             max_attempts: None,
             max_duration: None,
             passes: PassName::up_to(Level::default()),
+            level: LevelChoice::Given(Level::default()),
             minimiser: Minimiser::default(),
             syntax_guard: true,
             settle: true,

@@ -32,6 +32,7 @@ fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
     empty tree: does not reproduce (good)
     files named in the failure, reduced first: lib/parser.py, run.py
     passes: files, prelude, manifests, syntax, declarations, blocks, lines, unwrap, hoist, literals
+    level: chosen by the run: tokens, then chars, follow once these reach their fixed point, while their estimated cost fits
     minimiser: cdd
     jobs: 2
     ");

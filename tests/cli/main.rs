@@ -18,6 +18,7 @@ mod harness;
 mod help;
 mod kills;
 mod layering;
+mod levels;
 mod limits;
 mod links;
 mod man;

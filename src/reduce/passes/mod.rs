@@ -13,7 +13,8 @@
 //! - [`Hoist`]: a syntax node replaced by one of its children;
 //! - [`Literals`]: numbers replaced by `0` and strings by `""` (replacement edits);
 //! - [`Rename`]: an identifier renamed in every file at once (a coupled replacement);
-//! - [`Tokens`] and [`Chars`]: tokens inside lines, and single characters.
+//! - [`Tokens`] and [`Chars`]: tokens inside lines, and single characters;
+//! - [`Rewrites`]: one deleted run of tokens and one inserted token, around tiny files.
 //!
 //! Every pass is built on [`crate::reduce::pass`]; the deletion passes share the list
 //! minimiser of [`crate::reduce::minimise`].
@@ -28,6 +29,7 @@ pub(crate) mod manifests;
 pub(crate) mod prelude;
 pub(crate) mod references;
 pub(crate) mod rename;
+pub(crate) mod rewrite;
 pub(crate) mod stubs;
 pub(crate) mod syntax_nodes;
 pub(crate) mod tokens;
@@ -42,6 +44,7 @@ pub(crate) use literals::Literals;
 pub(crate) use manifests::Manifests;
 pub(crate) use prelude::Prelude;
 pub(crate) use rename::Rename;
+pub(crate) use rewrite::Rewrites;
 pub(crate) use syntax_nodes::Syntax;
 pub(crate) use tokens::{Chars, Tokens};
 pub(crate) use unwrap::Unwrap;
@@ -65,6 +68,7 @@ pub(crate) fn build(name: PassName) -> Box<dyn Pass> {
         PassName::Rename => Box::<Rename>::default(),
         PassName::Tokens => Box::new(Tokens),
         PassName::Chars => Box::new(Chars),
+        PassName::Rewrite => Box::new(Rewrites),
     }
 }
 

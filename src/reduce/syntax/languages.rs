@@ -680,6 +680,7 @@ pub(super) fn lang_def(lang: Lang) -> LangDef {
         "do_statement",
         "try_statement",
         "with_statement",
+        "function_declaration",
     ];
     const C_HOLDERS: &[&str] = &[
         "if_statement",
@@ -688,6 +689,9 @@ pub(super) fn lang_def(lang: Lang) -> LangDef {
         "do_statement",
         "for_range_loop",
         "try_statement",
+        // A function by the statements of its body: its locals become globals (C-Reduce's
+        // local-to-global, for a failure that needs a declaration and not its function).
+        "function_definition",
     ];
     match lang {
         Lang::Python => LangDef {
