@@ -110,6 +110,10 @@ pub struct Execution {
     /// killed as a whole, so nothing a run started outlives it) or `process-group` (where
     /// no cgroup could be made: a process that leaves the group is not reached).
     pub containment: crate::runner::Containment,
+    /// `--memory`: the limit in bytes and how it was enforced (`cgroup` or `rlimit-as`);
+    /// absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::runner::MemoryRecord>,
 }
 
 /// The sampling configuration.
@@ -404,6 +408,7 @@ pub fn build(
             trace: reduction.trace.clone(),
             overlay: reduction.overlay.clone(),
             containment: crate::runner::containment(),
+            memory: options.command.memory.map(crate::runner::MemoryRecord::of),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),
@@ -484,6 +489,15 @@ pub fn to_markdown(report: &Report) -> String {
     }
     if let Some(t) = report.oracle.termination {
         let _ = writeln!(md, "- ends with {}", t.describe());
+    }
+    if let Some(m) = &report.execution.memory {
+        let _ = writeln!(
+            md,
+            "- within {} of memory: every run was limited by {} (`--memory`), and a run over \
+             the limit never counted as the failure\n",
+            crate::runner::format_size(m.limit_bytes),
+            m.mechanism.name()
+        );
     }
     let _ = writeln!(md, "## Figures\n");
     let _ = writeln!(md, "| | source | reduced | removed |");

@@ -424,6 +424,17 @@ fn preflight_in(
         };
         runs.push(run);
     }
+    if let Some(limit) = options.command.memory
+        && let Some(at) = runs
+            .iter()
+            .position(|(r, _)| r.termination == Termination::OverMemory)
+    {
+        return Err(ReduceError::BaselineOverMemory {
+            run: at + 1,
+            limit: crate::runner::format_size(limit),
+            mechanism: crate::runner::memory_mechanism().name(),
+        });
+    }
     let (oracle, baseline_evidence) =
         if options.min_baseline_passes.is_none() && options.min_baseline_rate.is_none() {
             (options.oracle.learn(&runs)?, None)

@@ -240,6 +240,7 @@ impl ReduceOptions {
             command: CommandSpec {
                 argv,
                 env: Vec::new(),
+                memory: None,
             },
             oracle: OracleSpec::default(),
             rules: IgnoreRules::default(),

@@ -137,6 +137,8 @@ pub(super) struct Leader<'a> {
     pub(super) cgroup: Option<BorrowedFd<'a>>,
     /// The overlay it enters last.
     pub(super) mount: Option<&'a crate::overlay::Mount>,
+    /// The `RLIMIT_AS` it sets itself (and what it starts inherits), in bytes.
+    pub(super) rlimit_as: Option<u64>,
 }
 
 /// The program, its arguments and its environment as `execve` takes them.
@@ -276,6 +278,7 @@ pub(super) fn steps(
         ids: leader.ids.try_clone_to_owned()?,
         guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
         mount: leader.mount.cloned(),
+        rlimit_as: leader.rlimit_as,
         exec,
         pointers,
     })
@@ -328,6 +331,7 @@ pub(super) struct Steps {
     ids: OwnedFd,
     guardian: Option<OwnedFd>,
     mount: Option<crate::overlay::Mount>,
+    rlimit_as: Option<u64>,
     exec: Exec,
     pointers: Pointers,
 }
@@ -369,6 +373,10 @@ impl Steps {
             mount
                 .enter()
                 .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        }
+        // Last: the steps above may allocate in the kernel, never in this address space.
+        if let Some(bytes) = self.rlimit_as {
+            nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_AS, bytes, bytes)?;
         }
         Ok(())
     }

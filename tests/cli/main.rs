@@ -21,6 +21,7 @@ mod layering;
 mod limits;
 mod links;
 mod man;
+mod memory;
 mod mutants;
 mod package;
 mod publish;

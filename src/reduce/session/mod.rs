@@ -368,6 +368,7 @@ impl Session {
         let command = runner::CommandSpec {
             argv: crate::reduce::access::wrap(strace, &log, &self.setup.command.argv),
             env: self.setup.command.env.clone(),
+            memory: self.setup.command.memory,
         };
         let (outcome, normalizer) = worker.run(
             &self.current,
@@ -732,6 +733,7 @@ pub(crate) mod tests {
         let command = CommandSpec {
             argv: ["sh", "-c", script].map(String::from).to_vec(),
             env: Vec::new(),
+            memory: None,
         };
         // Learn the oracle from a real run of the command on the tree.
         let learn = scratch.join("learn");
