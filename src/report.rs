@@ -20,6 +20,8 @@ use crate::reduce::{BaselineRun, PassName, ReduceOptions, Reduction, StopReason}
 use crate::text::{hex, shell_quote};
 use crate::tree::Size;
 
+pub mod progress;
+
 /// The report format version.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -457,6 +459,17 @@ fn percent(part: u64, whole: u64) -> String {
     format!("{pct:.1}%")
 }
 
+/// `progress.svg`: the course of `reduction` (see [`progress`]).
+pub fn progress_svg(reduction: &Reduction) -> String {
+    let size = reduction.preflight.tree.size();
+    progress::svg(&progress::Course {
+        source_bytes: size.bytes,
+        source_entries: size.files + size.dirs + size.symlinks,
+        events: &reduction.events,
+        spans: &reduction.spans,
+    })
+}
+
 /// `REPROMIN.md`: how to reproduce, what was removed, the figures.
 pub fn to_markdown(report: &Report) -> String {
     let mut md = String::new();
@@ -531,6 +544,11 @@ pub fn to_markdown(report: &Report) -> String {
         (report.probe_time.prepare_ms + report.probe_time.clean_up_ms + report.probe_time.commit_ms)
             as f64
             / 1000.0
+    );
+    let _ = writeln!(
+        md,
+        "The course of the reduction, bytes and entries left over time and over commands, \
+         each run of a pass a band of its own: [progress.svg](progress.svg).\n"
     );
     let _ = writeln!(
         md,

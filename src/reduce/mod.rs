@@ -177,6 +177,8 @@ pub struct Reduction {
     pub phases: Vec<PhaseStats>,
     /// Commits.
     pub events: Vec<Event>,
+    /// The runs of the passes, in order.
+    pub spans: Vec<session::PassSpan>,
     /// Candidates tried.
     pub attempts: u64,
     /// Why it stopped early, if it did.
@@ -779,6 +781,7 @@ pub fn run_reduction(
         tree,
         phases: session.phases().to_vec(),
         events: session.events().to_vec(),
+        spans: session.spans().to_vec(),
         attempts: session.attempts(),
         stopped,
         final_run,

@@ -24,6 +24,7 @@ mod man;
 mod memory;
 mod mutants;
 mod package;
+mod progress;
 mod publish;
 mod reduce;
 mod regressions;
