@@ -495,7 +495,8 @@ fn run_mounted(
     }
     let termination = if capture.overflow {
         Termination::OutputOverflow
-    } else if memory::over(memory, &capture.output, oom) && termination != Termination::Interrupted
+    } else if memory::over(memory, &capture.output, oom, child.peak_rss())
+        && termination != Termination::Interrupted
     {
         Termination::OverMemory
     } else {
@@ -939,6 +940,11 @@ mod tests {
         assert_eq!(out.termination, Termination::Exited(3));
         let out = go("python3 -c 'b = b\"x\" * (16 << 20)'; exit 3", limit);
         assert_eq!(out.termination, Termination::Exited(3), "{out:?}");
+        // One that swallows its allocation failure and fails some other way: the kernel's
+        // count or the peak of what it held says it went over.
+        let quiet = "python3 -c '\nchunks = []\ntry:\n    while True:\n        chunks.append(b\"x\" * (1 << 20))\nexcept MemoryError:\n    del chunks\nraise SystemExit(3)'";
+        let out = go(quiet, limit);
+        assert_eq!(out.termination, Termination::OverMemory, "{out:?}");
         if memory::mechanism() == MemoryMechanism::RlimitAs {
             let out = go("ulimit -v", limit);
             assert_eq!(String::from_utf8_lossy(&out.output).trim(), "204800");

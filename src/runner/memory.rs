@@ -17,9 +17,11 @@
 //!   allocation failures ([`ALLOCATION_FAILURES`]: Python's `MemoryError`, Rust's
 //!   `memory allocation of N bytes failed`, C++'s `std::bad_alloc`, node's `JavaScript heap
 //!   out of memory`, Go's `runtime: out of memory`, Java's `OutOfMemoryError`, the C
-//!   library's `Cannot allocate memory`, …). A program that ignores a failed allocation
-//!   and crashes some other way is not recognised; runtimes that reserve much more address
-//!   space than they use (the JVM, Go, node) need a limit well above what they use.
+//!   library's `Cannot allocate memory`, …), or when the peak resident memory of its leader
+//!   (`wait4`, which counts the processes the leader waited for) came within a tenth of the
+//!   limit. A program that ignores a small failed allocation far below that and crashes
+//!   some other way is not recognised; runtimes that reserve much more address space than
+//!   they use (the JVM, Go, node) need a limit well above what they use.
 //!
 //! A run under the cgroup mechanism whose cgroup cannot be limited (the controller went
 //! away) falls back to `RLIMIT_AS` for that run.
@@ -176,13 +178,22 @@ pub(super) fn cgroup_oom(applied: Option<Applied>, dir: Option<&Path>) -> bool {
 }
 
 /// Whether a run limited as `applied` went over its limit: by the out-of-memory events of
-/// its cgroup ([`cgroup_oom`]), or by an allocation failure in its `output` under
-/// `RLIMIT_AS`.
-pub(super) fn over(applied: Option<Applied>, output: &[u8], cgroup_oom: bool) -> bool {
+/// its cgroup ([`cgroup_oom`]); under `RLIMIT_AS`, by an allocation failure in its `output`,
+/// or by the `peak` resident memory of its leader and the processes it waited for, when
+/// that came within a tenth of the limit (the address space holds at least that much, so
+/// the next allocation had little room left).
+pub(super) fn over(
+    applied: Option<Applied>,
+    output: &[u8],
+    cgroup_oom: bool,
+    peak: Option<u64>,
+) -> bool {
     match applied {
         None => false,
         Some(Applied::Cgroup) => cgroup_oom,
-        Some(Applied::RlimitAs(_)) => allocation_failed(output),
+        Some(Applied::RlimitAs(limit)) => {
+            allocation_failed(output) || peak.is_some_and(|p| p >= limit - limit / 10)
+        }
     }
 }
 
@@ -442,9 +453,12 @@ mod tests {
     #[test]
     fn a_run_goes_over_its_limit_by_its_mechanism_s_evidence() {
         let rlimit = Some(Applied::RlimitAs(200 << 20));
-        assert!(over(rlimit, b"MemoryError\n", false));
-        assert!(!over(rlimit, b"ValueError\n", false));
-        assert!(!over(None, b"MemoryError\n", true));
+        assert!(over(rlimit, b"MemoryError\n", false, None));
+        assert!(!over(rlimit, b"ValueError\n", false, Some(20 << 20)));
+        assert!(!over(None, b"MemoryError\n", true, Some(1 << 40)));
+        // Within a tenth of the limit, whatever the output says.
+        assert!(over(rlimit, b"ValueError\n", false, Some(180 << 20)));
+        assert!(!over(rlimit, b"ValueError\n", false, Some((180 << 20) - 1)));
         // A cgroup's counters, as its directory shows them.
         let dir = tempfile::tempdir().unwrap();
         let cgroup = Some(Applied::Cgroup);
@@ -455,9 +469,9 @@ mod tests {
         std::fs::write(&events, "oom 1\noom_kill 1\n").unwrap();
         assert!(cgroup_oom(cgroup, Some(dir.path())));
         assert!(!cgroup_oom(rlimit, Some(dir.path())));
-        assert!(over(cgroup, b"", true));
-        assert!(!over(cgroup, b"", false));
+        assert!(over(cgroup, b"", true, None));
+        assert!(!over(cgroup, b"", false, Some(1 << 40)));
         // The output alone is no evidence under a cgroup's limit.
-        assert!(!over(cgroup, b"MemoryError\n", false));
+        assert!(!over(cgroup, b"MemoryError\n", false, None));
     }
 }
