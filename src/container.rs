@@ -250,6 +250,7 @@ fn query(cli: ContainerCli, args: &[&str]) -> Result<RunOutcome, ContainerError>
     let spec = CommandSpec {
         argv,
         env: Vec::new(),
+        memory: None,
     };
     let never = AtomicBool::new(false);
     runner::run(
@@ -661,6 +662,7 @@ impl Confinement for ContainerRuns {
         CommandSpec {
             argv,
             env: spec.env.clone(),
+            memory: None,
         }
     }
 

@@ -30,7 +30,7 @@ pub enum Exit {
     /// The baseline timed out.
     BaselineTimeout = 3,
     /// The baseline does not fail the way the oracle requires, or no signature could be
-    /// learned from it.
+    /// learned from it, or it went over `--memory`.
     NotFailing = 4,
     /// The baseline runs disagree, or too few of them show the failure.
     Flaky = 5,

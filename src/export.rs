@@ -44,8 +44,8 @@ use std::path::{Path, PathBuf};
 pub use crate::output_layout::{parent_dir, sidecar_path};
 
 use crate::output_layout::{
-    OutputLayout, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR, STAGING_JOURNAL,
-    STAGING_OWNER, STAGING_PREFIX,
+    OutputLayout, PROGRESS_SVG, REPORT_JSON, REPORT_MARKDOWN, STAGED_PAYLOAD, STAGED_SIDECAR,
+    STAGING_JOURNAL, STAGING_OWNER, STAGING_PREFIX,
 };
 use crate::owner::{MAX_OWNER_LEN, Owner, OwnerState};
 use crate::reduce::{ReduceError, Reduction};
@@ -310,7 +310,12 @@ pub fn publish(
     let report = report::build(reduction, options, &gitignore_contents);
     let json = report::to_json(&report).map_err(ReduceError::Report)?;
     let markdown = report::to_markdown(&report);
-    for (name, text) in [(REPORT_JSON, json), (REPORT_MARKDOWN, markdown)] {
+    let progress = report::progress_svg(reduction);
+    for (name, text) in [
+        (REPORT_JSON, json),
+        (REPORT_MARKDOWN, markdown),
+        (PROGRESS_SVG, progress),
+    ] {
         let path = meta.join(name);
         fs::write(&path, text).map_err(io_error("write", &path))?;
     }
@@ -388,6 +393,7 @@ pub fn already_published(
                 report::to_json(&report).map_err(ReduceError::Report)?,
             ),
             (REPORT_MARKDOWN, report::to_markdown(&report)),
+            (PROGRESS_SVG, report::progress_svg(reduction)),
         ] {
             let path = meta.join(name);
             fs::write(&path, text).map_err(io_error("write", &path))?;
@@ -788,6 +794,8 @@ fn sidecar_files(dir: &Path) -> Option<[Vec<u8>; 2]> {
         .map(|e| e.map(|e| e.file_name()))
         .collect::<Result<_, _>>()
         .ok()?;
+    // The picture is not evidence of what the sidecar describes, and may be absent.
+    names.retain(|name| name != PROGRESS_SVG);
     names.sort();
     let mut wanted = [OsString::from(REPORT_JSON), OsString::from(REPORT_MARKDOWN)];
     wanted.sort();

@@ -338,7 +338,7 @@ impl Oracle {
             Termination::TimedOut => return Verdict::no("timed out"),
             Termination::OutputOverflow => return Verdict::no("output over 64 MiB"),
             Termination::Interrupted => return Verdict::no("interrupted"),
-            Termination::MemoryLimit | Termination::WorkspaceLimit => {
+            Termination::MemoryLimit | Termination::OverMemory | Termination::WorkspaceLimit => {
                 return Verdict::no(run.termination.describe());
             }
             Termination::Exited(CANNOT_TELL) => {
@@ -519,6 +519,7 @@ mod tests {
             Termination::Exited(125),
             Termination::Interrupted,
             Termination::MemoryLimit,
+            Termination::OverMemory,
             Termination::WorkspaceLimit,
         ] {
             assert!(!oracle.judge(&outcome(t, BOOM), &n).pass, "{t:?}");

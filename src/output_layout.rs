@@ -24,6 +24,8 @@ pub(crate) const STAGING_JOURNAL: &str = "publishing";
 pub(crate) const REPORT_JSON: &str = "report.json";
 /// The report for people in the sidecar.
 pub(crate) const REPORT_MARKDOWN: &str = "REPROMIN.md";
+/// The picture of the reduction's course in the sidecar.
+pub(crate) const PROGRESS_SVG: &str = "progress.svg";
 
 /// The paths of one output: the payload, its sidecar and the directory both go in.
 #[derive(Clone, Debug, PartialEq, Eq)]

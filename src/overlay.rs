@@ -464,6 +464,7 @@ mod tests {
         let spec = CommandSpec {
             argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
             env: Vec::new(),
+            memory: None,
         };
         fs::create_dir_all(tmp).unwrap();
         let never = AtomicBool::new(false);

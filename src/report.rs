@@ -20,6 +20,8 @@ use crate::reduce::{BaselineRun, PassName, ReduceOptions, Reduction, StopReason}
 use crate::text::{hex, shell_quote};
 use crate::tree::Size;
 
+pub mod progress;
+
 /// The report format version.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -144,6 +146,10 @@ pub struct Execution {
     /// killed as a whole, so nothing a run started outlives it) or `process-group` (where
     /// no cgroup could be made: a process that leaves the group is not reached).
     pub containment: crate::runner::Containment,
+    /// `--memory`: the limit in bytes and how it was enforced (`cgroup` or `rlimit-as`);
+    /// absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::runner::MemoryRecord>,
 }
 
 /// The sampling configuration.
@@ -439,6 +445,7 @@ pub fn build(
             trace: reduction.trace.clone(),
             overlay: reduction.overlay.clone(),
             containment: crate::runner::containment(),
+            memory: options.command.memory.map(crate::runner::MemoryRecord::of),
         },
         phase_statistics: reduction.phases.clone(),
         events: reduction.events.clone(),
@@ -487,6 +494,17 @@ fn percent(part: u64, whole: u64) -> String {
     format!("{pct:.1}%")
 }
 
+/// `progress.svg`: the course of `reduction` (see [`progress`]).
+pub fn progress_svg(reduction: &Reduction) -> String {
+    let size = reduction.preflight.tree.size();
+    progress::svg(&progress::Course {
+        source_bytes: size.bytes,
+        source_entries: size.files + size.dirs + size.symlinks,
+        events: &reduction.events,
+        spans: &reduction.spans,
+    })
+}
+
 /// `REPROMIN.md`: how to reproduce, what was removed, the figures.
 pub fn to_markdown(report: &Report) -> String {
     let mut md = String::new();
@@ -519,6 +537,15 @@ pub fn to_markdown(report: &Report) -> String {
     }
     if let Some(t) = report.oracle.termination {
         let _ = writeln!(md, "- ends with {}", t.describe());
+    }
+    if let Some(m) = &report.execution.memory {
+        let _ = writeln!(
+            md,
+            "- within {} of memory: every run was limited by {} (`--memory`), and a run over \
+             the limit never counted as the failure\n",
+            crate::runner::format_size(m.limit_bytes),
+            m.mechanism.name()
+        );
     }
     let _ = writeln!(md, "## Figures\n");
     let _ = writeln!(md, "| | source | reduced | removed |");
@@ -554,6 +581,11 @@ pub fn to_markdown(report: &Report) -> String {
             / 1000.0
     );
     let _ = writeln!(md, "{}\n", level_sentence(&report.execution.level));
+    let _ = writeln!(
+        md,
+        "The course of the reduction, bytes and entries left over time and over commands, \
+         each run of a pass a band of its own: [progress.svg](progress.svg).\n"
+    );
     let _ = writeln!(
         md,
         "| phase | attempts | accepted | rejected | no-op | superseded | aborted | commands | cache hits | bytes removed |"

@@ -37,9 +37,14 @@ use nix::unistd::Pid;
 mod cgroup;
 mod clone_into;
 mod guardian;
+mod memory;
 mod spawn;
 
 pub use cgroup::{Containment, containment};
+pub use memory::{
+    ALLOCATION_FAILURES, MIN_LIMIT as MIN_MEMORY, MemoryMechanism, MemoryRecord, MemorySizeError,
+    format_size, mechanism as memory_mechanism, parse_size as parse_memory_size,
+};
 
 /// The most output one run may produce, stdout and stderr together: 64 MiB.
 pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
@@ -98,6 +103,8 @@ pub enum Termination {
     MemoryLimit,
     /// The tree grew over the container runner's workspace limit and the run was ended.
     WorkspaceLimit,
+    /// The run went over its memory limit (`--memory`, see `memory`).
+    OverMemory,
 }
 
 impl Termination {
@@ -115,6 +122,7 @@ impl Termination {
             Termination::Interrupted => "interrupted".to_string(),
             Termination::MemoryLimit => "over the container's memory limit (exit 137)".to_string(),
             Termination::WorkspaceLimit => "workspace over its size limit".to_string(),
+            Termination::OverMemory => "over the --memory limit".to_string(),
         }
     }
 }
@@ -137,6 +145,8 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     /// Environment overrides on top of the inherited environment.
     pub env: Vec<(String, String)>,
+    /// The most memory a run may use, in bytes (see `memory`); `None`: no limit.
+    pub memory: Option<u64>,
 }
 
 fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
@@ -383,6 +393,7 @@ fn run_mounted(
     .collect();
     // Everything the command starts is born in its cgroup, where one can be made.
     let cgroup = cgroup::RunCgroup::new();
+    let memory = memory::apply(spec.memory, cgroup.as_ref().map(cgroup::RunCgroup::path));
     let leader = spawn::Leader {
         stdin: stdin.as_fd(),
         output: writer.as_fd(),
@@ -391,6 +402,7 @@ fn run_mounted(
         guardian,
         cgroup: cgroup.as_ref().map(cgroup::RunCgroup::dir),
         mount,
+        rlimit_as: memory.and_then(memory::Applied::rlimit_as),
     };
     let start = Instant::now();
     let spawned = clone_into::start(program, args, &overrides, &leader);
@@ -472,6 +484,7 @@ fn run_mounted(
     if let Some(guardian) = guardian {
         guardian.forget(pgid);
     }
+    let oom = memory::cgroup_oom(memory, cgroup.as_ref().map(cgroup::RunCgroup::path));
     // What left the group is still in the cgroup: it ends with it.
     drop(cgroup);
     // Read what the group wrote before it ended; a process that left the group may still
@@ -482,6 +495,10 @@ fn run_mounted(
     }
     let termination = if capture.overflow {
         Termination::OutputOverflow
+    } else if memory::over(memory, &capture.output, oom, child.peak_rss())
+        && termination != Termination::Interrupted
+    {
+        Termination::OverMemory
     } else {
         termination
     };
@@ -633,6 +650,7 @@ mod tests {
         CommandSpec {
             argv: vec!["sh".into(), "-c".into(), script.into()],
             env: vec![("REPROMIN_TEST_VAR".into(), "v".into())],
+            memory: None,
         }
     }
 
@@ -650,6 +668,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            memory: None,
         };
         let never = AtomicBool::new(false);
         run(&spec, dir, dir, Duration::from_secs(10), &never)
@@ -754,6 +773,7 @@ mod tests {
             guardian: None,
             cgroup: None,
             mount: None,
+            rlimit_as: None,
         };
         // The leader waits for its marker file, then exits, leaving `sleep` with the output
         // pipe.
@@ -818,6 +838,7 @@ mod tests {
         let spec = CommandSpec {
             argv: vec!["definitely-not-a-command-xyz".into()],
             env: vec![],
+            memory: None,
         };
         let never = AtomicBool::new(false);
         let err = run(
@@ -894,5 +915,39 @@ mod tests {
         assert_eq!(mask("SigBlk:"), 0, "{text}");
         let pipe = 1u64 << (Signal::SIGPIPE as u32 - 1);
         assert_eq!(mask("SigIgn:") & pipe, 0, "{text}");
+    }
+
+    /// Real runs: the limit holds for the command and what it starts, a run within it
+    /// ends as it would, and one past it ends as [`Termination::OverMemory`].
+    #[test]
+    fn a_run_past_its_limit_ends_over_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let never = AtomicBool::new(false);
+        let go = |script: &str, memory: Option<u64>| {
+            let spec = CommandSpec {
+                argv: vec!["sh".into(), "-c".into(), script.into()],
+                env: Vec::new(),
+                memory,
+            };
+            let timeout = std::time::Duration::from_secs(60);
+            run(&spec, dir.path(), dir.path(), timeout, &never).unwrap()
+        };
+        let greedy = "python3 -c 'b = b\"x\" * (512 << 20)'; echo done; exit 3";
+        let limit = Some(200 << 20);
+        let out = go(greedy, limit);
+        assert_eq!(out.termination, Termination::OverMemory, "{out:?}");
+        let out = go(greedy, None);
+        assert_eq!(out.termination, Termination::Exited(3));
+        let out = go("python3 -c 'b = b\"x\" * (16 << 20)'; exit 3", limit);
+        assert_eq!(out.termination, Termination::Exited(3), "{out:?}");
+        // One that swallows its allocation failure and fails some other way: the kernel's
+        // count or the peak of what it held says it went over.
+        let quiet = "python3 -c '\nchunks = []\ntry:\n    while True:\n        chunks.append(b\"x\" * (1 << 20))\nexcept MemoryError:\n    del chunks\nraise SystemExit(3)'";
+        let out = go(quiet, limit);
+        assert_eq!(out.termination, Termination::OverMemory, "{out:?}");
+        if memory::mechanism() == MemoryMechanism::RlimitAs {
+            let out = go("ulimit -v", limit);
+            assert_eq!(String::from_utf8_lossy(&out.output).trim(), "204800");
+        }
     }
 }

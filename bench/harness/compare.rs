@@ -89,6 +89,7 @@ fn run_once(binary: &Path, case: &Case, opts: &CompareOpts) -> Res<(f64, u64)> {
     let spec = CommandSpec {
         argv,
         env: Vec::new(),
+        memory: None,
     };
     let never = AtomicBool::new(false);
     let limit = Duration::from_secs(opts.timeout_s);

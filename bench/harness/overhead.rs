@@ -92,6 +92,7 @@ pub(crate) fn overhead(opts: &OverheadOpts, repromin: &Path) -> Res<Vec<Overhead
         let spec = CommandSpec {
             argv: vec!["/bin/sh".into(), oracle.to_string_lossy().into_owned()],
             env: Vec::new(),
+            memory: None,
         };
         let never = AtomicBool::new(false);
         let start = Instant::now();

@@ -141,7 +141,11 @@ pub(crate) fn run_limited(
         lossy(cmd.get_program()),
     ];
     argv.extend(cmd.get_args().map(lossy));
-    let spec = CommandSpec { argv, env };
+    let spec = CommandSpec {
+        argv,
+        env,
+        memory: None,
+    };
     let never = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let start = Instant::now();

@@ -95,6 +95,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME=VALUE")]
     pub env: Vec<String>,
 
+    /// Limit each run of the command to this much memory, e.g. 512M, 2G, 1.5GiB or a number
+    /// of bytes: its cgroup's memory.max where repromin can make one with the memory
+    /// controller, else RLIMIT_AS of each of its processes (the report says which). A
+    /// candidate that goes over it is a resource failure, never the failure.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+
     /// Show each run its tree through plain copies only. By default, where repromin may
     /// mount an overlay (Linux, as root), each run sees the accepted tree through an
     /// overlay mount in a mount namespace of its own, with only the candidate's changes on
@@ -711,6 +718,13 @@ pub(super) fn build_options(
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
     options.container = run.container.to_options()?;
+    if let Some(text) = &run.memory {
+        if options.container.is_some() {
+            return Err(InvalidOption::MemoryInContainer.into());
+        }
+        let bytes = crate::runner::parse_memory_size(text).map_err(InvalidOption::Memory)?;
+        options.command.memory = Some(bytes);
+    }
     options.semantic = run.semantic.to_options();
     if let Some(code) = oracle.exit_code
         && !(0..=255).contains(&code)

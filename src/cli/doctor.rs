@@ -102,6 +102,14 @@ pub(super) fn doctor(
         let _ = writeln!(out, "left out: {}", pre.scan.ignored.join(", "));
     }
     let _ = writeln!(out, "command: {}", options.command.argv.join(" "));
+    if let Some(bytes) = options.command.memory {
+        let _ = writeln!(
+            out,
+            "memory: at most {} per run, limited by {}",
+            crate::runner::format_size(bytes),
+            crate::runner::memory_mechanism().name()
+        );
+    }
     if let Some(c) = &pre.container {
         let _ = writeln!(
             out,

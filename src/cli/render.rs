@@ -27,6 +27,7 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         }
         ReduceError::Report(_) => Exit::Error,
         ReduceError::Trivial => Exit::Trivial,
+        ReduceError::BaselineOverMemory { .. } => Exit::NotFailing,
         ReduceError::Unfaithful { .. } | ReduceError::Internal(_) => Exit::Error,
         ReduceError::FinalNotReproducing { .. } => Exit::FinalNotReproducing,
         ReduceError::HoldoutPlan(_) | ReduceError::HoldoutEvaluation(_) => Exit::HoldoutFailed,
@@ -153,6 +154,12 @@ pub fn render_error(console: &Console, err: &ReduceError) {
             "the same tree gave another result when run again: the command depends on \
              something outside the tree (state it keeps, time, order, load); make it \
              deterministic, or run each candidate more than once with --candidate-runs"
+                .to_string(),
+        ),
+        ReduceError::BaselineOverMemory { .. } => Some(
+            "raise --memory, or leave it out; under rlimit-as each process's address space is \
+             limited, and an allocation failure in the output (MemoryError, std::bad_alloc, \
+             Cannot allocate memory, ...) counts as going over (see docs/reduce.md)"
                 .to_string(),
         ),
         ReduceError::Trivial => Some(

@@ -94,6 +94,7 @@ impl Cargo<'_> {
             let metadata = CommandSpec {
                 argv: argv.into_iter().map(String::from).collect(),
                 env: vec![("CARGO_TARGET_DIR".to_string(), dir.display().to_string())],
+                memory: None,
             };
             let output = runner::run(&metadata, self.cwd, self.tmp, self.timeout, self.never)
                 .ok()

@@ -80,6 +80,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     let run = CommandSpec {
         argv: vec!["sh".into(), "-c".into(), command],
         env,
+        memory: None,
     };
     let mut mounts = vec![cwd.clone(), tmp.clone()];
     mounts.extend(spec.cargo_target_root.iter().cloned());

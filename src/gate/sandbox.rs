@@ -405,6 +405,7 @@ impl crate::runner::Confinement for SandboxRuns {
                 &self.visible(cwd, tmpdir),
             ),
             env: spec.env.clone(),
+            memory: spec.memory,
         }
     }
 

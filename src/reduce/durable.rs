@@ -416,6 +416,10 @@ pub fn identity(
         put("the image id", json!(c.image_id));
     }
     put("the command", json!(options.command.argv));
+    // Only when given, so that sessions started before the option existed resume.
+    if let Some(bytes) = options.command.memory {
+        put("--memory", json!(bytes));
+    }
     let mut names: Vec<&str> = options
         .command
         .env

@@ -72,6 +72,18 @@ pub enum ReduceError {
     /// The report does not serialise.
     #[error("the report does not serialise to JSON")]
     Report(#[source] serde_json::Error),
+    /// A baseline run went over `--memory`.
+    #[error(
+        "the command needs more than --memory {limit}: baseline run {run} went over it (limited by {mechanism})"
+    )]
+    BaselineOverMemory {
+        /// The run (1-based).
+        run: usize,
+        /// The limit, for people.
+        limit: String,
+        /// How it was enforced (`cgroup` or `rlimit-as`).
+        mechanism: &'static str,
+    },
     /// The oracle accepts the empty tree.
     #[error(
         "the oracle accepts the empty tree, so it cannot tell the failure from nothing; pass --allow-trivial to reduce anyway"

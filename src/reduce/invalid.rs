@@ -149,4 +149,10 @@ pub enum InvalidOption {
     /// `--ignore` given a path.
     #[error("--ignore takes a basename, not `{0}` (use --ignore-path for paths)")]
     IgnoreName(String),
+    /// `--memory` that is not a size.
+    #[error("--memory is not a memory limit")]
+    Memory(#[source] crate::runner::MemorySizeError),
+    /// `--memory` with the container runner, whose limit is `--docker-memory`.
+    #[error("--memory is for runs on the host: a container's limit is --docker-memory SIZE")]
+    MemoryInContainer,
 }

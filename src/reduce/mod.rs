@@ -178,6 +178,8 @@ pub struct Reduction {
     pub phases: Vec<PhaseStats>,
     /// Commits.
     pub events: Vec<Event>,
+    /// The runs of the passes, in order.
+    pub spans: Vec<session::PassSpan>,
     /// Candidates tried.
     pub attempts: u64,
     /// Why it stopped early, if it did.
@@ -491,6 +493,17 @@ fn preflight_in(
             run
         };
         runs.push(run);
+    }
+    if let Some(limit) = options.command.memory
+        && let Some(at) = runs
+            .iter()
+            .position(|(r, _)| r.termination == Termination::OverMemory)
+    {
+        return Err(ReduceError::BaselineOverMemory {
+            run: at + 1,
+            limit: crate::runner::format_size(limit),
+            mechanism: crate::runner::memory_mechanism().name(),
+        });
     }
     let (oracle, baseline_evidence) =
         if options.min_baseline_passes.is_none() && options.min_baseline_rate.is_none() {
@@ -836,6 +849,7 @@ pub fn run_reduction(
         tree,
         phases: session.phases().to_vec(),
         events: session.events().to_vec(),
+        spans: session.spans().to_vec(),
         attempts: session.attempts(),
         stopped,
         final_run,

@@ -259,6 +259,7 @@ impl ReduceOptions {
             command: CommandSpec {
                 argv,
                 env: Vec::new(),
+                memory: None,
             },
             oracle: OracleSpec::default(),
             rules: IgnoreRules::default(),

@@ -43,6 +43,11 @@ pub fn containment() -> Containment {
     }
 }
 
+/// The cgroup this process's run cgroups are made under (its own), where it can make them.
+pub(super) fn base() -> Option<&'static Path> {
+    parent()?.parent()
+}
+
 /// This process's directory of run cgroups, made once.
 fn parent() -> Option<&'static Path> {
     static PARENT: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -254,6 +259,11 @@ impl RunCgroup {
                 None
             }
         }
+    }
+
+    /// The cgroup's directory.
+    pub(super) fn path(&self) -> &Path {
+        &self.dir
     }
 
     /// The cgroup's directory, open.

@@ -36,7 +36,7 @@ use std::process::{Command, Stdio};
 use nix::errno::Errno;
 use nix::libc;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::guardian;
@@ -55,6 +55,9 @@ pub(super) enum Exit {
 pub(super) struct Child {
     pid: Pid,
     exit: Option<Exit>,
+    /// The most resident memory it, or any of its descendants it waited for, used, in
+    /// bytes, once it has ended.
+    peak: Option<u64>,
     /// A descriptor that becomes readable when the leader has ended (`pidfd_open`, Linux
     /// 5.3), so that its end wakes a `poll` at once; `None` where the kernel has none.
     ended: Option<OwnedFd>,
@@ -66,6 +69,7 @@ impl Child {
         Child {
             pid,
             exit: None,
+            peak: None,
             ended: pidfd_open(pid),
         }
     }
@@ -79,6 +83,12 @@ impl Child {
     /// gives one.
     pub(super) fn ended(&self) -> Option<BorrowedFd<'_>> {
         self.ended.as_ref().map(AsFd::as_fd)
+    }
+
+    /// The most resident memory it, or a descendant it waited for, used (in bytes), once it
+    /// has ended and been reaped.
+    pub(super) fn peak_rss(&self) -> Option<u64> {
+        self.peak
     }
 
     /// How it ended, if it has.
@@ -102,7 +112,14 @@ impl Child {
             return Ok(self.exit);
         }
         loop {
-            match waitpid(self.pid, flags) {
+            let (status, peak) = match wait4(self.pid, flags) {
+                Ok((status, peak)) => (Ok(status), peak),
+                Err(errno) => (Err(errno), None),
+            };
+            if peak.is_some() && !matches!(status, Ok(WaitStatus::StillAlive)) {
+                self.peak = peak;
+            }
+            match status {
                 Ok(WaitStatus::Exited(_, code)) => self.exit = Some(Exit::Code(code)),
                 Ok(WaitStatus::Signaled(_, signal, _)) => {
                     self.exit = Some(Exit::Signal(signal as i32));
@@ -117,6 +134,35 @@ impl Child {
             return Ok(self.exit);
         }
     }
+}
+
+/// `waitpid` that also says how much resident memory the child used at most (`wait4`'s
+/// `ru_maxrss`, which counts the descendants it waited for too), in bytes.
+fn wait4(pid: Pid, flags: Option<WaitPidFlag>) -> Result<(WaitStatus, Option<u64>), Errno> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain integers, for which all zeroes is a value; `wait4` writes
+    // only into the two locals it is given.
+    #[expect(unsafe_code, reason = "wait4, which neither std nor nix offer")]
+    let (ret, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let ret = libc::wait4(
+            pid.as_raw(),
+            &raw mut status,
+            flags.map_or(0, |f| f.bits()),
+            &raw mut usage,
+        );
+        (ret, usage)
+    };
+    if ret < 0 {
+        return Err(Errno::last());
+    }
+    if ret == 0 {
+        return Ok((WaitStatus::StillAlive, None));
+    }
+    let peak = u64::try_from(usage.ru_maxrss)
+        .ok()
+        .map(|kib| kib.saturating_mul(1024));
+    Ok((WaitStatus::from_raw(Pid::from_raw(ret), status)?, peak))
 }
 
 /// What the leader gets, and does between the fork and `execve`, in this order: its
@@ -137,6 +183,8 @@ pub(super) struct Leader<'a> {
     pub(super) cgroup: Option<BorrowedFd<'a>>,
     /// The overlay it enters last.
     pub(super) mount: Option<&'a crate::overlay::Mount>,
+    /// The `RLIMIT_AS` it sets itself (and what it starts inherits), in bytes.
+    pub(super) rlimit_as: Option<u64>,
 }
 
 /// The program, its arguments and its environment as `execve` takes them.
@@ -276,6 +324,7 @@ pub(super) fn steps(
         ids: leader.ids.try_clone_to_owned()?,
         guardian: leader.guardian.and_then(guardian::Guardian::leader_end),
         mount: leader.mount.cloned(),
+        rlimit_as: leader.rlimit_as,
         exec,
         pointers,
     })
@@ -328,6 +377,7 @@ pub(super) struct Steps {
     ids: OwnedFd,
     guardian: Option<OwnedFd>,
     mount: Option<crate::overlay::Mount>,
+    rlimit_as: Option<u64>,
     exec: Exec,
     pointers: Pointers,
 }
@@ -369,6 +419,10 @@ impl Steps {
             mount
                 .enter()
                 .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        }
+        // Last: the steps above may allocate in the kernel, never in this address space.
+        if let Some(bytes) = self.rlimit_as {
+            nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_AS, bytes, bytes)?;
         }
         Ok(())
     }

@@ -122,6 +122,7 @@ pub(super) fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Val
         | Kind::Choice(_)
         | Kind::Passes
         | Kind::Size
+        | Kind::Memory
         | Kind::Cpus => true,
         Kind::Switch
         | Kind::InverseSwitch
@@ -266,6 +267,21 @@ pub(super) fn check(field: &Field, node: &Node, path: &str) -> Result<Option<Val
             },
             other => return Err(expected(path, "a size such as \"256m\" or \"2g\"", other)),
         },
+        Kind::Memory => {
+            let what = "a memory size such as \"512M\" or \"1.5GiB\", or a number of bytes";
+            let text = match node {
+                Node::String(s) => s.clone(),
+                Node::Number(n) => match n.as_u64() {
+                    Some(v) => v.to_string(),
+                    None => return Err(expected(path, what, node)),
+                },
+                other => return Err(expected(path, what, other)),
+            };
+            match crate::runner::parse_memory_size(&text) {
+                Ok(_) => Value::Text(text),
+                Err(e) => return Err(refuse(path, e.to_string())),
+            }
+        }
         Kind::Cpus => {
             let what = "a number of CPUs from 0.01 to 1024";
             match node {

@@ -41,6 +41,8 @@ pub(super) enum Kind {
     Env,
     /// A size with a unit (`256m`, `2g`), or `null`.
     Size,
+    /// A memory size: a string such as `512M` or `1.5GiB`, a number of bytes, or `null`.
+    Memory,
     /// A number of CPUs from 0.01 to 1024, or `null`.
     Cpus,
 }
@@ -218,6 +220,7 @@ pub(super) const FIELDS: &[Field] = &[
         },
     ),
     field("runner", "env", "--env", Kind::Env),
+    field("runner", "memory", "--memory", Kind::Memory),
     field("runner", "overlay", "--no-overlay", Kind::InverseSwitch),
     field("runner", "runner", "--runner", Kind::Choice(runner_names)),
     field("runner", "image", "--image", Kind::Text),

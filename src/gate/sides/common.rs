@@ -278,6 +278,7 @@ fn run_shell(
     let spec = CommandSpec {
         argv: vec!["sh".into(), "-c".into(), command.into()],
         env: side_env(),
+        memory: None,
     };
     let confinement = isolation.confinement(tree, dirs);
     Ok(runner::run_confined(
@@ -353,6 +354,7 @@ fn stopped(termination: Termination) -> bool {
         Termination::TimedOut
         | Termination::Signaled(_)
         | Termination::MemoryLimit
+        | Termination::OverMemory
         | Termination::WorkspaceLimit => true,
         Termination::Exited(code) => code > 128 && code < 160,
         _ => false,
@@ -416,6 +418,7 @@ fn run_selected(
         Termination::TimedOut
         | Termination::Signaled(_)
         | Termination::MemoryLimit
+        | Termination::OverMemory
         | Termination::WorkspaceLimit => None,
     };
     let (format, source) = files.source(config.report, &config.command);

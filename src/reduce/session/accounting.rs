@@ -1,6 +1,8 @@
 //! What a session counts: candidates tried, per-phase counters and the commits made.
 
-use super::records::{Event, PhaseStats};
+use std::time::Instant;
+
+use super::records::{Event, PassSpan, PhaseStats};
 use super::worker::Answer;
 
 /// The session's counters.
@@ -12,6 +14,10 @@ pub(super) struct Accounting {
     pub(super) events: Vec<Event>,
     /// Candidates tried.
     pub(super) attempts: u64,
+    /// When the first pass began.
+    pub(super) started: Option<Instant>,
+    /// The runs of the passes, in order; the last one is open until its pass ends.
+    pub(super) spans: Vec<PassSpan>,
 }
 
 impl Accounting {
@@ -38,6 +44,39 @@ impl Accounting {
         stats.samples_saved += answer.saved;
         stats.early_acceptances += u64::from(answer.early_accept);
         stats.early_rejections += u64::from(answer.early_reject);
+    }
+
+    /// Commands run so far.
+    pub(super) fn commands(&self) -> u64 {
+        self.phases.iter().map(|p| p.oracle_samples).sum()
+    }
+
+    /// Milliseconds since the first pass began (0 before).
+    pub(super) fn elapsed_ms(&self) -> u64 {
+        self.started
+            .map_or(0, |s| crate::reduce::options::millis(s.elapsed()))
+    }
+
+    /// Opens the span of a run of `pass`.
+    pub(super) fn open_span(&mut self, pass: &str) {
+        self.started.get_or_insert_with(Instant::now);
+        let (start_ms, start_commands) = (self.elapsed_ms(), self.commands());
+        self.spans.push(PassSpan {
+            pass: pass.to_string(),
+            start_ms,
+            end_ms: start_ms,
+            start_commands,
+            end_commands: start_commands,
+        });
+    }
+
+    /// Closes the last span of `pass`.
+    pub(super) fn close_span(&mut self, pass: &str) {
+        let (end_ms, end_commands) = (self.elapsed_ms(), self.commands());
+        if let Some(span) = self.spans.iter_mut().rev().find(|s| s.pass == pass) {
+            span.end_ms = end_ms;
+            span.end_commands = end_commands;
+        }
     }
 
     /// Commits made so far.

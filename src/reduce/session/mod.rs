@@ -57,7 +57,7 @@ use settle::SettleState;
 use timeout::TimeoutPolicy;
 
 pub use crate::console::{Observer, SessionView};
-pub use records::{Candidate, Event, PhaseStats};
+pub use records::{Candidate, Event, PassSpan, PhaseStats};
 use worker::{Answer, Lower};
 pub use worker::{ProbeTime, Setup, Worker};
 
@@ -368,6 +368,7 @@ impl Session {
         let command = runner::CommandSpec {
             argv: crate::reduce::access::wrap(strace, &log, &self.setup.command.argv),
             env: self.setup.command.env.clone(),
+            memory: self.setup.command.memory,
         };
         let (outcome, normalizer) = worker.run(
             &self.current,
@@ -460,6 +461,11 @@ impl Session {
         &self.accounting.events
     }
 
+    /// The runs of the passes so far, in order.
+    pub fn spans(&self) -> &[PassSpan] {
+        &self.accounting.spans
+    }
+
     /// Parallel jobs.
     pub fn jobs(&self) -> usize {
         self.setup.jobs
@@ -543,6 +549,7 @@ impl Session {
     pub fn begin_pass(&mut self, name: &str) -> Instant {
         name.clone_into(&mut self.settle.pass);
         self.phase(name).passes += 1;
+        self.accounting.open_span(name);
         Instant::now()
     }
 
@@ -552,6 +559,7 @@ impl Session {
         let stats = self.phase(name);
         stats.wall_ms += ms;
         stats.unparsable += unparsable;
+        self.accounting.close_span(name);
     }
 
     fn check_budget(&mut self) -> bool {
@@ -672,6 +680,8 @@ impl Session {
             bytes_after: after.bytes,
             family: family.0,
             candidate_confidence: family.0.map(|_| family.1),
+            elapsed_ms: self.accounting.elapsed_ms(),
+            commands: self.accounting.commands(),
         });
         self.checkpoint_now("reducing")?;
         Ok(())
@@ -732,6 +742,7 @@ pub(crate) mod tests {
         let command = CommandSpec {
             argv: ["sh", "-c", script].map(String::from).to_vec(),
             env: Vec::new(),
+            memory: None,
         };
         // Learn the oracle from a real run of the command on the tree.
         let learn = scratch.join("learn");

@@ -73,6 +73,29 @@ pub struct Event {
     pub family: Option<u64>,
     /// With run-wide confidence: the confidence that candidate was tested at.
     pub candidate_confidence: Option<f64>,
+    /// When it was made, in milliseconds since the first pass began (for progress.svg; not
+    /// in report.json).
+    #[serde(skip)]
+    pub elapsed_ms: u64,
+    /// Commands run before it was made, since the first pass began (likewise).
+    #[serde(skip)]
+    pub commands: u64,
+}
+
+/// One run of a pass: when it began and ended, in milliseconds since the first pass began,
+/// and how many commands had run by then (for progress.svg).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassSpan {
+    /// The pass.
+    pub pass: String,
+    /// When it began.
+    pub start_ms: u64,
+    /// When it ended.
+    pub end_ms: u64,
+    /// Commands run before it began.
+    pub start_commands: u64,
+    /// Commands run when it ended.
+    pub end_commands: u64,
 }
 
 /// A candidate: a mutation and a label for reports.

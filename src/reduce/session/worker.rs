@@ -299,6 +299,7 @@ pub(crate) fn probe(
             Termination::TimedOut
             | Termination::OutputOverflow
             | Termination::MemoryLimit
+            | Termination::OverMemory
             | Termination::WorkspaceLimit => {
                 return Ok(answer(false, t < plan.runs));
             }
