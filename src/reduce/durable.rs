@@ -416,6 +416,11 @@ pub fn identity(
         put("the image id", json!(c.image_id));
     }
     put("the command", json!(options.command.argv));
+    // A single file as SOURCE; a directory adds nothing, so that sessions started before
+    // files were accepted resume.
+    if crate::tree::source_kind(&options.source).ok() == Some(crate::tree::SourceKind::File) {
+        put("SOURCE", json!("a single file"));
+    }
     let mut names: Vec<&str> = options
         .command
         .env
