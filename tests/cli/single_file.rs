@@ -213,6 +213,7 @@ fn a_python_file_reduces_to_a_smaller_file_raising_the_same_exception() {
             "--no-progress",
             "--",
             "python3",
+            "-S",
             "crash.py",
         ],
         area.dir.path(),
@@ -223,7 +224,7 @@ fn a_python_file_reduces_to_a_smaller_file_raising_the_same_exception() {
     assert_eq!(report["oracle"]["mode"], "learned-signature");
     let reduced = std::fs::read_to_string(&out).unwrap();
     assert!(reduced.len() * 2 < PY_SOURCE.len(), "{reduced}");
-    let (code, output) = rerun(&out, "crash.py", &["python3", "crash.py"]);
+    let (code, output) = rerun(&out, "crash.py", &["python3", "-S", "crash.py"]);
     assert_eq!(code, Some(1), "{output}");
     assert!(
         output.contains("LookupError: setting 'endpoint' is required"),
