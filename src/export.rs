@@ -31,6 +31,10 @@
 //! The sidecar is beside the payload, not in it, so it never changes the payload's
 //! fingerprint.
 //!
+//! When SOURCE was a single file, the payload is that file, published as a file at OUTPUT
+//! by the same steps; its fingerprint is the one-file tree's (the file under its source
+//! name, [`crate::tree::read_file_tree`]), and the record names the file as well.
+//!
 //! Each step of the protocol is a failpoint (`publish:POINT`, `src/failpoint.rs`), so that
 //! the crash tests can kill a test build there.
 
@@ -51,9 +55,9 @@ use crate::owner::{MAX_OWNER_LEN, Owner, OwnerState};
 use crate::reduce::{ReduceError, Reduction};
 use crate::report::{self, Report};
 use crate::text::hex;
-use crate::tree::{Fingerprint, TreeError, scan_exact};
+use crate::tree::{Fingerprint, SourceKind, Tree, TreeError, read_file_tree, scan_exact};
 use crate::with_causes;
-use crate::workspace::{remove_any, write_fresh};
+use crate::workspace::{remove_any, set_times, write_entry, write_fresh};
 
 /// The first line of the publication record.
 const JOURNAL_MAGIC: &str = "repromin-publishing v1";
@@ -193,11 +197,47 @@ fn abandoned_empty(staging: &Path, meta: &fs::Metadata) -> bool {
 }
 
 /// The publication record: the payload of this staging directory is being renamed to
-/// `output` (a name in the staging directory's parent) and has `fingerprint`.
+/// `output` (a name in the staging directory's parent) and has `fingerprint`; `file` is the
+/// source name of the one file a file payload is (`None` for a tree).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Journal {
     output: OsString,
+    file: Option<String>,
     fingerprint: Fingerprint,
+}
+
+/// The name of the one file the payload is, when SOURCE was a file: the final tree must hold
+/// exactly that file.
+fn payload_file(reduction: &Reduction) -> Result<Option<String>, ReduceError> {
+    if reduction.preflight.source_kind == SourceKind::Directory {
+        return Ok(None);
+    }
+    let mut entries = reduction.tree.entries.iter();
+    match (entries.next(), entries.next()) {
+        (Some((name, entry)), None) if entry.node.data().is_some() => Ok(Some(name.to_string())),
+        _ => Err(ReduceError::Internal(
+            "the reduction of a single file does not hold that one file",
+        )),
+    }
+}
+
+/// Writes the payload of `tree` at `path`: the file named `file` itself, or the tree.
+fn write_payload(tree: &Tree, file: Option<&str>, path: &Path) -> Result<(), TreeError> {
+    match file.and_then(|name| tree.entries.get(name)) {
+        Some(entry) => {
+            write_entry(path, entry)?;
+            set_times(path, &entry.meta)
+        }
+        None => write_fresh(tree, path),
+    }
+}
+
+/// Reads a payload back as the tree it stands for: the one-file tree of `file`, or a tree.
+fn read_payload(path: &Path, file: Option<&str>) -> Result<Tree, TreeError> {
+    match file {
+        Some(name) => read_file_tree(path, name),
+        None => scan_exact(path),
+    }
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
@@ -214,8 +254,12 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 
 impl Journal {
     fn to_text(&self) -> String {
+        let file = self
+            .file
+            .as_ref()
+            .map_or_else(String::new, |f| format!("file {}\n", hex(f.as_bytes())));
         format!(
-            "{JOURNAL_MAGIC}\noutput {}\nfingerprint {}\n",
+            "{JOURNAL_MAGIC}\noutput {}\n{file}fingerprint {}\n",
             hex(self.output.as_bytes()),
             self.fingerprint
         )
@@ -227,20 +271,33 @@ impl Journal {
         if lines.next()? != JOURNAL_MAGIC {
             return None;
         }
+        let plain = |name: &[u8]| {
+            !name.is_empty()
+                && name != b"."
+                && name != b".."
+                && !name.contains(&b'/')
+                && !name.contains(&0)
+        };
         let output = unhex(lines.next()?.strip_prefix("output ")?)?;
-        let fingerprint: [u8; 32] = unhex(lines.next()?.strip_prefix("fingerprint ")?)?
-            .try_into()
-            .ok()?;
-        let plain = !output.is_empty()
-            && output != b"."
-            && output != b".."
-            && !output.contains(&b'/')
-            && !output.contains(&0);
-        if lines.next().is_some() || !plain {
+        let mut line = lines.next()?;
+        let file = match line.strip_prefix("file ") {
+            Some(name) => {
+                let name = String::from_utf8(unhex(name)?).ok()?;
+                if !plain(name.as_bytes()) {
+                    return None;
+                }
+                line = lines.next()?;
+                Some(name)
+            }
+            None => None,
+        };
+        let fingerprint: [u8; 32] = unhex(line.strip_prefix("fingerprint ")?)?.try_into().ok()?;
+        if lines.next().is_some() || !plain(&output) {
             return None;
         }
         Some(Journal {
             output: OsString::from_vec(output),
+            file,
             fingerprint: Fingerprint(fingerprint),
         })
     }
@@ -293,8 +350,9 @@ pub fn publish(
         fs::write(&path, owner.to_text()).map_err(io_error("write", &path))?;
     }
     let payload = stage.path().join(STAGED_PAYLOAD);
-    write_fresh(&reduction.tree, &payload)?;
-    let staged = scan_exact(&payload)?.fingerprint();
+    let file = payload_file(reduction)?;
+    write_payload(&reduction.tree, file.as_deref(), &payload)?;
+    let staged = read_payload(&payload, file.as_deref())?.fingerprint();
     if staged != reduction.fingerprint {
         return Err(ReduceError::Unfaithful {
             expected: reduction.fingerprint.to_string(),
@@ -322,6 +380,7 @@ pub fn publish(
     crate::failpoint::pause("publish:staged");
     let journal = Journal {
         output: output_name,
+        file,
         fingerprint: staged,
     };
     let record = stage.path().join(STAGING_JOURNAL);
@@ -366,7 +425,8 @@ pub fn already_published(
     if fs::symlink_metadata(&output).is_err() {
         return Ok(None);
     }
-    let found = scan_exact(&output)?.fingerprint();
+    let file = payload_file(reduction)?;
+    let found = read_payload(&output, file.as_deref())?.fingerprint();
     if found != reduction.fingerprint {
         return Err(ReduceError::OutputNotOurs {
             output,
@@ -717,7 +777,7 @@ fn examine(staging: &Path, here: &Owner) -> Result<Option<Recovered>, TreeError>
         }));
     }
     // The payload is at OUTPUT, the sidecar is still here.
-    let found = match scan_exact(&output) {
+    let found = match read_payload(&output, journal.file.as_deref()) {
         Ok(tree) if tree.fingerprint() == journal.fingerprint => None,
         Ok(tree) => Some(format!(
             "has changed since (fingerprint {} recorded, {} found)",
@@ -859,6 +919,7 @@ mod tests {
         );
         let journal = Journal {
             output: "out".into(),
+            file: None,
             fingerprint,
         };
         fs::write(staging.join(STAGING_JOURNAL), journal.to_text()).unwrap();
@@ -878,6 +939,7 @@ mod tests {
     fn a_publication_record_reads_back_exactly() {
         let journal = Journal {
             output: OsString::from_vec(b"shop.min\xff".to_vec()),
+            file: None,
             fingerprint: Fingerprint([7; 32]),
         };
         let text = journal.to_text();
@@ -900,6 +962,73 @@ mod tests {
             text.replace("v1", "v2"),
         ] {
             assert_eq!(Journal::parse(&bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_publication_record_of_a_file_names_the_file() {
+        let journal = Journal {
+            output: "crash.min.c".into(),
+            file: Some("crash.c".to_string()),
+            fingerprint: Fingerprint([7; 32]),
+        };
+        let text = journal.to_text();
+        assert_eq!(
+            text,
+            format!(
+                "repromin-publishing v1\noutput 63726173682e6d696e2e63\nfile 63726173682e63\nfingerprint {}\n",
+                "07".repeat(32)
+            )
+        );
+        assert_eq!(Journal::parse(&text), Some(journal));
+        for bad in [
+            text.replace("63726173682e63\n", "612f62\n"),
+            text.replace("63726173682e63\n", "\n"),
+            text.replace("63726173682e63\n", "ff\n"),
+            text.replace("file ", "files "),
+        ] {
+            assert_eq!(Journal::parse(&bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_half_published_file_gets_its_sidecar_and_a_changed_one_is_left_alone() {
+        for edited in [false, true] {
+            let parent = tempfile::tempdir().unwrap();
+            let p = parent.path();
+            let staging = make_staging(p, "half", Some(&dead().to_text()));
+            let out = p.join("out.c");
+            fs::write(&out, "int nextHi;\n").unwrap();
+            let fingerprint = read_file_tree(&out, "crash.c").unwrap().fingerprint();
+            let report = format!("{{\"output\": {{\"tree_sha256_v2\": \"{fingerprint}\"}}}}\n");
+            write_tree(
+                &staging.join(STAGED_SIDECAR),
+                &[(REPORT_JSON, &report), (REPORT_MARKDOWN, "# note\n")],
+            );
+            let journal = Journal {
+                output: "out.c".into(),
+                file: Some("crash.c".to_string()),
+                fingerprint,
+            };
+            fs::write(staging.join(STAGING_JOURNAL), journal.to_text()).unwrap();
+            if edited {
+                fs::write(&out, "edited\n").unwrap();
+            }
+            let found = recover(&out).unwrap();
+            if edited {
+                assert!(
+                    matches!(&found[..], [Recovered::Abandoned { .. }]),
+                    "{found:#?}"
+                );
+                assert_eq!(names(p), ["out.c"]);
+                assert_eq!(fs::read_to_string(&out).unwrap(), "edited\n");
+            } else {
+                assert!(
+                    matches!(&found[..], [Recovered::Completed { .. }]),
+                    "{found:#?}"
+                );
+                assert_eq!(names(p), ["out.c", "out.c.repromin"]);
+            }
         }
     }
 

@@ -18,7 +18,7 @@ use crate::reduce::edits::Edit;
 use crate::reduce::session::{Event, PhaseStats};
 use crate::reduce::{BaselineRun, PassName, ReduceOptions, Reduction, StopReason};
 use crate::text::{hex, shell_quote};
-use crate::tree::Size;
+use crate::tree::{Size, SourceKind};
 
 pub mod progress;
 
@@ -239,6 +239,14 @@ pub struct Report {
     pub source_path: String,
     /// The output directory, as given.
     pub output_path: String,
+    /// `file` when SOURCE was a single file, published as a file at OUTPUT; absent for a
+    /// directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_kind: Option<SourceKind>,
+    /// With a single file as SOURCE: the name the command finds it under in its working
+    /// directory (SOURCE's own name); absent for a directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
     /// The oracle.
     pub oracle: OracleSummary,
     /// Baseline runs.
@@ -369,6 +377,11 @@ pub fn build(
         command: options.command.argv.clone(),
         source_path: options.source.display().to_string(),
         output_path: options.output.display().to_string(),
+        source_kind: (reduction.preflight.source_kind == SourceKind::File)
+            .then_some(SourceKind::File),
+        file_name: (reduction.preflight.source_kind == SourceKind::File)
+            .then(|| source_tree.entries.keys().next().map(ToString::to_string))
+            .flatten(),
         oracle: reduction.oracle.clone(),
         baseline: reduction.preflight.baseline.clone(),
         empty_tree_reproduces: reduction.preflight.trivial,
@@ -512,19 +525,35 @@ pub fn to_markdown(report: &Report) -> String {
     let s = &report.source;
     let o = &report.output;
     let _ = writeln!(md, "# Reduced reproduction\n");
+    let what = if report.file_name.is_some() {
+        "file"
+    } else {
+        "tree"
+    };
     let _ = writeln!(
         md,
-        "This tree is what remained of `{}` after repromin removed everything the failure \
+        "This {what} is what remained of `{}` after repromin removed everything the failure \
          did not need. It was checked to fail the same way before it was published.\n",
         report.source_path
     );
     let _ = writeln!(md, "## Reproduce\n");
-    let _ = writeln!(
-        md,
-        "```console\n$ cd {}\n$ {}\n```\n",
-        shell_quote(&report.output_path),
-        command.join(" ")
-    );
+    if let Some(name) = &report.file_name {
+        // The command finds the file under its source name, alone in its directory.
+        let _ = writeln!(
+            md,
+            "```console\n$ mkdir repro && cp {} repro/{} && cd repro\n$ {}\n```\n",
+            shell_quote(&report.output_path),
+            shell_quote(name),
+            command.join(" ")
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "```console\n$ cd {}\n$ {}\n```\n",
+            shell_quote(&report.output_path),
+            command.join(" ")
+        );
+    }
     let _ = writeln!(md, "Expected failure ({}):\n", report.oracle.mode);
     if let Some(sig) = &report.oracle.signature {
         let _ = writeln!(md, "```text\n{sig}\n```\n");

@@ -29,6 +29,7 @@ mod ignore;
 mod key;
 mod model;
 mod scan;
+mod source;
 
 pub use error::TreeError;
 pub(crate) use error::io_err;
@@ -38,6 +39,9 @@ pub use model::{
     Entries, Entry, Fingerprint, Kind, Meta, Node, RelPath, Size, Tree, parent_of, parse_rel_path,
 };
 pub use scan::{ScanReport, link_resolves_inside, meta_of, read_entry, scan, scan_exact};
+pub use source::{
+    FILE_TREE_ROOT, SourceKind, file_name, one_file_tree, read_file_tree, scan_source, source_kind,
+};
 
 #[cfg(test)]
 mod tests {
@@ -346,5 +350,52 @@ mod tests {
         let (tree, _) = scan(root, &rules).unwrap();
         assert!(tree.entries.contains_key("y.tmp"));
         assert!(!tree.entries.contains_key("sub/x.tmp"));
+    }
+
+    #[test]
+    fn a_file_source_is_the_tree_of_that_one_file_under_its_own_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(root.join("crash.c"), "int x;\n").unwrap();
+        std::os::unix::fs::symlink("crash.c", root.join("link.c")).unwrap();
+        std::os::unix::fs::symlink(".", root.join("here")).unwrap();
+        let (tree, report, kind) =
+            scan_source(&root.join("crash.c"), &IgnoreRules::default()).unwrap();
+        assert_eq!(kind, SourceKind::File);
+        assert!(report.ignored.is_empty());
+        assert_eq!(tree.root, FILE_TREE_ROOT);
+        assert_eq!(
+            tree.entries.keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["crash.c"]
+        );
+        // Read back from anywhere, under the same name, it is the same tree.
+        let copy = tempfile::tempdir().unwrap();
+        let out = copy.path().join("out.c");
+        crate::workspace::write_entry(&out, &tree.entries["crash.c"]).unwrap();
+        crate::workspace::set_times(&out, &tree.entries["crash.c"].meta).unwrap();
+        assert_eq!(read_file_tree(&out, "crash.c").unwrap(), tree);
+        // Through a link, the file keeps the link's name; a link to a directory is refused.
+        let (linked, _, _) = scan_source(&root.join("link.c"), &IgnoreRules::default()).unwrap();
+        assert_eq!(
+            linked.entries.keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["link.c"]
+        );
+        assert!(matches!(
+            source_kind(&root.join("here")),
+            Err(TreeError::RootSymlink { .. })
+        ));
+        assert_eq!(source_kind(root).unwrap(), SourceKind::Directory);
+        let keep = IgnoreRules {
+            keep: vec!["other".to_string()],
+            ..IgnoreRules::default()
+        };
+        assert!(matches!(
+            scan_source(&root.join("crash.c"), &keep),
+            Err(TreeError::KeepMissing { .. })
+        ));
+        assert!(matches!(
+            read_file_tree(root, "crash.c"),
+            Err(TreeError::NotAFile { .. })
+        ));
     }
 }

@@ -1,7 +1,7 @@
 //! Arguments of `reduce`, and the options `reduce` and `doctor` share, and their translation
 //! into [`ReduceOptions`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::builder::PossibleValue;
@@ -564,16 +564,19 @@ pub struct PassesArgs {
 /// `repromin reduce`.
 #[derive(Debug, Args, Clone)]
 pub struct ReduceArgs {
-    /// The tree to reduce. It is only read.
+    /// The directory tree or the single file to reduce (a symlink to a file is followed).
+    /// It is only read.
     #[arg(value_name = "SOURCE")]
     pub source: PathBuf,
 
-    /// Where to publish the reduced tree; must not exist. The report goes to
-    /// OUTPUT.repromin/.
+    /// Where to publish the reduced tree, or the reduced file when SOURCE is a file; must not
+    /// exist. The report goes to OUTPUT.repromin/.
     #[arg(value_name = "OUTPUT")]
     pub output: PathBuf,
 
-    /// The failing command, run with a copy of the tree as its working directory. Exit
+    /// The failing command, run with a copy of the tree as its working directory (for a
+    /// single file, a directory that holds only the file under its own name; a program
+    /// given as a relative path such as ./test.sh that exists here is run from here). Exit
     /// status 125 means "cannot tell" and never counts as the failure. With --config, the
     /// command is in the file.
     #[arg(last = true, required_unless_present = "config", value_name = "CMD")]
@@ -701,6 +704,26 @@ fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ReduceError> {
     Ok(out)
 }
 
+/// With a single file as SOURCE, the command runs in a directory that holds only that file:
+/// a program given by a relative path (`./test.sh`) that names an existing file from here,
+/// other than SOURCE itself, is made absolute so that it is found from there.
+fn resolve_program(argv: &mut [String], source: &Path) {
+    let Some(program) = argv.first_mut() else {
+        return;
+    };
+    let path = Path::new(program.as_str());
+    if path.is_absolute() || !program.contains('/') || !path.is_file() {
+        return;
+    }
+    let same = std::fs::canonicalize(path).ok() == std::fs::canonicalize(source).ok();
+    if !same
+        && let Ok(absolute) = std::path::absolute(path)
+        && let Some(absolute) = absolute.to_str()
+    {
+        *program = absolute.to_string();
+    }
+}
+
 /// The options of `reduce` and `doctor` but for the budgets, the session and its placement.
 pub(super) fn build_options(
     source: PathBuf,
@@ -747,6 +770,17 @@ pub(super) fn build_options(
     };
     options.allow_trivial = oracle.allow_trivial;
     let mut gitignore_files = Vec::new();
+    let single_file = crate::tree::source_kind(&source).ok() == Some(crate::tree::SourceKind::File);
+    if tree.gitignore && single_file {
+        return Err(InvalidOption::TreeOnly {
+            option: "--gitignore",
+            file: source,
+        }
+        .into());
+    }
+    if single_file {
+        resolve_program(&mut options.command.argv, &source);
+    }
     if tree.gitignore {
         let path = source.join(".gitignore");
         if !path.is_file() {

@@ -34,7 +34,7 @@ fn doctor_wording(arg: Arg) -> Arg {
 #[derive(Debug, Args, Clone)]
 #[command(mut_args(doctor_wording))]
 pub struct DoctorArgs {
-    /// The tree a reduction would start from.
+    /// The directory tree or the single file a reduction would start from.
     #[arg(value_name = "SOURCE")]
     pub source: PathBuf,
 
@@ -87,6 +87,15 @@ pub(super) fn doctor(
     let summary = pre.oracle.summary();
     let mut out = String::new();
     let _ = writeln!(out, "source: {}", options.source.display());
+    if pre.source_kind == crate::tree::SourceKind::File
+        && let Some(name) = pre.tree.entries.keys().next()
+    {
+        let _ = writeln!(
+            out,
+            "single file: each run finds it as `{name}`, alone in its working directory; \
+             published as a file"
+        );
+    }
     let _ = writeln!(
         out,
         "tree: {} files, {} directories, {} symlinks, {} bytes",
@@ -190,9 +199,13 @@ pub(super) fn doctor(
             pre.named.join(", ")
         );
     }
+    // A one-file tree has no files pass (see reduce::run_reduction).
     let passes: Vec<String> = options
         .passes
         .iter()
+        .filter(|p| {
+            **p != reduce::PassName::Files || pre.source_kind == crate::tree::SourceKind::Directory
+        })
         .map(|p| format!("{p:?}").to_lowercase())
         .collect();
     let _ = writeln!(out, "passes: {}", passes.join(", "));

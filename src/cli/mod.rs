@@ -41,10 +41,12 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Reduce a directory tree against a failing command and publish the minimal tree.
+    /// Reduce a directory tree or a single file against a failing command and publish the
+    /// minimal one.
     ///
-    /// The command runs in a copy of the tree, never in SOURCE. A cut is kept only when the
-    /// same failure survives. OUTPUT must not exist; the report goes to OUTPUT.repromin/.
+    /// The command runs in a copy of the tree, never in SOURCE; a single file is copied
+    /// alone into a directory, under its own name. A cut is kept only when the same failure
+    /// survives. OUTPUT must not exist; the report goes to OUTPUT.repromin/.
     Reduce(ReduceArgs),
     /// Check that a reduction could start: validate, run the baseline, show the signature.
     ///

@@ -99,9 +99,11 @@ fn tree_exit(err: &TreeError) -> Exit {
         TreeError::BadRelPath { .. }
         | TreeError::Missing { .. }
         | TreeError::NotADirectory { .. }
+        | TreeError::NotASource { .. }
         | TreeError::RootSymlink { .. }
         | TreeError::KeepMissing { .. } => Exit::Usage,
         TreeError::Special { .. }
+        | TreeError::NotAFile { .. }
         | TreeError::Hardlink { .. }
         | TreeError::EscapingSymlink { .. }
         | TreeError::NonUtf8Name { .. }

@@ -420,6 +420,11 @@ pub fn identity(
     if let Some(bytes) = options.command.memory {
         put("--memory", json!(bytes));
     }
+    // A single file as SOURCE; a directory adds nothing, so that sessions started before
+    // files were accepted resume.
+    if crate::tree::source_kind(&options.source).ok() == Some(crate::tree::SourceKind::File) {
+        put("SOURCE", json!("a single file"));
+    }
     let mut names: Vec<&str> = options
         .command
         .env
@@ -475,6 +480,10 @@ pub fn identity(
         json!(options.max_duration.map(|d| d.as_secs_f64())),
     );
     put("--passes", json!(options.passes));
+    // Only when the run chooses its level, so that sessions started before it could resume.
+    if options.level == crate::reduce::LevelChoice::Auto {
+        put("--level", json!("chosen by the run"));
+    }
     put("--minimiser", json!(options.minimiser));
     put("--syntax-guard", json!(options.syntax_guard));
     put("--min-baseline-passes", json!(options.min_baseline_passes));

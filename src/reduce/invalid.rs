@@ -42,6 +42,17 @@ pub enum InvalidOption {
     /// OUTPUT's parent is missing.
     #[error("the output's parent directory `{}` does not exist", .0.display())]
     OutputParent(PathBuf),
+    /// An option that selects entries of a directory, with a single file as SOURCE.
+    #[error(
+        "{option} selects entries of a directory tree, and SOURCE `{}` is a single file",
+        .file.display()
+    )]
+    TreeOnly {
+        /// The option.
+        option: &'static str,
+        /// SOURCE.
+        file: PathBuf,
+    },
     /// OUTPUT inside SOURCE.
     #[error("the output must be outside the source tree `{}`", .0.display())]
     OutputInsideSource(PathBuf),

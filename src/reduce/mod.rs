@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::oracle::{Oracle, OracleError, OracleSummary};
 use crate::runner::{self, RunDirs, RunOutcome, Termination};
 use crate::signature::Normalizer;
-use crate::tree::{Fingerprint, ScanReport, Tree, TreeError};
+use crate::tree::{Fingerprint, ScanReport, SourceKind, Tree, TreeError};
 use crate::workspace::write_fresh;
 
 use durable::{Durable, Record};
@@ -57,6 +57,8 @@ pub use validation::{MAX_JOBS, validate};
 pub struct Preflight {
     /// The scanned source.
     pub tree: Arc<Tree>,
+    /// Whether SOURCE was a directory or a single file (a one-file tree).
+    pub source_kind: SourceKind,
     /// What the scan left out.
     pub scan: ScanReport,
     /// The learned oracle.
@@ -445,7 +447,7 @@ fn preflight_in(
     interrupt: &AtomicBool,
     mut durable: Option<&mut Durable>,
 ) -> Result<Preflight, ReduceError> {
-    let (tree, scan) = crate::tree::scan(&options.source, &options.rules)?;
+    let (tree, scan, source_kind) = crate::tree::scan_source(&options.source, &options.rules)?;
     let tree = Arc::new(tree);
     let baseline_timeout = options.timeout.unwrap_or(BASELINE_TIMEOUT);
     let mut runs = Vec::new();
@@ -575,6 +577,7 @@ fn preflight_in(
     };
     Ok(Preflight {
         tree,
+        source_kind,
         scan,
         baseline_evidence,
         oracle,
@@ -610,7 +613,7 @@ pub fn reduce(
     let durable = match &options.session {
         None => None,
         Some(dir) => {
-            let (tree, _) = crate::tree::scan(&options.source, &options.rules)?;
+            let (tree, _, _) = crate::tree::scan_source(&options.source, &options.rules)?;
             Some(if options.resume {
                 Durable::resume(dir, options, &tree, record.as_ref())?
             } else {
@@ -711,9 +714,16 @@ pub fn run_reduction(
         confirming: false,
         strace: None,
     };
+    // A one-file tree has no file to delete but the one it is: no files pass.
+    let enabled: Vec<PassName> = options
+        .passes
+        .iter()
+        .copied()
+        .filter(|p| *p != PassName::Files || preflight.source_kind == SourceKind::Directory)
+        .collect();
     // The tracer: off when asked, with a durable session (a resumed run must propose the
     // same candidates) and in a container (it would trace the engine's client).
-    if options.passes.contains(&PassName::Files) {
+    if enabled.contains(&PassName::Files) {
         if !options.trace || session.is_durable() {
             session.set_access_record(access::TraceRecord::untraced("off"));
         } else if container.is_some() {
@@ -725,7 +735,7 @@ pub fn run_reduction(
             }
         }
     }
-    let mut passes: Vec<Box<dyn Pass>> = passes::list(&options.passes);
+    let mut passes: Vec<Box<dyn Pass>> = passes::list(&enabled);
     // The semantic seam, when a backend is set up, runs once the deterministic passes are
     // clean; its commits send the reduction back through them.
     let semantic = options.semantic.as_ref().map(|s| {
@@ -862,7 +872,7 @@ pub fn run_reduction(
         semantic: semantic.and_then(|r| r.lock().ok().map(|r| r.clone())),
         trace: session.access_record().cloned(),
         overlay: session.overlay_record(),
-        passes: level.passes_run(&options.passes),
+        passes: level.passes_run(&enabled),
         level,
     };
     Ok((reduction, session))

@@ -5,7 +5,7 @@
 use crate::reduce::error::ReduceError;
 use crate::reduce::invalid::InvalidOption;
 use crate::reduce::options::ReduceOptions;
-use crate::tree::TreeError;
+use crate::tree::{SourceKind, TreeError};
 
 /// The most candidates run at once (each one a workspace copy of the tree).
 pub const MAX_JOBS: usize = 256;
@@ -47,30 +47,8 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
     }
     options.oracle.validate()?;
     validate_sampling(options)?;
-    if std::fs::symlink_metadata(&options.source).is_ok_and(|meta| meta.is_symlink()) {
-        return Err(ReduceError::Tree(TreeError::RootSymlink {
-            path: options.source.clone(),
-        }));
-    }
-    match std::fs::metadata(&options.source) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ReduceError::Tree(TreeError::NotADirectory {
-                path: options.source.clone(),
-            }));
-        }
-        Err(source) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ReduceError::Tree(TreeError::Missing {
-                path: options.source.clone(),
-            }));
-        }
-        Err(source) => {
-            return Err(ReduceError::Tree(TreeError::Io {
-                action: "read",
-                path: options.source.clone(),
-                source,
-            }));
-        }
+    if crate::tree::source_kind(&options.source)? == SourceKind::File {
+        tree_only(options)?;
     }
     if for_export {
         let layout = crate::output_layout::OutputLayout::new(&options.output);
@@ -94,6 +72,29 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         }
     }
     Ok(())
+}
+
+/// Refuses the options that select entries of a directory when SOURCE is a single file:
+/// they have nothing to select.
+fn tree_only(options: &ReduceOptions) -> Result<(), ReduceError> {
+    let rules = &options.rules;
+    let given = [
+        ("--ignore", !rules.names.is_empty()),
+        ("--ignore-path", !rules.paths.is_empty()),
+        (
+            "--gitignore or --gitignore-file",
+            !rules.gitignore_files.is_empty(),
+        ),
+        ("--gitignore-recursive", rules.gitignore_recursive),
+    ];
+    match given.into_iter().find(|(_, given)| *given) {
+        Some((option, _)) => Err(InvalidOption::TreeOnly {
+            option,
+            file: options.source.clone(),
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// Refuses `runs` of `name` over [`crate::stats::MAX_PLAN_RUNS`], before any plan of them is

@@ -30,6 +30,20 @@ pub enum TreeError {
         /// The offending path.
         path: PathBuf,
     },
+    /// A path that should hold a regular file holds something else.
+    #[error("`{path}` is not a regular file")]
+    NotAFile {
+        /// The offending path.
+        path: PathBuf,
+    },
+    /// SOURCE is neither a directory nor a regular file (nor a symlink to one).
+    #[error("`{path}` is a {kind}; SOURCE must be a directory or a regular file")]
+    NotASource {
+        /// The offending path.
+        path: PathBuf,
+        /// A human name for what it is.
+        kind: &'static str,
+    },
     /// The source is a symbolic link (to a directory or anything else): a tree is read
     /// from a directory itself, never through a link.
     #[error(

@@ -34,6 +34,7 @@ mod sampling;
 mod sandbox;
 mod semantic;
 mod session;
+mod single_file;
 mod snapshots;
 mod speed;
 // The skip helpers the unit tests use too; the integration tests need no `require_root`.
