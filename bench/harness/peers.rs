@@ -234,8 +234,8 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     let input = case.dir.join("input");
     let target: PathBuf = match (tool, case.single_file()) {
         (Tool::Repromin, Some(file)) => {
-            fs::create_dir_all(work.join("input"))?;
-            fs::copy(input.join(file), work.join("input").join(file))?;
+            // The file itself is SOURCE, as a C-Vise user would give it.
+            fs::copy(input.join(file), work.join(file))?;
             work.join("out")
         }
         (Tool::Repromin, None) => {
@@ -275,7 +275,10 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     let mut cmd = Command::new(&found.program);
     match tool {
         Tool::Repromin => {
-            cmd.args(REDUCE_ARGS);
+            match case.single_file() {
+                Some(file) => cmd.args(["reduce", file]).args(&REDUCE_ARGS[2..]),
+                None => cmd.args(REDUCE_ARGS),
+            };
             if let Some(level) = opts.repromin_level.as_ref() {
                 cmd.args(["--level", level]);
             }
@@ -323,7 +326,6 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
 
     // Where the result is.
     let result: Option<PathBuf> = match (tool, case.single_file()) {
-        (Tool::Repromin, Some(file)) => Some(target.join(file)),
         (Tool::Picire, Some(file)) => Some(base.join("picire-out").join(file)),
         _ => Some(target.clone()),
     }

@@ -481,7 +481,7 @@ pub fn identity(
     );
     put("--passes", json!(options.passes));
     // Only when the run chooses its level, so that sessions started before it could resume.
-    if options.level == crate::reduce::LevelChoice::Auto {
+    if options.level == crate::reduce::options::LevelChoice::Auto {
         put("--level", json!("chosen by the run"));
     }
     put("--minimiser", json!(options.minimiser));
