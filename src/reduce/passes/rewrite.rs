@@ -5,7 +5,8 @@
 //! deletion reaches: `#define nextHi` is 1-minimal for "compiles and names nextHi", yet
 //! `nextHi;` also is, and is half its size. It takes two edits to get there: one run of
 //! tokens deleted (`#define `) and one token put in (`;`). So, for a file of at most
-//! [`MAX_TOKENS`] tokens and [`MAX_BYTES`] bytes, this pass tries every content made of one
+//! [`MAX_TOKENS`] tokens and [`MAX_BYTES`] bytes, in a tree of at most [`MAX_TREE_BYTES`]
+//! bytes, this pass tries every content made of one
 //! deleted run of tokens and at most one inserted token, the inserted token taken from the
 //! [`VOCABULARY`] most frequent short tokens of the file in the source tree, smallest content
 //! first (at most [`MAX_CANDIDATES`] of them). The first that the oracle accepts is
@@ -38,6 +39,9 @@ pub(crate) const VOCABULARY: usize = 8;
 pub(crate) const TOKEN_MAX: usize = 4;
 /// The most candidates tried on one content.
 pub(crate) const MAX_CANDIDATES: usize = 2_000;
+/// Trees of more bytes in all are left alone: many tiny files of a larger tree would each
+/// cost hundreds of runs.
+pub(crate) const MAX_TREE_BYTES: u64 = 384;
 
 /// The most frequent tokens of `source` of at most [`TOKEN_MAX`] bytes (trailing blanks
 /// dropped), most frequent first, ties in byte order; at most [`VOCABULARY`] of them.
