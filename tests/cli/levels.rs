@@ -84,7 +84,7 @@ fn a_slow_command_on_what_lines_leave_stops_at_lines() {
     }
     let area = Area::new();
     // What the failure needs is a line of 600 bytes, and each run takes a second: tokens
-    // would take about 300 runs, 150 s at two a time, over the minute allowed.
+    // would take about 900 runs, 450 s at two a time, over the minute allowed.
     let long = "A".repeat(600);
     area.write(
         "src",
