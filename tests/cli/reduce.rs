@@ -491,7 +491,9 @@ fn exit_code_zero_supports_interestingness_scripts() {
     assert!(o.status.success(), "{}", stderr(&o));
     let kept = files(&area.path("t.min"));
     assert_eq!(kept.len(), 1);
-    assert_eq!(kept["a.c"], "int keep_me(void);\n");
+    // A tree this small goes on to tokens and characters at the defaults: the word is all
+    // the script needs.
+    assert_eq!(kept["a.c"], "keep_me");
 }
 
 #[test]
