@@ -588,6 +588,10 @@ pub fn run_reduction(
         d.baseline_learned(
             preflight.oracle.signature(),
             preflight
+                .oracle
+                .frames()
+                .map(|f| f.iter().map(ToString::to_string).collect()),
+            preflight
                 .baseline
                 .iter()
                 .map(|r| r.termination.describe())
