@@ -174,11 +174,9 @@ impl TreeRoots<'_> {
                 break;
             }
         }
-        if !under
-            && (path.starts_with(['/', '<', '\\', '['])
-                || path.contains("://")
-                || path.starts_with("node:"))
-        {
+        // Absolute, a placeholder (`<tmp>`, `<anonymous>`, `<frozen …>`), a URL or a scheme
+        // (`node:internal/…`), a drive letter.
+        if !under && (path.starts_with(['/', '<', '\\', '[']) || path.contains(':')) {
             return None;
         }
         while let Some(rest) = path.strip_prefix("./") {
@@ -190,7 +188,7 @@ impl TreeRoots<'_> {
                 "" | "." | ".." | "site-packages" | "dist-packages" | "node_modules"
             )
         });
-        (!outside && !path.contains(' ')).then(|| path.to_string())
+        (!outside && !path.contains([' ', ':', '<'])).then(|| path.to_string())
     }
 }
 
