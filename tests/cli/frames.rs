@@ -24,8 +24,7 @@ const PYTHON: &[(&str, &str)] = &[
 fn innermost_python(output: &str) -> String {
     let line = output
         .lines()
-        .filter(|l| l.trim_start().starts_with("File \""))
-        .last()
+        .rfind(|l| l.trim_start().starts_with("File \""))
         .unwrap_or_default();
     let file = line.split('"').nth(1).unwrap_or_default();
     let file = file.rsplit('/').next().unwrap_or_default();
