@@ -542,7 +542,7 @@ impl Oracle {
                 if block.lines.contains(&line) {
                     shown.push(Shown {
                         line,
-                        text: lines[line].to_string(),
+                        text: normalizer.normalize(lines[line]),
                         frames: block.frames(roots),
                     });
                     next += 1;
@@ -558,7 +558,7 @@ impl Oracle {
                 if let Some(line) = hit {
                     shown.push(Shown {
                         line,
-                        text: lines[line].to_string(),
+                        text: normalizer.normalize(lines[line]),
                         frames: block.frames(roots),
                     });
                 }

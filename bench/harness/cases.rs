@@ -23,6 +23,9 @@ pub(crate) struct CaseJson {
     pub(crate) targets: Targets,
     /// repromin's `--level` for this case, unless `--repromin-level` is given.
     pub(crate) repromin_level: Option<String>,
+    /// A script of the case directory that repromin runs as the failing command, learning
+    /// its own oracle (signature and frames), instead of `--exit-code 0` on `oracle.sh`.
+    pub(crate) repromin_command: Option<String>,
 }
 
 #[derive(Default, serde::Deserialize, Clone)]
@@ -87,6 +90,11 @@ pub(crate) fn load_cases(dir: &Path, filter: &[String]) -> Res<Vec<Case>> {
             Some(file) => measure(&path.join("input").join(file))?,
             None => measure(&path.join("input"))?,
         };
+        if let Some(script) = &json.repromin_command
+            && !path.join(script).is_file()
+        {
+            return Err(format!("{}: {script} is not a file", path.display()).into());
+        }
         cases.push(Case {
             name,
             oracle: path.join("oracle.sh"),

@@ -250,7 +250,10 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
             "#!/bin/sh\nprintf x >> {}\nPATH={}\nexport PATH\n{enter}exec /bin/sh {}\n",
             sh_quote(&counter)?,
             sh_quote(Path::new(oracle_path()))?,
-            sh_quote(&case.oracle)?
+            sh_quote(&match (tool, &case.json.repromin_command) {
+                (Tool::Repromin, Some(script)) => case.dir.join(script),
+                _ => case.oracle.clone(),
+            })?
         ),
     )?;
 
@@ -260,7 +263,16 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     let mut cmd = Command::new(&found.program);
     match tool {
         Tool::Repromin => {
-            cmd.args(REDUCE_ARGS);
+            if case.json.repromin_command.is_some() {
+                // The failing command itself: repromin learns the failure's identity.
+                cmd.args(
+                    REDUCE_ARGS
+                        .iter()
+                        .filter(|a| !matches!(**a, "--exit-code" | "0")),
+                );
+            } else {
+                cmd.args(REDUCE_ARGS);
+            }
             if let Some(level) = opts
                 .repromin_level
                 .as_ref()
