@@ -155,7 +155,7 @@ for l in lits('src/gate/detect/imports.rs'):
 
 # frames: the real outputs of the unit tests of oracle/frames.rs (tracebacks, stacks, panics)
 for l in lits('src/oracle/frames.rs'):
-    if re.search(r'Traceback|\bat |panicked|panic:|goroutine', l) and len(l) > 40:
+    if re.search(r'Traceback|\bat |panicked|panic:|goroutine|_{3,} test', l) and len(l) > 40:
         add('frames', l.replace('/work/ws', '/w/tree').encode())
 
 for target, items in seeds.items():

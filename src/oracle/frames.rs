@@ -57,6 +57,10 @@ macro_rules! regexes {
 
 regexes! {
     PY_START = r"^(?:Exception Group )?Traceback \(most recent call last\):$";
+    PYTEST_HEAD = r"^_{3,} (?P<name>\S.*?) _{3,}$";
+    PYTEST_END = r"^(?:={3,}|-{3,} Captured .* -{3,}$)";
+    PYTEST_AT = r"^(?P<path>[^\s:]+\.py):\d+:(?: in (?P<name>\S+)| \S*)?$";
+    PY_DEF = r"^\s*(?:async )?def (?P<name>\w+)\(";
     PY_FRAME = r#"^\s+File "(?P<path>[^"]*)", line \d+(?:, in (?P<name>.+))?$"#;
     JAVA_AT = r"^\s+at (?P<name>[^\s()]+)\((?P<loc>[^()]*)\)$";
     JAVA_MORE = r"^\s+\.\.\. (?P<n>\d+) (?:more|common frames omitted)$";
@@ -288,6 +292,7 @@ fn at_frame(line: &str) -> Option<(Language, RawFrame)> {
 /// Whether `line` starts a failure block.
 fn starts_block(line: &str) -> bool {
     python_content(line).is_some_and(|c| PY_START.is_match(c.trim()))
+        || PYTEST_HEAD.is_match(line)
         || RUST_PANIC.is_match(line)
         || GO_PANIC.is_match(line)
         || at_frame(line).is_some()
@@ -307,6 +312,8 @@ pub fn parse(output: &str) -> Vec<Block> {
             && PY_START.is_match(content.trim())
         {
             python(&lines, i, &mut blocks)
+        } else if PYTEST_HEAD.is_match(line) {
+            pytest(&lines, i, &mut blocks)
         } else if RUST_PANIC.is_match(line) {
             rust(&lines, i, &mut blocks)
         } else if GO_PANIC.is_match(line) {
@@ -348,6 +355,39 @@ fn python(lines: &[String], start: usize, blocks: &mut Vec<Block>) -> usize {
         }
         i += 1;
     }
+    i
+}
+
+/// A pytest failure section: from its `____ name ____` header to the next header, a
+/// banner, captured output or a traceback of Python's own format.
+fn pytest(lines: &[String], start: usize, blocks: &mut Vec<Block>) -> usize {
+    let mut frames = Vec::new();
+    let mut def = None;
+    let mut i = start + 1;
+    while i < lines.len() {
+        let line = lines[i].as_str();
+        if PYTEST_HEAD.is_match(line) || PYTEST_END.is_match(line) || starts_block(line) {
+            break;
+        }
+        if let Some(c) = PY_DEF.captures(line) {
+            def = Some(c["name"].to_string());
+        } else if let Some(c) = PYTEST_AT.captures(line) {
+            let name = c.name("name").map(|m| m.as_str().to_string());
+            frames.push(RawFrame {
+                function: name.or_else(|| def.take()),
+                location: Some(c["path"].to_string()),
+            });
+            def = None;
+        }
+        i += 1;
+    }
+    frames.reverse();
+    blocks.push(Block {
+        language: Language::Python,
+        lines: start..i,
+        frames,
+        location: None,
+    });
     i
 }
 
@@ -625,6 +665,56 @@ ValueError: bad
         );
         let lines: Vec<_> = parse(group).iter().map(|b| b.lines.clone()).collect();
         assert_eq!(lines, [0..4, 5..13, 14..22]);
+    }
+
+    #[test]
+    fn pytest_sections_are_blocks_in_the_long_and_the_short_format() {
+        let long = "=================================== FAILURES ===================================
+____________________________________ test_a ____________________________________
+
+    def test_a():
+>       a.a(3)
+
+tests/test_a.py:5: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n
+x = 3
+
+    def a(x):
+        y = helper(x)
+        if y > 0:
+>           raise ValueError(\"bad\")
+E           ValueError: bad
+
+a.py:8: ValueError
+____________________________________ test_b ____________________________________
+
+    def test_b():
+>       assert a.helper(1) == 3
+E       assert 2 == 3
+E        +  where 2 = <function helper at 0x7f6fbc96b380>(1)
+
+tests/test_a.py:9: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_a - ValueError: bad
+";
+        assert_eq!(
+            frames_of(long),
+            [
+                "a (a.py) < test_a (tests/test_a.py)",
+                "test_b (tests/test_a.py)"
+            ]
+        );
+        let lines: Vec<_> = parse(long).iter().map(|b| b.lines.clone()).collect();
+        assert_eq!(lines, [1..18, 18..26]);
+        let short =
+            "____________________________________ test_a ____________________________________
+tests/test_a.py:5: in test_a
+    a.a(3)
+a.py:8: in a
+    raise ValueError(\"bad\")
+E   ValueError: bad
+=========================== short test summary info ============================
+";
+        assert_eq!(frames_of(short), ["a (a.py) < test_a (tests/test_a.py)"]);
     }
 
     #[test]
