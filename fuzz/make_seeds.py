@@ -153,6 +153,11 @@ for l in lits('src/gate/detect/pnpm_workspace.rs'):
 for l in lits('src/gate/detect/imports.rs'):
     if 'import' in l or 'require' in l: add('workspace', b'\x01' + l.encode())
 
+# frames: the real outputs of the unit tests of oracle/frames.rs (tracebacks, stacks, panics)
+for l in lits('src/oracle/frames.rs'):
+    if re.search(r'Traceback|\bat |panicked|panic:|goroutine|_{3,} test', l) and len(l) > 40:
+        add('frames', l.replace('/work/ws', '/w/tree').encode())
+
 for target, items in seeds.items():
     d = os.path.join(corpus, target); os.makedirs(d, exist_ok=True)
     for data in items:

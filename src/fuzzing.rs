@@ -16,6 +16,7 @@
 //! | [`mutation_spec`] | `gate::mutants::parse_spec` | keep every documented rule of a spec |
 //! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses |
 //! | [`semantic_answer`] | `reduce::semantic::parse_answer` and `safe_path` | carry at most 64 edits, each path it calls safe made of normal components only |
+//! | [`frames`] | `oracle::frames::parse` and `Block::frames` (a failing command's output) | give ordered, disjoint blocks inside the output, each with at most three frames whose paths are relative, inside the tree and free of line numbers |
 //! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
 //! | [`access_log`] | `reduce::access::parse` (a strace log the traced command may have written to) | touch only normal relative paths under the root, each with its ancestors |
 //! | [`workspace`] | `gate::detect::pnpm_workspace::packages` (pnpm-workspace.yaml at the merge base) and `gate::detect::imports::imported_packages` (the head's test files) | give one-line, trimmed, non-empty globs; give sorted, unique package names that name themselves |
@@ -346,6 +347,53 @@ pub fn mutation_spec(data: &[u8]) -> Broken {
     Ok(())
 }
 
+/// The failure blocks of a command's output and their frames, with `/w/tree` as the tree.
+/// Blocks come in order, never overlap and lie inside the output; each keeps at most
+/// [`crate::oracle::frames::MAX_FRAMES`] frames, whose paths are relative, without `..`,
+/// `:` (line numbers, URLs) or a temporary directory's placeholder.
+///
+/// # Errors
+/// What the blocks or frames broke.
+pub fn frames(data: &[u8]) -> Broken {
+    use crate::oracle::frames::{MAX_FRAMES, TreeRoots, parse};
+    let text = String::from_utf8_lossy(data);
+    let normalizer = crate::signature::Normalizer::new(&["/w/tree".to_string()]);
+    let prefixes = ["<tmp>".to_string()];
+    let roots = TreeRoots {
+        normalizer: &normalizer,
+        prefixes: &prefixes,
+    };
+    let lines = text.split('\n').count();
+    let mut end = 0;
+    for block in parse(&text) {
+        if block.lines.start < end
+            || block.lines.start >= block.lines.end
+            || block.lines.end > lines
+        {
+            return Err(Violation::from(format!(
+                "block {:?} after line {end} of {lines}",
+                block.lines
+            )));
+        }
+        end = block.lines.end;
+        let frames = block.frames(roots);
+        if frames.len() > MAX_FRAMES {
+            return Err(Violation::from(format!("{} frames", frames.len())));
+        }
+        for frame in frames {
+            let path = frame.path.unwrap_or_default();
+            if path.starts_with('/')
+                || path.contains(':')
+                || path.contains("<tmp>")
+                || path.split('/').any(|c| c == "..")
+            {
+                return Err(Violation::from(format!("frame path {path:?}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The readers of a Node workspace: the first byte picks `pnpm-workspace.yaml`'s
 /// `packages:` list (even) or the packages a test file imports (odd). An accepted
 /// `packages:` list holds non-empty globs of one trimmed line each; the imported packages
@@ -665,7 +713,7 @@ mod tests {
 
     type Target = fn(&[u8]) -> Broken;
 
-    const TARGETS: [(&str, Target); 15] = [
+    const TARGETS: [(&str, Target); 16] = [
         ("line", line),
         ("decode", decode),
         ("junit", junit),
@@ -681,6 +729,7 @@ mod tests {
         ("access_log", access_log),
         ("references", references),
         ("workspace", workspace),
+        ("frames", frames),
     ];
 
     /// Every committed seed of every fuzz target passes its target's checks, and most of

@@ -8,16 +8,22 @@
 //!   `--process-failure`;
 //! - its combined output matches `--expect REGEX` when given;
 //! - its normalised output contains the failure signature: the one given with
-//!   `--signature`, or by default the one learned from the baseline.
+//!   `--signature`, or by default the one learned from the baseline;
+//! - the failure block that shows it (the one `--expect` matches, or else the signature)
+//!   was raised from the same up to three innermost frames in the tree as at the baseline
+//!   ([`frames`]), unless `--no-frames` is given.
 //!
 //! A bare "it failed" oracle (`--any-failure`) must be asked for explicitly, because a
 //! reducer that accepts any failure deletes a closing brace and calls the syntax error a
 //! success.
 
+pub mod frames;
+
 use regex::Regex;
 
 use crate::runner::{RunOutcome, Termination};
 use crate::signature::{self, Normalizer};
+use frames::{Frame, TreeRoots};
 
 /// The exit code that means "cannot tell".
 pub const CANNOT_TELL: i32 = 125;
@@ -61,6 +67,17 @@ pub enum OracleError {
         /// The tail of the baseline's output.
         output_tail: String,
     },
+    /// `--expect` matches several failure blocks of the baseline, raised from different
+    /// places.
+    #[error(
+        "--expect matches {} failure blocks raised from different places; make it match one: {}",
+        blocks.len(),
+        blocks.join("; ")
+    )]
+    AmbiguousExpect {
+        /// Each block it matched: its line, the text there and its frames.
+        blocks: Vec<String>,
+    },
 }
 
 /// How the oracle is configured, before learning.
@@ -76,6 +93,12 @@ pub struct OracleSpec {
     pub process_failure: bool,
     /// `--any-failure`: any non-zero exit is enough.
     pub any_failure: bool,
+    /// `--no-frames`: identify the failure by its signature or `--expect` alone, not by
+    /// where it was raised.
+    pub no_frames: bool,
+    /// The tree's root as it reads in normalised output (for example `<tmp>/run/out`),
+    /// longest first: frames under it are in the tree. Relative paths are too.
+    pub tree_prefixes: Vec<String>,
 }
 
 /// Which signals the oracle uses, for reports.
@@ -94,6 +117,10 @@ pub struct OracleSummary {
     pub exit_code: Option<i32>,
     /// The learned termination for process mode.
     pub termination: Option<Termination>,
+    /// The innermost frames in the tree of the failure kept (absent when frames are not
+    /// compared: `--no-frames`, no signature or `--expect`, or no frame in the tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Vec<Frame>>,
 }
 
 /// A ready oracle.
@@ -107,6 +134,17 @@ pub struct Oracle {
     termination: Option<Termination>,
     process_failure: bool,
     any_failure: bool,
+    frames_on: bool,
+    tree_prefixes: Vec<String>,
+    frames: Option<Vec<Frame>>,
+}
+
+/// A failure block of one run that shows the failure: the line that showed it and the
+/// block's frames.
+struct Shown {
+    line: usize,
+    text: String,
+    frames: Vec<Frame>,
 }
 
 /// The oracle's answer on one run.
@@ -241,6 +279,9 @@ impl OracleSpec {
             termination: None,
             process_failure: self.process_failure,
             any_failure: self.any_failure,
+            frames_on: !self.no_frames,
+            tree_prefixes: self.tree_prefixes.clone(),
+            frames: None,
         };
         // Learn from the first run, then require every run to agree.
         let Some((first, first_norm)) = runs.first() else {
@@ -270,6 +311,9 @@ impl OracleSpec {
             };
             oracle.signature = Some(learned.text);
             oracle.signature_learned = true;
+        }
+        if oracle.frames_on && oracle.shows(first, first_norm) {
+            oracle.frames = oracle.learn_frames(first, first_norm)?;
         }
         // The first run must show the whole failure (`--expect`, `--signature`), not only
         // its exit behaviour. When no run does, the baseline does not fail the way the
@@ -301,7 +345,9 @@ impl OracleSpec {
         for (index, (run, norm)) in runs.iter().enumerate().skip(1) {
             let verdict = oracle.judge(run, norm);
             if !verdict.pass {
-                let other = if self.learns_signature() {
+                let other = if oracle.frames.is_some() && oracle.shows(run, norm) {
+                    oracle.describe_run(run, norm)
+                } else if self.learns_signature() {
                     let text = norm.normalize(&String::from_utf8_lossy(&run.output));
                     signature::learn_signature(&text).map_or_else(
                         || {
@@ -315,10 +361,14 @@ impl OracleSpec {
                 } else {
                     verdict.reason
                 };
-                let first_desc = oracle
-                    .signature
-                    .clone()
-                    .unwrap_or_else(|| first.termination.describe());
+                let first_desc = if oracle.frames.is_some() {
+                    oracle.describe_run(first, first_norm)
+                } else {
+                    oracle
+                        .signature
+                        .clone()
+                        .unwrap_or_else(|| first.termination.describe())
+                };
                 return Err(OracleError::Flaky {
                     first_run: 1,
                     first: clip(&first_desc, QUOTE_BYTES),
@@ -372,6 +422,22 @@ impl Oracle {
 
     /// Judges one run whose output is normalised by `normalizer`.
     pub fn judge(&self, run: &RunOutcome, normalizer: &Normalizer) -> Verdict {
+        let verdict = self.judge_signals(run, normalizer);
+        match &self.frames {
+            Some(want) if verdict.pass => {
+                self.judge_frames(want, &String::from_utf8_lossy(&run.output), normalizer)
+            }
+            _ => verdict,
+        }
+    }
+
+    /// Whether a run shows the failure, its frames left aside.
+    fn shows(&self, run: &RunOutcome, normalizer: &Normalizer) -> bool {
+        self.judge_signals(run, normalizer).pass
+    }
+
+    /// Every signal but the frames.
+    fn judge_signals(&self, run: &RunOutcome, normalizer: &Normalizer) -> Verdict {
         let basic = self.basic(run);
         if !basic.pass {
             return basic;
@@ -428,12 +494,162 @@ impl Oracle {
             expect: self.expect_text.clone(),
             exit_code: self.exit_code,
             termination: self.termination,
+            frames: self.frames.clone(),
         }
+    }
+
+    /// The innermost frames the failure is identified by, when they are compared.
+    pub fn frames(&self) -> Option<&[Frame]> {
+        self.frames.as_deref()
     }
 
     /// The signature in force, if any.
     pub fn signature(&self) -> Option<&str> {
         self.signature.as_deref()
+    }
+
+    /// The failure blocks of `raw` that show the failure: those holding a match of
+    /// `--expect` when it is given, else those holding the signature, in output order.
+    fn shown(&self, raw: &str, normalizer: &Normalizer) -> Vec<Shown> {
+        let roots = TreeRoots {
+            normalizer,
+            prefixes: &self.tree_prefixes,
+        };
+        let blocks = frames::parse(raw);
+        if blocks.is_empty() {
+            return Vec::new();
+        }
+        let lines: Vec<&str> = raw.split('\n').collect();
+        let mut shown = Vec::new();
+        if let Some(regex) = &self.expect {
+            let mut starts = Vec::with_capacity(lines.len());
+            let mut at = 0;
+            for line in &lines {
+                starts.push(at);
+                at += line.len() + 1;
+            }
+            let mut next = 0;
+            for m in regex.find_iter(raw) {
+                let line = starts
+                    .partition_point(|&s| s <= m.start())
+                    .saturating_sub(1);
+                while next < blocks.len() && blocks[next].lines.end <= line {
+                    next += 1;
+                }
+                let Some(block) = blocks.get(next) else {
+                    break;
+                };
+                if block.lines.contains(&line) {
+                    shown.push(Shown {
+                        line,
+                        text: normalizer.normalize(lines[line]),
+                        frames: block.frames(roots),
+                    });
+                    next += 1;
+                }
+            }
+        } else if let Some(sig) = &self.signature {
+            for block in &blocks {
+                let hit = block.lines.clone().find(|&i| {
+                    lines
+                        .get(i)
+                        .is_some_and(|l| signature::matches(sig, &normalizer.normalize(l)))
+                });
+                if let Some(line) = hit {
+                    shown.push(Shown {
+                        line,
+                        text: normalizer.normalize(lines[line]),
+                        frames: block.frames(roots),
+                    });
+                }
+            }
+        }
+        shown
+    }
+
+    /// The frames of the baseline's failure: `None` when no block shows it or its block
+    /// has no frame in the tree.
+    ///
+    /// # Errors
+    /// `--expect` matches blocks raised from different places.
+    fn learn_frames(
+        &self,
+        run: &RunOutcome,
+        normalizer: &Normalizer,
+    ) -> Result<Option<Vec<Frame>>, OracleError> {
+        let shown = self.shown(&String::from_utf8_lossy(&run.output), normalizer);
+        if self.expect.is_some() {
+            let mut distinct: Vec<&Shown> = Vec::new();
+            for s in &shown {
+                if !distinct.iter().any(|d| d.frames == s.frames) {
+                    distinct.push(s);
+                }
+            }
+            if distinct.len() > 1 {
+                return Err(OracleError::AmbiguousExpect {
+                    blocks: distinct
+                        .iter()
+                        .map(|s| {
+                            let text = clip(s.text.trim(), 120);
+                            let place = if s.frames.is_empty() {
+                                "no frame in the tree".to_string()
+                            } else {
+                                frames::describe(&s.frames)
+                            };
+                            format!("line {}: `{text}` at {place}", s.line + 1)
+                        })
+                        .collect(),
+                });
+            }
+        }
+        Ok(shown.into_iter().map(|s| s.frames).find(|f| !f.is_empty()))
+    }
+
+    /// Whether the block that shows the failure was raised from `want`.
+    fn judge_frames(&self, want: &[Frame], raw: &str, normalizer: &Normalizer) -> Verdict {
+        let shown = self.shown(raw, normalizer);
+        if self.expect.is_some() {
+            let mut distinct: Vec<&[Frame]> = Vec::new();
+            for s in &shown {
+                if !distinct.contains(&s.frames.as_slice()) {
+                    distinct.push(&s.frames);
+                }
+            }
+            if distinct.len() > 1 {
+                return Verdict::no(format!(
+                    "--expect matches {} failure blocks raised from different places",
+                    distinct.len()
+                ));
+            }
+        }
+        match shown.iter().find(|s| s.frames == want) {
+            Some(_) => Verdict {
+                pass: true,
+                reason: String::new(),
+            },
+            None => Verdict::no(match shown.first() {
+                Some(s) => format!(
+                    "the failure was raised elsewhere: at {} rather than {}",
+                    frames::describe(&s.frames),
+                    frames::describe(want)
+                ),
+                None => "no failure block shows the failure".to_string(),
+            }),
+        }
+    }
+
+    /// The failure a run shows and where it was raised, for messages.
+    fn describe_run(&self, run: &RunOutcome, normalizer: &Normalizer) -> String {
+        let shown = self.shown(&String::from_utf8_lossy(&run.output), normalizer);
+        let what = self
+            .signature
+            .clone()
+            .or_else(|| self.expect_text.clone())
+            .unwrap_or_default();
+        match shown.iter().find(|s| !s.frames.is_empty()) {
+            Some(s) => format!("{what} at {}", frames::describe(&s.frames)),
+            None => format!("{what} at no frame in the tree"),
+        }
     }
 }
 
@@ -493,7 +709,7 @@ mod tests {
         let n = Normalizer::new(&[]);
         let shifted = outcome(
             Termination::Exited(1),
-            "  File \"a.py\", line 9\nValueError: bad total -3\n",
+            "Traceback (most recent call last):\n  File \"a.py\", line 9, in <module>\nValueError: bad total -3\n",
         );
         assert!(oracle.judge(&shifted, &n).pass);
         let other = outcome(Termination::Exited(1), "SyntaxError: invalid syntax\n");
@@ -650,6 +866,7 @@ mod tests {
         let oracle = learn(
             &OracleSpec {
                 expect: Some("bad total".into()),
+                no_frames: true,
                 ..OracleSpec::default()
             },
             &[outcome(Termination::Exited(1), BOOM)],
@@ -677,5 +894,130 @@ mod tests {
                 )
                 .pass
         );
+    }
+
+    /// A Python traceback of `ValueError: bad` raised in `function` of `file`, under the
+    /// run directory `ws`, at `line`.
+    fn raised(ws: &str, file: &str, function: &str, line: u32) -> String {
+        format!(
+            "Traceback (most recent call last):\n  File \"{ws}/main.py\", line 3, in <module>\n    \
+             go()\n  File \"{ws}/{file}\", line {line}, in {function}\n    raise ValueError(\"bad\")\n\
+             ValueError: bad\n"
+        )
+    }
+
+    fn in_tree(spec: OracleSpec) -> OracleSpec {
+        OracleSpec {
+            tree_prefixes: vec!["<tmp>".into()],
+            ..spec
+        }
+    }
+
+    fn run_in(ws: &str, output: &str) -> (RunOutcome, Normalizer) {
+        (
+            outcome(Termination::Exited(1), output),
+            Normalizer::new(&[ws.to_string()]),
+        )
+    }
+
+    #[test]
+    fn the_same_message_raised_elsewhere_is_another_failure() {
+        let base = [
+            run_in("/w/r1", &raised("/w/r1", "a.py", "a", 3)),
+            run_in("/w/r2", &raised("/w/r2", "a.py", "a", 3)),
+        ];
+        let oracle = in_tree(OracleSpec::default()).learn(&base).unwrap();
+        let want = "a (a.py) < <module> (main.py)";
+        assert_eq!(frames::describe(oracle.frames().unwrap()), want);
+        assert_eq!(oracle.summary().frames.as_deref(), oracle.frames());
+        // Another run directory, another line: the same failure.
+        let (run, n) = run_in("/w/r7", &raised("/w/r7", "a.py", "a", 30));
+        assert!(oracle.judge(&run, &n).pass);
+        // The same message from b in b.py: slipped.
+        let (run, n) = run_in("/w/r7", &raised("/w/r7", "b.py", "b", 3));
+        let verdict = oracle.judge(&run, &n);
+        assert!(!verdict.pass);
+        assert!(verdict.reason.contains("b (b.py)"), "{}", verdict.reason);
+        // With --no-frames the message alone decides, and the summary shows no frames.
+        let bare = in_tree(OracleSpec {
+            no_frames: true,
+            ..OracleSpec::default()
+        })
+        .learn(&base)
+        .unwrap();
+        assert!(bare.judge(&run, &n).pass);
+        assert_eq!(bare.summary().frames, None);
+        // Output without frames in the tree keeps the signature alone.
+        let outside = raised("/usr/lib/python3", "a.py", "a", 3);
+        let oracle = in_tree(OracleSpec::default())
+            .learn(&[run_in("/w/r1", &outside)])
+            .unwrap();
+        assert_eq!(oracle.frames(), None);
+    }
+
+    #[test]
+    fn an_ambiguous_expect_is_refused_naming_the_blocks() {
+        let two = format!(
+            "{}{}",
+            raised("/w/r1", "a.py", "a", 3),
+            raised("/w/r1", "b.py", "b", 9)
+        );
+        let spec = in_tree(OracleSpec {
+            expect: Some("ValueError: bad".into()),
+            ..OracleSpec::default()
+        });
+        let err = spec.learn(&[run_in("/w/r1", &two)]).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, OracleError::AmbiguousExpect { .. }), "{text}");
+        assert!(
+            text.contains("line 6: `ValueError: bad` at a (a.py)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("line 12: `ValueError: bad` at b (b.py)"),
+            "{text}"
+        );
+        // An --expect that picks one block learns its frames; a candidate where it matches
+        // two blocks raised from different places is not the failure.
+        let spec = in_tree(OracleSpec {
+            expect: Some(r"(?m)^ValueError: bad$".into()),
+            ..OracleSpec::default()
+        });
+        let oracle = spec
+            .learn(&[run_in("/w/r1", &raised("/w/r1", "a.py", "a", 3))])
+            .unwrap();
+        assert_eq!(
+            frames::describe(oracle.frames().unwrap()),
+            "a (a.py) < <module> (main.py)"
+        );
+        let (run, n) = run_in("/w/r2", &two.replace("/w/r1", "/w/r2"));
+        let verdict = oracle.judge(&run, &n);
+        assert!(verdict.reason.contains("2 failure blocks"), "{verdict:?}");
+        // The same block printed twice is one failure.
+        let twice = raised("/w/r2", "a.py", "a", 3).repeat(2);
+        let (run, n) = run_in("/w/r2", &twice);
+        assert!(oracle.judge(&run, &n).pass);
+    }
+
+    #[test]
+    fn baselines_raised_from_different_places_are_flaky() {
+        let base = [
+            run_in("/w/r1", &raised("/w/r1", "a.py", "a", 3)),
+            run_in("/w/r2", &raised("/w/r2", "b.py", "b", 3)),
+        ];
+        let err = in_tree(OracleSpec::default()).learn(&base).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, OracleError::Flaky { .. }), "{text}");
+        assert!(text.contains("ValueError: bad at a (a.py)"), "{text}");
+        assert!(text.contains("ValueError: bad at b (b.py)"), "{text}");
+        // With the learned signature, a run keeping the failure among others passes.
+        let oracle = in_tree(OracleSpec::default()).learn(&base[..1]).unwrap();
+        let both = format!(
+            "{}{}",
+            raised("/w/r3", "b.py", "b", 3),
+            raised("/w/r3", "a.py", "a", 3)
+        );
+        let (run, n) = run_in("/w/r3", &both);
+        assert!(oracle.judge(&run, &n).pass);
     }
 }

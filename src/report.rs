@@ -558,6 +558,10 @@ pub fn to_markdown(report: &Report) -> String {
     if let Some(sig) = &report.oracle.signature {
         let _ = writeln!(md, "```text\n{sig}\n```\n");
     }
+    if let Some(frames) = &report.oracle.frames {
+        let frames: Vec<String> = frames.iter().map(|f| format!("`{f}`")).collect();
+        let _ = writeln!(md, "- raised from {} (innermost first)", frames.join(" < "));
+    }
     if let Some(expect) = &report.oracle.expect {
         let _ = writeln!(md, "- output matches `{expect}`");
     }

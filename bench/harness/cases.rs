@@ -21,6 +21,9 @@ pub(crate) struct CaseJson {
     pub(crate) expected_regex: BTreeMap<String, String>,
     /// Design targets checked for repromin.
     pub(crate) targets: Targets,
+    /// A script of the case directory that repromin runs as the failing command, learning
+    /// its own oracle (signature and frames), instead of `--exit-code 0` on `oracle.sh`.
+    pub(crate) repromin_command: Option<String>,
 }
 
 #[derive(Default, serde::Deserialize, Clone)]
@@ -85,6 +88,11 @@ pub(crate) fn load_cases(dir: &Path, filter: &[String]) -> Res<Vec<Case>> {
             Some(file) => measure(&path.join("input").join(file))?,
             None => measure(&path.join("input"))?,
         };
+        if let Some(script) = &json.repromin_command
+            && !path.join(script).is_file()
+        {
+            return Err(format!("{}: {script} is not a file", path.display()).into());
+        }
         cases.push(Case {
             name,
             oracle: path.join("oracle.sh"),

@@ -265,7 +265,10 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
             "#!/bin/sh\nprintf x >> {}\nPATH={}\nexport PATH\n{enter}exec /bin/sh {}\n",
             sh_quote(&counter)?,
             sh_quote(Path::new(oracle_path()))?,
-            sh_quote(&case.oracle)?
+            sh_quote(&match (tool, &case.json.repromin_command) {
+                (Tool::Repromin, Some(script)) => case.dir.join(script),
+                _ => case.oracle.clone(),
+            })?
         ),
     )?;
 
@@ -275,10 +278,19 @@ fn run_one(case: &Case, found: &Installed, jobs: u32, opts: &PeerOpts) -> Res<Ro
     let mut cmd = Command::new(&found.program);
     match tool {
         Tool::Repromin => {
-            match case.single_file() {
-                Some(file) => cmd.args(["reduce", file]).args(&REDUCE_ARGS[2..]),
-                None => cmd.args(REDUCE_ARGS),
+            let args: Vec<&str> = match case.single_file() {
+                Some(file) => ["reduce", file]
+                    .into_iter()
+                    .chain(REDUCE_ARGS[2..].iter().copied())
+                    .collect(),
+                None => REDUCE_ARGS.to_vec(),
             };
+            if case.json.repromin_command.is_some() {
+                // The failing command itself: repromin learns the failure's identity.
+                cmd.args(args.iter().filter(|a| !matches!(**a, "--exit-code" | "0")));
+            } else {
+                cmd.args(&args);
+            }
             if let Some(level) = opts.repromin_level.as_ref() {
                 cmd.args(["--level", level]);
             }

@@ -42,6 +42,11 @@ pub struct OracleArgs {
     /// reduction is refused).
     #[arg(long)]
     pub allow_trivial: bool,
+
+    /// Identify the failure by its signature or --expect alone, not also by the innermost
+    /// frames in the tree it was raised from.
+    #[arg(long)]
+    pub no_frames: bool,
 }
 
 /// Options that decide which entries of SOURCE take part.
@@ -767,6 +772,8 @@ pub(super) fn build_options(
         exit_code: oracle.exit_code,
         process_failure: oracle.process_failure,
         any_failure: oracle.any_failure,
+        no_frames: oracle.no_frames,
+        tree_prefixes: Vec::new(),
     };
     options.allow_trivial = oracle.allow_trivial;
     let mut gitignore_files = Vec::new();

@@ -168,6 +168,13 @@ pub(super) fn doctor(
         let source = summary.signature_source.as_deref().unwrap_or("given");
         let _ = writeln!(out, "signature ({source}): {sig}");
     }
+    if let Some(frames) = &summary.frames {
+        let _ = writeln!(
+            out,
+            "frames (innermost first): {}",
+            crate::oracle::frames::describe(frames)
+        );
+    }
     let _ = writeln!(
         out,
         "timeout per candidate: {:.1} s{}",

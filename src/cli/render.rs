@@ -122,7 +122,9 @@ fn runner_exit(err: &RunnerError) -> Exit {
 
 fn oracle_exit(err: &OracleError) -> Exit {
     match err {
-        OracleError::BadRegex(_) | OracleError::Conflict(_) => Exit::Usage,
+        OracleError::BadRegex(_)
+        | OracleError::Conflict(_)
+        | OracleError::AmbiguousExpect { .. } => Exit::Usage,
         OracleError::BaselineNotFailing {
             timed_out: true, ..
         } => Exit::BaselineTimeout,

@@ -362,6 +362,10 @@ pub struct State {
     /// How each baseline run ended.
     #[serde(default)]
     pub baseline: Vec<String>,
+    /// The innermost frames learnt with the signature (checked again on resume), each as
+    /// `function (path)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Vec<String>>,
 }
 
 impl State {
@@ -451,6 +455,9 @@ pub fn identity(
     put("--exit-code", json!(oracle.exit_code));
     put("--process-failure", json!(oracle.process_failure));
     put("--any-failure", json!(oracle.any_failure));
+    if oracle.no_frames {
+        put("--no-frames", json!(true));
+    }
     let rules = &options.rules;
     put("--ignore", json!(rules.names));
     put("--ignore-path", json!(rules.paths));
@@ -568,6 +575,7 @@ impl Durable {
             completed_passes: Vec::new(),
             resumes: 0,
             signature: None,
+            frames: None,
             baseline: Vec::new(),
         };
         write_state(dir, &state)?;
@@ -653,23 +661,32 @@ impl Durable {
     pub fn baseline_learned(
         &mut self,
         signature: Option<&str>,
+        frames: Option<Vec<String>>,
         baseline: Vec<String>,
     ) -> Result<(), SessionError> {
         if !self.state.baseline.is_empty() {
-            if self.state.signature.as_deref() != signature || self.state.baseline != baseline {
+            if self.state.signature.as_deref() != signature
+                || self.state.frames != frames
+                || self.state.baseline != baseline
+            {
                 return Err(SessionError::Diverged {
                     record: 1,
                     expected: format!(
-                        "the recorded baseline ({}) and signature {:?}",
+                        "the recorded baseline ({}), signature {:?} and frames {:?}",
                         self.state.baseline.join(", "),
-                        self.state.signature
+                        self.state.signature,
+                        self.state.frames
                     ),
-                    found: format!("({}) and signature {signature:?}", baseline.join(", ")),
+                    found: format!(
+                        "({}), signature {signature:?} and frames {frames:?}",
+                        baseline.join(", ")
+                    ),
                 });
             }
             return Ok(());
         }
         self.state.signature = signature.map(str::to_string);
+        self.state.frames = frames;
         self.state.baseline = baseline;
         self.write_state()
     }

@@ -108,8 +108,9 @@ fn sample_baseline(
 ) -> Result<(Oracle, BaselineEvidence), ReduceError> {
     let mut first_error = None;
     let mut found = None;
+    let spec = oracle_spec(options);
     for i in 0..runs.len() {
-        match options.oracle.learn(&runs[i..=i]) {
+        match spec.learn(&runs[i..=i]) {
             Ok(oracle) => {
                 found = Some((i, oracle));
                 break;
@@ -282,6 +283,22 @@ fn basename(options: &ReduceOptions) -> String {
         .file_name()
         .or_else(|| options.source.file_name())
         .map_or_else(|| "tree".to_string(), |n| n.to_string_lossy().to_string())
+}
+
+/// The oracle's options with where the tree shows in normalised output: the copy's path
+/// (`<tmp>/run/BASENAME`), the container's `/workspace`, or the adopted directory (`<tmp>`).
+fn oracle_spec(options: &ReduceOptions) -> crate::oracle::OracleSpec {
+    let mut spec = options.oracle.clone();
+    let copy = Normalizer::new(&[]).normalize(&format!("<tmp>/run/{}", basename(options)));
+    spec.tree_prefixes = vec![
+        copy,
+        crate::container::WORKSPACE.to_string(),
+        "<tmp>".to_string(),
+    ];
+    spec.tree_prefixes
+        .sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    spec.tree_prefixes.dedup();
+    spec
 }
 
 /// Runs the command once on `tree` in a fresh directory `scratch/name`.
@@ -509,7 +526,7 @@ fn preflight_in(
     }
     let (oracle, baseline_evidence) =
         if options.min_baseline_passes.is_none() && options.min_baseline_rate.is_none() {
-            (options.oracle.learn(&runs)?, None)
+            (oracle_spec(options).learn(&runs)?, None)
         } else {
             let (oracle, evidence) = sample_baseline(options, &runs)?;
             (oracle, Some(evidence))
@@ -654,6 +671,10 @@ pub fn run_reduction(
     if let Some(d) = durable.as_mut() {
         d.baseline_learned(
             preflight.oracle.signature(),
+            preflight
+                .oracle
+                .frames()
+                .map(|f| f.iter().map(ToString::to_string).collect()),
             preflight
                 .baseline
                 .iter()

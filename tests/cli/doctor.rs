@@ -28,6 +28,7 @@ fn doctor_shows_the_learned_signature_and_plan_and_writes_nothing() {
     baseline run 2: exit 1 [..]
     oracle: learned-signature
     signature (learned): lib.parser.ParseError: missing '=' in item N: 'gamma'
+    frames (innermost first): parse (lib/parser.py) < <module> (run.py)
     timeout per [..] (derived)
     empty tree: does not reproduce (good)
     files named in the failure, reduced first: lib/parser.py, run.py

@@ -13,6 +13,7 @@ mod faults;
 mod feedback;
 mod fixtures;
 mod flaky;
+mod frames;
 mod gate;
 mod harness;
 mod help;

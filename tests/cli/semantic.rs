@@ -91,9 +91,18 @@ const MAIN: &str = "import sys\n\n\ndef ratio(a, b):\n    return a // b\n\n\npri
 /// `repromin reduce` of a one-file tree whose failure is a ZeroDivisionError, with the
 /// semantic backend at `url` when given. Without stubs or settle state: the tests count the backend's
 /// calls, which follow from the deterministic passes' path (and the settle state's
-/// confirming round, which runs the seam once more).
+/// confirming round, which runs the seam once more). Without frames: the answers raise
+/// the error at the top of the file rather than in `ratio`, which the message alone
+/// accepts (`an_answer_that_raises_elsewhere_is_refused_by_default` shows the default).
 fn reduce(area: &Area, out: &str, url: Option<&str>) -> std::process::Output {
-    let mut args = vec!["reduce", "proj", out, "--no-stubs", "--no-settle"];
+    let mut args = vec![
+        "reduce",
+        "proj",
+        out,
+        "--no-stubs",
+        "--no-settle",
+        "--no-frames",
+    ];
     if let Some(url) = url {
         args.extend([
             "--semantic-endpoint",
@@ -155,6 +164,40 @@ fn an_answer_that_keeps_the_failure_is_committed_and_listed_and_the_token_stays_
         + &stdout(&o)
         + &stderr(&o);
     assert!(!written.contains("sekret-token"));
+}
+
+#[test]
+fn an_answer_that_raises_elsewhere_is_refused_by_default() {
+    let area = Area::new();
+    area.write("proj", &[("main.py", MAIN)]);
+    let server = serve(vec![Answer::Content(
+        "{\"edits\": [{\"path\": \"main.py\", \"replace\": \"0//0\\n\"}]}".into(),
+    )]);
+    let o = run_env(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--no-stubs",
+            "--no-settle",
+            "--semantic-endpoint",
+            &server.url,
+            "--semantic-model",
+            "tiny-model",
+            "--",
+            "python3",
+            "main.py",
+        ],
+        area.dir.path(),
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // `0//0` fails with the same message, raised at the top of the file, not in `ratio`.
+    let kept = files(&area.path("out"));
+    assert!(kept["main.py"].contains("def ratio"), "{}", kept["main.py"]);
+    let r = report(&area.path("out"));
+    assert_eq!(r["execution"]["semantic"]["accepted_edits"], 0);
+    assert_eq!(r["oracle"]["frames"][0]["function"], "ratio");
 }
 
 #[test]

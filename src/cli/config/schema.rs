@@ -122,6 +122,7 @@ pub(super) const FIELDS: &[Field] = &[
     ),
     field("oracle", "any_failure", "--any-failure", Kind::Switch),
     field("oracle", "allow_trivial", "--allow-trivial", Kind::Switch),
+    field("oracle", "no_frames", "--no-frames", Kind::Switch),
     field(
         "sampling",
         "baseline_runs",

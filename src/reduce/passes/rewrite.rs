@@ -262,6 +262,9 @@ impl Pass for Rewrites {
     }
 
     fn run(&mut self, session: &mut Session, ctx: &PassContext) -> Result<PassResult, ReduceError> {
+        if session.current.size().bytes > MAX_TREE_BYTES {
+            return Ok(PassResult::default());
+        }
         let name = self.name();
         per_file(session, ctx, false, |session, path| {
             search(session, name, path)
