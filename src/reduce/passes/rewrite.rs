@@ -9,8 +9,9 @@
 //! bytes, this pass tries every content made of one
 //! deleted run of tokens and at most one inserted token, the inserted token taken from the
 //! [`VOCABULARY`] most frequent short tokens of the file in the source tree, smallest content
-//! first (at most [`MAX_CANDIDATES`] of them). The first that the oracle accepts is
-//! committed, and the other passes go on from there.
+//! first (at most [`MAX_CANDIDATES`] of them, and in a run of the pass at most as many as
+//! the reduction ran commands before it). The first that the oracle accepts is committed,
+//! and the other passes go on from there.
 //!
 //! Each candidate is a cut of the current content with, for an insertion, the byte beside
 //! the insertion replaced by itself and the token ([`Mutation::Replace`]), so it carries as
@@ -38,7 +39,10 @@ pub(crate) const VOCABULARY: usize = 8;
 /// The longest token put in, in bytes.
 pub(crate) const TOKEN_MAX: usize = 4;
 /// The most candidates tried on one content.
-pub(crate) const MAX_CANDIDATES: usize = 2_000;
+pub(crate) const MAX_CANDIDATES: usize = 256;
+/// A run of the pass tries at most as many candidates as the reduction ran commands before
+/// it (so it at most doubles a run), and at least this many.
+pub(crate) const MIN_BUDGET: u64 = 64;
 /// Trees of more bytes in all are left alone: many tiny files of a larger tree would each
 /// cost hundreds of runs.
 pub(crate) const MAX_TREE_BYTES: u64 = 384;
@@ -215,7 +219,12 @@ fn mutation(path: &RelPath, digest: [u8; 32], data: &[u8], rewrite: &Rewrite) ->
 
 /// Rewrites of one file, window by window, until one commits. Returns the commits made
 /// (0 or 1), or `None` when the session stopped.
-fn search(session: &mut Session, name: &str, path: &RelPath) -> Result<Option<u64>, ReduceError> {
+fn search(
+    session: &mut Session,
+    name: &str,
+    path: &RelPath,
+    budget: &mut u64,
+) -> Result<Option<u64>, ReduceError> {
     let Some((data, digest)) = file_state(session, path) else {
         return Ok(Some(0));
     };
@@ -230,8 +239,10 @@ fn search(session: &mut Session, name: &str, path: &RelPath) -> Result<Option<u6
         .map(|d| d.to_vec())
         .unwrap_or_default();
     let vocab = vocabulary(&source);
-    let all = rewrites(&data, &vocab);
+    let mut all = rewrites(&data, &vocab);
+    all.truncate(usize::try_from(*budget).unwrap_or(usize::MAX));
     for window in all.chunks(UNION_WINDOW) {
+        *budget = budget.saturating_sub(window.len() as u64);
         let candidates: Vec<Candidate> = window
             .iter()
             .map(|r| Candidate {
@@ -266,8 +277,10 @@ impl Pass for Rewrites {
             return Ok(PassResult::default());
         }
         let name = self.name();
+        let ran: u64 = session.phases().iter().map(|p| p.oracle_samples).sum();
+        let mut budget = ran.max(MIN_BUDGET);
         per_file(session, ctx, false, |session, path| {
-            search(session, name, path)
+            search(session, name, path, &mut budget)
         })
     }
 }
