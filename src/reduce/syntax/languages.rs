@@ -680,7 +680,6 @@ pub(super) fn lang_def(lang: Lang) -> LangDef {
         "do_statement",
         "try_statement",
         "with_statement",
-        "function_declaration",
     ];
     const C_HOLDERS: &[&str] = &[
         "if_statement",
