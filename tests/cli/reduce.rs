@@ -918,7 +918,7 @@ fn reduce_next_hi(area: &Area, name: &str, extra: &[&str]) -> String {
 fn tokens_and_chars_cut_inside_a_line_and_do_not_depend_on_jobs() {
     let area = Area::new();
     area.write("src", &[("a.c", NEXT_HI)]);
-    let lines = reduce_next_hi(&area, "lines", &[]);
+    let lines = reduce_next_hi(&area, "lines", &["--level", "lines"]);
     let tokens = reduce_next_hi(&area, "tokens", &["--level", "tokens"]);
     let one = reduce_next_hi(&area, "one", &["--level", "chars", "--jobs", "1"]);
     let two = reduce_next_hi(&area, "two", &["--level", "chars", "--jobs", "2"]);
@@ -970,7 +970,7 @@ fn tokens_and_chars_cut_inside_a_line_and_do_not_depend_on_jobs() {
         .iter()
         .filter_map(|p| p.as_str())
         .collect();
-    assert_eq!(passes[passes.len() - 2..], ["tokens", "chars"]);
+    assert_eq!(passes[passes.len() - 3..], ["tokens", "chars", "rewrite"]);
 }
 
 #[test]
