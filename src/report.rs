@@ -59,14 +59,16 @@ fn level_sentence(level: &crate::reduce::level::LevelRecord) -> String {
             for step in &level.steps {
                 let _ = write!(
                     text,
-                    " {} {}: {}.",
+                    " {} {}: {} (about {:.1} s of runs, {:.1} s allowed).",
                     if step.ran {
                         "Went on to"
                     } else {
                         "Stopped before"
                     },
                     name(step.level),
-                    step.reason
+                    step.reason,
+                    step.estimated_ms as f64 / 1000.0,
+                    step.allowance_ms as f64 / 1000.0
                 );
             }
             text

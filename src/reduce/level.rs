@@ -53,7 +53,7 @@ pub struct LevelStep {
     pub estimated_ms: u64,
     /// The time it was allowed, in milliseconds.
     pub allowance_ms: u64,
-    /// Why, in words.
+    /// Why, in words (the times are the fields above).
     pub reason: String,
 }
 
@@ -178,14 +178,12 @@ pub fn decide(level: Level, p: &Progress) -> LevelStep {
         }
     };
     let ran = estimated <= allowance;
+    // Without times, so that the same decision reads the same in every run; the times are
+    // the `*_ms` fields.
     let reason = format!(
-        "{} bytes left: about {estimated_runs} runs of {} ms, {} at a time, {} s, {} {basis} ({} s)",
+        "{} bytes left: about {estimated_runs} runs, {jobs} at a time, {} {basis}",
         p.bytes,
-        millis(mean),
-        jobs,
-        seconds(estimated),
         if ran { "within" } else { "over" },
-        seconds(allowance),
     );
     LevelStep {
         level,
@@ -196,15 +194,6 @@ pub fn decide(level: Level, p: &Progress) -> LevelStep {
         estimated_ms: millis(estimated),
         allowance_ms: millis(allowance),
         reason,
-    }
-}
-
-fn seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 10.0 {
-        format!("{s:.1}")
-    } else {
-        format!("{s:.0}")
     }
 }
 

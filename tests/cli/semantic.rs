@@ -102,6 +102,9 @@ fn reduce(area: &Area, out: &str, url: Option<&str>) -> std::process::Output {
         "--no-stubs",
         "--no-settle",
         "--no-frames",
+        // The answers are whole lines: the seam is what is under test, not the characters.
+        "--level",
+        "lines",
     ];
     if let Some(url) = url {
         args.extend([
