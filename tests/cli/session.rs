@@ -346,6 +346,9 @@ fn families_allocated_before_a_crash_are_spent() {
         "0.05",
         "--run-confidence",
         "0.9",
+        // Three runs a candidate allow the families of the passes down to lines.
+        "--level",
+        "lines",
     ];
     let session_args = args("out", Some("sess"), &sampling);
     let mut child = start(&area, &session_args, Some("session:allocated"), "count");

@@ -12,7 +12,7 @@ fn report_json_and_repromin_md() {
     area.fixture("python-parse-error", "proj");
     let o = run(
         &[
-            "reduce", "proj", "out", "--jobs", "1", "--", "python3", "run.py",
+            "reduce", "proj", "out", "--jobs", "1", "--level", "lines", "--", "python3", "run.py",
         ],
         area.dir.path(),
     );

@@ -641,7 +641,7 @@ fn runs_through_an_overlay_leave_nothing_for_the_next_and_publish_what_plain_cop
     assert_eq!(trees[0], trees[1]);
     assert_eq!(samples[0], samples[1]);
     let only: std::collections::BTreeMap<String, String> =
-        [("keep.txt".to_string(), "needle\n".to_string())].into();
+        [("keep.txt".to_string(), "needle".to_string())].into();
     assert_eq!(trees[0], only);
 }
 
