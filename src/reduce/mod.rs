@@ -12,6 +12,7 @@ pub(crate) mod blocks;
 pub mod durable;
 pub mod edits;
 mod error;
+mod fixed_point;
 pub(crate) mod identifiers;
 mod invalid;
 pub mod level;
@@ -211,49 +212,6 @@ pub struct Reduction {
     pub level: level::LevelRecord,
     /// The passes that ran, coarse to fine.
     pub passes: Vec<PassName>,
-}
-
-/// Runs the dirty passes until none is dirty, the global fixed point of `passes`.
-fn to_fixed_point(
-    session: &mut Session,
-    passes: &mut [Box<dyn Pass>],
-    dirty: &mut Vec<bool>,
-    ctx: &mut PassContext,
-) -> Result<(), ReduceError> {
-    // The dirty worklist: run the first dirty pass; a commit dirties every other pass.
-    // When the worklist empties after passes skipped settled files, every pass runs once
-    // more with nothing skipped but what was searched on this very tree: the confirming
-    // round. Its first commit ends it, and the worklist goes on as before.
-    let mut skips = session.settled_skips();
-    loop {
-        while let Some(i) = dirty.iter().position(|d| *d) {
-            dirty[i] = false;
-            let name = passes[i].name();
-            let timer = session.begin_pass(name);
-            session.set_recalling(ctx.settle && !ctx.confirming);
-            let result = passes[i].run(session, ctx)?;
-            session.end_pass(name, timer, result.unparsable);
-            if session.stop_reason().is_some() {
-                break;
-            }
-            session.pass_completed(name, result.accepted > 0)?;
-            if result.accepted > 0 {
-                ctx.confirming = false;
-                for (j, flag) in dirty.iter_mut().enumerate() {
-                    if j != i {
-                        *flag = true;
-                    }
-                }
-            }
-        }
-        if session.stop_reason().is_some() || session.settled_skips() == skips {
-            break;
-        }
-        skips = session.settled_skips();
-        ctx.confirming = true;
-        *dirty = vec![true; passes.len()];
-    }
-    Ok(())
 }
 
 /// What the run looked like so far, for the choice of a finer level.
@@ -781,7 +739,7 @@ pub fn run_reduction(
     let mut level = level::LevelRecord::start(options.level, &options.passes);
     let mut dirty = vec![true; passes.len()];
     loop {
-        to_fixed_point(&mut session, &mut passes, &mut dirty, &mut ctx)?;
+        fixed_point::run(&mut session, &mut passes, &mut dirty, &mut ctx)?;
         if options.level != LevelChoice::Auto || session.stop_reason().is_some() {
             break;
         }
