@@ -29,7 +29,8 @@ pub fn meta_of(meta: &fs::Metadata) -> Meta {
     }
 }
 
-fn special_kind(ft: &fs::FileType) -> &'static str {
+/// How an entry that is not a file, directory or symlink is named in errors.
+pub(super) fn special_kind(ft: &fs::FileType) -> &'static str {
     if ft.is_fifo() {
         "FIFO"
     } else if ft.is_socket() {

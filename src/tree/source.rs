@@ -8,7 +8,6 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -32,20 +31,6 @@ pub const FILE_TREE_ROOT: Meta = Meta {
     mode: 0o755,
     mtime_ns: 0,
 };
-
-fn kind_name(ft: &fs::FileType) -> &'static str {
-    if ft.is_fifo() {
-        "FIFO"
-    } else if ft.is_socket() {
-        "socket"
-    } else if ft.is_block_device() {
-        "block device"
-    } else if ft.is_char_device() {
-        "character device"
-    } else {
-        "file of unknown type"
-    }
-}
 
 fn read_error(path: &Path) -> impl FnOnce(io::Error) -> TreeError + '_ {
     move |source| {
@@ -82,7 +67,7 @@ pub fn source_kind(path: &Path) -> Result<SourceKind, TreeError> {
     if !ft.is_symlink() {
         return Err(TreeError::NotASource {
             path: path.to_path_buf(),
-            kind: kind_name(&ft),
+            kind: super::scan::special_kind(&ft),
         });
     }
     let target = match fs::metadata(path) {
@@ -111,7 +96,7 @@ pub fn source_kind(path: &Path) -> Result<SourceKind, TreeError> {
     } else {
         Err(TreeError::NotASource {
             path: path.to_path_buf(),
-            kind: match kind_name(&ft) {
+            kind: match super::scan::special_kind(&ft) {
                 "FIFO" => "symbolic link to a FIFO",
                 "socket" => "symbolic link to a socket",
                 "block device" => "symbolic link to a block device",
