@@ -553,9 +553,9 @@ pub struct PassesArgs {
     /// How fine the cuts go: `lines` (files, manifest entries, syntax nodes, blocks, whole
     /// lines), `tokens` (then tokens inside lines) or `chars` (then single characters).
     /// Without it, the run decides: once the passes down to lines reach their fixed point,
-    /// tokens and then characters follow while their estimated cost fits a minute (or a
-    /// quarter of the run so far, or what is left of --max-duration); the report says what
-    /// it chose and why. Cannot be combined with --passes.
+    /// tokens and then characters follow while their estimated cost fits (always for up to
+    /// 3,000 runs unless they take hours; else a minute, a quarter of the run so far, or
+    /// what is left of --max-duration); the report says why. Cannot be combined with --passes.
     #[arg(
         long,
         value_enum,

@@ -328,8 +328,14 @@ pub(crate) fn classify(
     };
     let rerun_files = usable(rerun, "base-rerun", selected_set);
     let empty = HashMap::new();
-    let mut rows = Vec::new();
-    let mut ids = Vec::new();
+    // Sized once: growing by doubling would hold the old and the new buffer at once.
+    let tests: usize = selected
+        .iter()
+        .filter_map(|file| head_files.get(file.as_str()))
+        .map(|f| f.file.tests.len())
+        .sum();
+    let mut rows = Vec::with_capacity(tests);
+    let mut ids = Vec::with_capacity(tests);
     for file in selected {
         let Some(result) = head_files.get(file.as_str()).map(|f| f.file) else {
             continue;

@@ -250,6 +250,11 @@ pub fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
             "its JSON is not exactly what repromin writes".into(),
         ));
     }
+    // The two texts go before the value is encoded once more: a report at the inflated cap
+    // would otherwise be held four times at once.
+    drop(rewritten);
+    drop(inflated);
+    drop(bytes);
     // Nor is any other gzip stream of that JSON (another level, header or block layout):
     // the value must encode to exactly the text that was read.
     if encode_value(&value).ok().as_deref() != Some(text) {

@@ -426,25 +426,40 @@ pub(crate) fn decide_runs(
 }
 
 /// The reruns of one side as the judge counts them for every candidate at once.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct SideTally {
-    /// Reruns whose outcome is the one the side expects (failed on base, passed on head).
+    /// Reruns whose outcome is the one the side expects (failed on base; passed on head,
+    /// within the base's limit).
     agreed: u64,
     /// Reruns with any other outcome (absent ones are not counted).
     disagreed: u64,
     /// Base side: the shortest time limit of the reruns that failed.
     limit: Option<u64>,
-    /// Head side: the durations of the reruns that passed, judged once the limit is known.
-    passes: Vec<Option<u64>>,
 }
 
 impl SideTally {
     fn failed_within(&mut self, limit: Option<u64>) {
         self.agreed += 1;
-        self.limit = match (self.limit, limit) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.limit = shortest(self.limit, limit);
+    }
+}
+
+/// The shorter of two limits, where `None` is no limit.
+fn shortest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Whether a head pass that `took` counts under the base's `limit`: a base rerun failed
+/// within its limit, so a head rerun passes only within the shortest such limit, and both
+/// sides measure the same event.
+fn in_time(limit: Option<u64>, took: Option<u64>) -> bool {
+    match (limit, took) {
+        (None, _) => true,
+        (Some(limit), Some(took)) => took <= limit,
+        (Some(_), None) => false,
     }
 }
 
@@ -454,9 +469,10 @@ impl SideTally {
 fn tally_side<'r>(
     reruns: &'r [Rerun],
     base: bool,
-    by_id: &HashMap<(&str, &str, usize), usize>,
+    by_id: &IdIndex<'_>,
     files: &mut HashMap<&'r str, SideTally>,
     tests: &mut [SideTally],
+    limit_of: impl Fn(usize) -> Option<u64>,
 ) {
     for rerun in reruns {
         let mut seen = std::collections::HashSet::new();
@@ -485,17 +501,51 @@ fn tally_side<'r>(
                 let k = occurrences.entry(test.name.as_str()).or_insert(0);
                 let key = (file.path.as_str(), test.name.as_str(), *k);
                 *k += 1;
-                let Some(&i) = by_id.get(&key) else {
+                let Some(i) = by_id.get(key) else {
                     continue;
                 };
                 let tally = &mut tests[i];
                 match (base, test.status) {
                     (true, Status::Failed) => tally.failed_within(rerun.limit_ms),
-                    (false, Status::Passed) => tally.passes.push(rerun.duration_ms),
+                    (false, Status::Passed) if in_time(limit_of(i), rerun.duration_ms) => {
+                        tally.agreed += 1;
+                    }
                     _ => tally.disagreed += 1,
                 }
             }
         }
+    }
+}
+
+/// The candidates in `(file, name, occurrence)` order, found by binary search: four bytes a
+/// candidate, where a hash map of their ids would take ten times that.
+struct IdIndex<'a> {
+    ids: &'a [&'a TestId],
+    sorted: Vec<u32>,
+}
+
+impl<'a> IdIndex<'a> {
+    fn new(ids: &'a [&'a TestId]) -> Self {
+        let key = |i: u32| {
+            let id = ids[i as usize];
+            (id.file.as_str(), id.name.as_str(), id.occurrence)
+        };
+        // A report holds far fewer than 2^32 tests (its inflated cap is 8 MiB).
+        let count = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        let mut sorted: Vec<u32> = (0..count).collect();
+        sorted.sort_unstable_by(|&a, &b| key(a).cmp(&key(b)));
+        Self { ids, sorted }
+    }
+
+    /// The position in `ids` of the candidate `key`.
+    fn get(&self, key: (&str, &str, usize)) -> Option<usize> {
+        let of = |i: u32| {
+            let id = self.ids[i as usize];
+            (id.file.as_str(), id.name.as_str(), id.occurrence)
+        };
+        let at = self.sorted.partition_point(|&i| of(i) < key);
+        let &i = self.sorted.get(at)?;
+        (of(i) == key).then_some(i as usize)
     }
 }
 
@@ -506,42 +556,50 @@ pub(crate) fn runs_of_all(
     base_reruns: &[Rerun],
     head_reruns: &[Rerun],
 ) -> Vec<Runs> {
-    let by_id: HashMap<(&str, &str, usize), usize> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| ((id.file.as_str(), id.name.as_str(), id.occurrence), i))
-        .collect();
+    let by_id = IdIndex::new(ids);
+    // One entry a file, inserted one by one: collecting would reserve room for every
+    // candidate, and the candidates of a large report share a few files.
     let files = || -> HashMap<&str, SideTally> {
-        ids.iter()
-            .map(|id| (id.file.as_str(), SideTally::default()))
-            .collect()
+        let mut files = HashMap::new();
+        for id in ids {
+            files.entry(id.file.as_str()).or_default();
+        }
+        files
     };
     let (mut base_files, mut head_files) = (files(), files());
     let mut base_tests = vec![SideTally::default(); ids.len()];
     let mut head_tests = vec![SideTally::default(); ids.len()];
-    tally_side(base_reruns, true, &by_id, &mut base_files, &mut base_tests);
-    tally_side(head_reruns, false, &by_id, &mut head_files, &mut head_tests);
+    tally_side(
+        base_reruns,
+        true,
+        &by_id,
+        &mut base_files,
+        &mut base_tests,
+        |_| None,
+    );
+    let limit_of = |i: usize| {
+        let file: &SideTally = &base_files[ids[i].file.as_str()];
+        shortest(file.limit, base_tests[i].limit)
+    };
+    tally_side(
+        head_reruns,
+        false,
+        &by_id,
+        &mut head_files,
+        &mut head_tests,
+        limit_of,
+    );
     ids.iter()
         .enumerate()
         .map(|(i, id)| {
             let (base_file, head_file) =
                 (&base_files[id.file.as_str()], &head_files[id.file.as_str()]);
-            let base = &base_tests[i];
+            let (base, head) = (&base_tests[i], &head_tests[i]);
             let failed = base_file.agreed + base.agreed;
             let passed_on_base = base_file.disagreed + base.disagreed;
-            let limit = match (base_file.limit, base.limit) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let in_time = |took: Option<u64>| match (limit, took) {
-                (None, _) => true,
-                (Some(limit), Some(took)) => took <= limit,
-                (Some(_), None) => false,
-            };
-            let head = &head_tests[i];
-            let passed = head.passes.iter().filter(|d| in_time(**d)).count() as u64;
-            let late = head.passes.len() as u64 - passed;
-            let failed_on_head = head_file.disagreed + head.disagreed + late;
+            // A pass past the limit counted as a failure on head.
+            let passed = head.agreed;
+            let failed_on_head = head_file.disagreed + head.disagreed;
             Runs {
                 base_failed: 2 + failed,
                 base_runs: 2 + failed + passed_on_base,

@@ -1,13 +1,16 @@
 //! How fine a reduction goes when it is not told (`--level` and `--passes` absent).
 //!
 //! The passes down to whole lines always run. Once they reach their fixed point, the next
-//! level (tokens, then characters) runs when what it is expected to cost fits an
-//! allowance: with `--max-duration`, the time left; otherwise a minute, or a quarter of the
-//! time the run has taken so far if that is more. A finer level costs about six runs per
-//! unit of what is left (a token is taken as four bytes, a character as one), each run
-//! taking the mean time of the runs so far, `--jobs` of them at a time. So a single file or
-//! a small tree goes on to characters, and a large tree, or one whose command is slow,
-//! stops at lines unless the budget allows more. The report says what was chosen and why.
+//! level (tokens, then characters) runs when what it is expected to cost fits. A finer
+//! level costs about six runs per unit of what is left (a token is taken as four bytes, a
+//! character as one), each run taking the mean time of the runs so far, `--jobs` of them
+//! at a time. With `--max-duration`, the level must fit the time left. Otherwise a level of
+//! at most 3,000 runs (characters for up to 500 bytes, tokens for up to 2,000) always goes
+//! on unless it would take over half an hour, so a small input's result does not depend on
+//! the machine's load; a larger one goes on when it fits a minute, or a quarter of the time
+//! the run has taken so far if that is more. So a single file or a small tree goes on to
+//! characters, and a large tree, or one whose command is slow, stops at lines unless the
+//! budget allows more. The report says what was chosen and why.
 
 use std::time::Duration;
 
@@ -23,6 +26,16 @@ pub const RUNS_PER_UNIT: u64 = 6;
 
 /// The allowance for a finer level when no `--max-duration` is given, at least.
 pub const ALLOWANCE_FLOOR: Duration = Duration::from_secs(60);
+
+/// A finer level expected to take at most this many runs goes on without `--max-duration`
+/// whatever the runs so far took (characters for up to 500 bytes left, tokens for up to
+/// 2,000), so that a small input's result does not depend on the machine's load or on
+/// `--jobs`; only [`SMALL_ALLOWANCE`] holds it back.
+pub const SMALL_RUNS: u64 = 3_000;
+
+/// What a small level may take at most, or the time taken so far if that is more: it stops
+/// only a command so slow that even a few thousand runs would take hours.
+pub const SMALL_ALLOWANCE: Duration = Duration::from_secs(30 * 60);
 
 /// How the level was set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -166,25 +179,49 @@ pub fn decide(level: Level, p: &Progress) -> LevelStep {
         .saturating_mul(u32::try_from(estimated_runs).unwrap_or(u32::MAX))
         .checked_div(jobs)
         .unwrap_or(Duration::MAX);
-    let (allowance, basis) = match p.remaining {
-        Some(left) => (left, "the time left of --max-duration".to_string()),
+    let mut small = false;
+    let (allowance, basis, ran) = match p.remaining {
+        Some(left) => (left, "the time left of --max-duration", estimated <= left),
         None => {
+            let small_allowance = SMALL_ALLOWANCE.max(p.elapsed);
             let quarter = p.elapsed / 4;
-            if quarter > ALLOWANCE_FLOOR {
-                (quarter, "a quarter of the time taken so far".to_string())
+            if estimated_runs <= SMALL_RUNS && estimated <= small_allowance {
+                small = true;
+                (
+                    small_allowance,
+                    "the runs a small input is always given",
+                    true,
+                )
+            } else if quarter > ALLOWANCE_FLOOR {
+                (
+                    quarter,
+                    "a quarter of the time taken so far",
+                    estimated <= quarter,
+                )
             } else {
-                (ALLOWANCE_FLOOR, "the default allowance".to_string())
+                (
+                    ALLOWANCE_FLOOR,
+                    "the default allowance",
+                    estimated <= ALLOWANCE_FLOOR,
+                )
             }
         }
     };
-    let ran = estimated <= allowance;
     // Without times, so that the same decision reads the same in every run; the times are
     // the `*_ms` fields.
-    let reason = format!(
-        "{} bytes left: about {estimated_runs} runs, {jobs} at a time, {} {basis}",
-        p.bytes,
-        if ran { "within" } else { "over" },
-    );
+    let within = if ran { "within" } else { "over" };
+    let reason = if small {
+        // Neither the load nor --jobs changes this decision, nor its words.
+        format!(
+            "{} bytes left: about {estimated_runs} runs, {within} {basis}",
+            p.bytes
+        )
+    } else {
+        format!(
+            "{} bytes left: about {estimated_runs} runs, {jobs} at a time, {within} {basis}",
+            p.bytes
+        )
+    };
     LevelStep {
         level,
         ran,
@@ -213,13 +250,26 @@ mod tests {
     }
 
     #[test]
-    fn a_small_file_with_a_quick_command_goes_on_to_characters() {
+    fn a_small_file_goes_on_to_characters_whatever_its_runs_took() {
         let step = decide(Level::Chars, &progress(46, 10, 2, None));
         assert!(step.ran, "{}", step.reason);
         assert_eq!(step.estimated_runs, 276);
         assert_eq!(step.estimated_ms, 1_380);
-        assert_eq!(step.allowance_ms, 60_000);
-        assert!(step.reason.contains("within the default allowance"));
+        assert!(step.reason.contains("within the runs a small input"));
+        // 500 bytes of a command of 300 ms, one at a time: 900 s, over the default minute
+        // yet small; the same decision, with the same reason, at any load and any --jobs.
+        let mut slow = progress(500, 300, 2, None);
+        slow.jobs = 1;
+        let step = decide(Level::Chars, &slow);
+        assert!(step.ran, "{}", step.reason);
+        assert_eq!(
+            step.reason,
+            decide(Level::Chars, &progress(500, 10, 2, None)).reason
+        );
+        // A byte more, and the time decides.
+        assert!(!decide(Level::Chars, &progress(501, 300, 2, None)).ran);
+        // Only a command that would take hours holds a small input back.
+        assert!(!decide(Level::Chars, &progress(500, 20_000, 2, None)).ran);
     }
 
     #[test]
@@ -238,10 +288,10 @@ mod tests {
 
     #[test]
     fn a_long_run_allows_a_quarter_of_its_time() {
-        // 100 bytes: 600 runs of 1 s at two a time, 300 s; allowed after 1,200 s, not
-        // after 400 s.
-        assert!(decide(Level::Chars, &progress(100, 1_000, 1_200, None)).ran);
-        assert!(!decide(Level::Chars, &progress(100, 1_000, 400, None)).ran);
+        // 1,000 bytes: 6,000 runs of 1 s at two a time, 3,000 s; allowed after 12,000 s,
+        // not after 4,000 s.
+        assert!(decide(Level::Chars, &progress(1_000, 1_000, 12_000, None)).ran);
+        assert!(!decide(Level::Chars, &progress(1_000, 1_000, 4_000, None)).ran);
     }
 
     #[test]

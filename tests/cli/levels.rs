@@ -41,7 +41,7 @@ fn a_small_file_goes_on_to_characters_and_a_rewrite_at_the_defaults() {
         steps[1]["reason"]
             .as_str()
             .unwrap()
-            .contains("within the default allowance"),
+            .contains("within the runs a small input is always given"),
         "{level:#}"
     );
     let passes = r["execution"]["passes"].as_array().unwrap();
@@ -83,9 +83,10 @@ fn a_slow_command_on_what_lines_leave_stops_at_lines() {
         return;
     }
     let area = Area::new();
-    // What the failure needs is a line of 600 bytes, and each run takes a second: tokens
-    // would take about 900 runs, 450 s at two a time, over the minute allowed.
-    let long = "A".repeat(600);
+    // What the failure needs is a line of 2,400 bytes, and each run takes a second: tokens
+    // would take about 3,700 runs (more than a small input is always given), 1,850 s at
+    // two a time, over the minute allowed.
+    let long = "A".repeat(2400);
     area.write(
         "src",
         &[(
@@ -93,7 +94,7 @@ fn a_slow_command_on_what_lines_leave_stops_at_lines() {
             &format!("#define nextHi {long}\nint main(void) {{ return 0; }}\n"),
         )],
     );
-    let oracle = format!("sleep 1; {ORACLE} && grep -q 'nextHi A\\{{600\\}}' a.c");
+    let oracle = format!("sleep 1; {ORACLE} && grep -q 'nextHi A\\{{2400\\}}' a.c");
     let args = [
         "reduce",
         "src",

@@ -61,6 +61,8 @@ fn the_sidecar_pictures_the_course_with_a_band_for_each_run_of_a_pass() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "src",
             "out",
             "--no-progress",

@@ -20,7 +20,8 @@ fn python_project_keeps_only_what_the_named_exception_needs() {
     let out = area.path("proj.min");
     let o = run(
         &[
-            "reduce", "proj", "proj.min", "--jobs", "2", "--", "python3", "run.py",
+            "reduce", "--level", "lines", "proj", "proj.min", "--jobs", "2", "--", "python3",
+            "run.py",
         ],
         area.dir.path(),
     );
@@ -56,7 +57,9 @@ fn accounting_identities_hold_in_every_phase() {
     let area = Area::new();
     area.fixture("python-parse-error", "proj");
     let o = run(
-        &["reduce", "proj", "out", "--", "python3", "run.py"],
+        &[
+            "reduce", "--level", "lines", "proj", "out", "--", "python3", "run.py",
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -87,7 +90,9 @@ fn c_tree_with_gcc_oracle_reduces_and_still_builds_and_fails() {
     let area = Area::new();
     area.fixture("c-checksum", "c");
     let o = run(
-        &["reduce", "c", "c.min", "--", "sh", "-c", C_COMMAND],
+        &[
+            "reduce", "--level", "lines", "c", "c.min", "--", "sh", "-c", C_COMMAND,
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -152,7 +157,8 @@ fn jobs_one_and_two_publish_byte_identical_trees() {
     for (jobs, name) in [("1", "one"), ("2", "two")] {
         let o = run(
             &[
-                "reduce", "proj", name, "--jobs", jobs, "--", "python3", "run.py",
+                "reduce", "--level", "lines", "proj", name, "--jobs", jobs, "--", "python3",
+                "run.py",
             ],
             area.dir.path(),
         );
@@ -178,7 +184,9 @@ fn nothing_a_probe_creates_leaks_into_the_next_and_no_process_survives() {
         log = log.display()
     );
     let o = run(
-        &["reduce", "proj", "out", "--", "sh", "-c", &script],
+        &[
+            "reduce", "--level", "lines", "proj", "out", "--", "sh", "-c", &script,
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -231,6 +239,8 @@ fn strays_in_nested_directories_and_in_place_rewrites_never_reach_the_next_probe
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--exit-code",
@@ -320,6 +330,8 @@ fn max_attempts_ends_on_a_state_that_reproduces() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--max-attempts",
@@ -349,6 +361,8 @@ fn ctrl_c_publishes_the_last_accepted_state() {
         let mut child = std::process::Command::new(crate::util::bin())
             .args([
                 "reduce",
+                "--level",
+                "lines",
                 "proj",
                 "out",
                 "--jobs",
@@ -407,6 +421,8 @@ fn keep_and_ignore_rules_shape_the_tree() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--keep",
@@ -439,6 +455,8 @@ fn env_values_are_used_but_never_written() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--env",
@@ -512,6 +530,8 @@ fn process_failure_keeps_the_same_signal() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "t",
             "t.min",
             "--process-failure",
@@ -535,7 +555,9 @@ fn an_output_named_tmp_does_not_collide_with_the_runs_temporary_directory() {
     let area = Area::new();
     area.fixture("python-parse-error", "proj");
     let o = run(
-        &["reduce", "proj", "tmp", "--", "python3", "run.py"],
+        &[
+            "reduce", "--level", "lines", "proj", "tmp", "--", "python3", "run.py",
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -79,7 +79,7 @@ fn plans_that_cannot_pass_are_refused_up_front() {
             "--run-confidence needs --min-candidate-rate",
         ),
     ] {
-        let mut all = vec!["reduce", "proj", "out"];
+        let mut all = vec!["reduce", "--level", "lines", "proj", "out"];
         all.extend(args);
         all.extend(["--", "python3", "run.py"]);
         let o = run(&all, area.dir.path());
@@ -96,6 +96,8 @@ fn run_wide_confidence_fails_closed_when_its_alpha_is_spent() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--candidate-runs",

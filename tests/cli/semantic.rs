@@ -179,6 +179,8 @@ fn an_answer_that_raises_elsewhere_is_refused_by_default() {
     let o = run_env(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--no-stubs",
@@ -273,6 +275,8 @@ fn the_seam_needs_a_model_an_http_url_and_no_session() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--semantic-endpoint",
@@ -288,6 +292,8 @@ fn the_seam_needs_a_model_an_http_url_and_no_session() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--semantic-endpoint",
@@ -309,6 +315,8 @@ fn the_seam_needs_a_model_an_http_url_and_no_session() {
     let o = run(
         &[
             "reduce",
+            "--level",
+            "lines",
             "proj",
             "out",
             "--session",
