@@ -257,7 +257,8 @@ pub struct Signature {
 
 regexes! {
     CLASS = r#"^(?:(?:Exception in thread "[^"]*"|Caused by:|Uncaught|Unhandled exception\.|Unhandled rejection:?)\s+)?(?P<class>(?:[A-Za-z_$][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault))(?:\s*\[[^\]]*\])?(?::\s*(?P<msg>.*))?$"#;
-    RUST_PANIC = r"^thread '[^']*' panicked at (?P<rest>.*)$";
+    // Newer Rust prints the thread's id after its name: `thread 'main' (N) panicked at`.
+    RUST_PANIC = r"^thread '[^']*'(?: \(N\))? panicked at (?P<rest>.*)$";
     PANIC_LOCATION = r"^\S+:N:N:$";
     GO_PANIC = r"^(?:panic|fatal error): .+$";
     COMPILER = r"^(?:error\[[A-Z]*N\]: .+|\S+?(?::N){1,3}: (?:fatal )?error: .+|\S+\(N(?:,N)?\): (?:fatal )?error [A-Z]+N: .+|\S+:N:N - error [A-Z]+N: .+|\S+\.go:N:N: .+)$";
@@ -638,6 +639,9 @@ mypkg.errors.ConfigError: missing port
                    Running `target/debug/demo`\nthread 'main' panicked at src/main.rs:4:13:\n\
                    attempt to subtract with overflow\nnote: run with `RUST_BACKTRACE=1` environment variable\n";
         check(run, "attempt to subtract with overflow", Panic);
+        let with_id = "thread 'main' (14679) panicked at src/main.rs:4:13:\n\
+                       attempt to subtract with overflow\nnote: run with `RUST_BACKTRACE=1`\n";
+        check(with_id, "attempt to subtract with overflow", Panic);
         let old = "thread 'main' panicked at 'index out of bounds', src/main.rs:2:5\n";
         let want = "thread 'main' panicked at 'index out of bounds', src/main.rs:N:N";
         check(old, want, Panic);

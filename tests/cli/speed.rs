@@ -281,6 +281,8 @@ fn settling_saves_commands_on_a_python_project_and_publishes_the_same_tree() {
     let mut samples = Vec::new();
     for (out, extra) in [("settled", None), ("unsettled", Some("--no-settle"))] {
         let mut args = vec!["reduce", "shop", out, "--no-trace", "--jobs", "2"];
+        // What settling saves is in the passes down to lines.
+        args.extend(["--level", "lines"]);
         args.extend(extra);
         args.extend(["--", "python3", "main.py"]);
         let o = run(&args, area.dir.path());
