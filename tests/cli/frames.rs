@@ -37,7 +37,9 @@ fn a_python_reduction_keeps_the_place_the_failure_was_raised() {
     let area = Area::new();
     area.write("proj", PYTHON);
     let o = run(
-        &["reduce", "proj", "out", "--", "python3", "main.py"],
+        &[
+            "reduce", "proj", "out", "--level", "lines", "--", "python3", "main.py",
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -66,6 +68,8 @@ fn a_python_reduction_keeps_the_place_the_failure_was_raised() {
             "proj",
             "slipped",
             "--no-frames",
+            "--level",
+            "lines",
             "--",
             "python3",
             "main.py",
@@ -116,7 +120,9 @@ fn a_node_reduction_keeps_the_place_the_failure_was_raised() {
             .unwrap_or_default()
     };
     let o = run(
-        &["reduce", "proj", "out", "--", "node", "main.js"],
+        &[
+            "reduce", "proj", "out", "--level", "lines", "--", "node", "main.js",
+        ],
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -134,6 +140,8 @@ fn a_node_reduction_keeps_the_place_the_failure_was_raised() {
             "proj",
             "slipped",
             "--no-frames",
+            "--level",
+            "lines",
             "--",
             "node",
             "main.js",
