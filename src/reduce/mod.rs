@@ -13,6 +13,7 @@ pub mod durable;
 pub mod edits;
 mod error;
 mod fixed_point;
+mod fresh;
 pub(crate) mod identifiers;
 mod invalid;
 pub mod level;
@@ -34,13 +35,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::oracle::{Oracle, OracleError, OracleSummary};
-use crate::runner::{self, RunDirs, RunOutcome, Termination};
+use crate::runner::{RunOutcome, Termination};
 use crate::signature::Normalizer;
 use crate::tree::{Fingerprint, ScanReport, SourceKind, Tree, TreeError};
-use crate::workspace::write_fresh;
 
 use durable::{Durable, Record};
 use edits::{Edit, EditSet, Mutation};
+use fresh::{basename, run_fresh};
 use pass::{Pass, PassContext};
 use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
 
@@ -234,15 +235,6 @@ fn progress(
     }
 }
 
-/// The basename a tree is given inside each run's wrapper directory.
-fn basename(options: &ReduceOptions) -> String {
-    options
-        .output
-        .file_name()
-        .or_else(|| options.source.file_name())
-        .map_or_else(|| "tree".to_string(), |n| n.to_string_lossy().to_string())
-}
-
 /// The oracle's options with where the tree shows in normalised output: the copy's path
 /// (`<tmp>/run/BASENAME`), the container's `/workspace`, or the adopted directory (`<tmp>`).
 fn oracle_spec(options: &ReduceOptions) -> crate::oracle::OracleSpec {
@@ -257,37 +249,6 @@ fn oracle_spec(options: &ReduceOptions) -> crate::oracle::OracleSpec {
         .sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
     spec.tree_prefixes.dedup();
     spec
-}
-
-/// Runs the command once on `tree` in a fresh directory `scratch/name`.
-fn run_fresh(
-    tree: &Tree,
-    options: &ReduceOptions,
-    scratch: &Path,
-    name: &str,
-    timeout: Duration,
-    interrupt: &AtomicBool,
-    container: Option<&ContainerRuns>,
-) -> Result<(RunOutcome, Normalizer), ReduceError> {
-    let dirs = RunDirs::new(scratch, name, &basename(options));
-    crate::workspace::remove_any(&dirs.wrapper)?;
-    write_fresh(tree, &dirs.tree)?;
-    dirs.fresh_tmp()?;
-    let normalizer = Normalizer::new(&[
-        dirs.wrapper.display().to_string(),
-        dirs.tmp.display().to_string(),
-    ]);
-    let outcome = runner::run_confined(
-        &options.command,
-        &dirs.tree,
-        &dirs.tmp,
-        timeout,
-        interrupt,
-        container.map(|c| c as &dyn runner::Confinement),
-        None,
-    )?;
-    crate::workspace::remove_any(&dirs.wrapper)?;
-    Ok((outcome, normalizer))
 }
 
 /// Whether `needle` occurs in `text` as a whole path: not glued to a longer name on
@@ -425,8 +386,14 @@ fn preflight_in(
     let (tree, scan, source_kind) = crate::tree::scan_source(&options.source, &options.rules)?;
     let tree = Arc::new(tree);
     let baseline_timeout = options.timeout.unwrap_or(BASELINE_TIMEOUT);
-    let mut runs = Vec::new();
-    for i in 0..options.baseline_runs {
+    // Without a journal to keep in order, fresh copies run the baseline `--jobs` at a time.
+    let at_once = durable.is_none() && matches!(place, Place::Fresh) && options.jobs > 1;
+    let mut runs = if at_once {
+        fresh::baselines_at_once(&tree, options, scratch, baseline_timeout, interrupt)?
+    } else {
+        Vec::new()
+    };
+    for i in runs.len()..options.baseline_runs {
         let recorded = match durable.as_deref_mut() {
             Some(d) => d
                 .journal

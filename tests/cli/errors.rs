@@ -178,8 +178,12 @@ fn a_flaky_baseline_is_refused_with_both_signatures() {
          if [ $n -eq 0 ]; then echo 'KeyError: first'; else echo 'IndexError: second'; fi; exit 1",
         c = counter.display()
     );
+    // The runs count through a file outside the tree: one at a time, or two baseline runs
+    // at once could both read 0.
     let o = run(
-        &["reduce", "proj", "out", "--", "sh", "-c", &script],
+        &[
+            "reduce", "proj", "out", "--jobs", "1", "--", "sh", "-c", &script,
+        ],
         area.dir.path(),
     );
     assert_eq!(o.status.code(), Some(Exit::Flaky as i32));
