@@ -74,6 +74,46 @@ fn assert_valid(name: &'static str, value: &Value, what: &str) {
     );
 }
 
+/// Every object in `value` (the value itself included), as JSON pointers.
+fn objects(value: &Value, at: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                objects(
+                    v,
+                    format!("{at}/{}", key.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
+            }
+            out.push(at);
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                objects(v, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A key the writer does not write, added to any object of `value`, is refused: the key
+/// sets are exact at every level, as repromin's readers have them. Returns how many
+/// objects were tried.
+fn every_object_refuses_an_unknown_key(name: &'static str, value: &Value) -> usize {
+    let mut found = Vec::new();
+    objects(value, String::new(), &mut found);
+    for at in &found {
+        let mut v = value.clone();
+        let object = v.pointer_mut(at).and_then(Value::as_object_mut).unwrap();
+        object.insert("unknownKey".into(), 1.into());
+        assert!(
+            !errors(name, &v).is_empty(),
+            "an unknown key at `{at}` is accepted by {name}"
+        );
+    }
+    found.len()
+}
+
 /// Checks a decoded `repromin/v1` line against schemas/line.schema.json.
 pub(crate) fn check_line(line: &Value) {
     assert_valid("line.schema.json", line, "a repromin/v1 line");
@@ -205,7 +245,9 @@ fn the_documented_lines_validate_and_the_refused_ones_are_refused_where_a_schema
         let line = body.trim_end_matches('\n');
         if info == "text valid" {
             repromin::gate::line::parse_line(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            check_line(&line_json(line).unwrap());
+            let json = line_json(line).unwrap();
+            check_line(&json);
+            every_object_refuses_an_unknown_key("line.schema.json", &json);
             valid += 1;
             continue;
         }
@@ -306,6 +348,7 @@ fn every_json_block_of_the_docs_validates_against_its_schema() {
                 serde_json::from_str(&body).unwrap_or_else(|e| panic!("{name}: {e}"));
             if let Some(schema) = schema_of(&value) {
                 assert_valid(schema, &value, &format!("a block of {name}"));
+                every_object_refuses_an_unknown_key(schema, &value);
                 *seen.entry(schema).or_insert(0) += 1;
             }
         }
@@ -460,6 +503,7 @@ fn a_real_report_validates_and_a_drifted_one_does_not() {
     // `report` checks it against the schema.
     let r = report(&area.path("proj.min"));
     assert_eq!(r["execution"]["env_names"], serde_json::json!(["APP"]));
+    assert!(every_object_refuses_an_unknown_key("report.schema.json", &r) > 20);
     // A field the writer drops, adds or renames, or a value outside its vocabulary, fails.
     let name = "report.schema.json";
     let mut drifted = Vec::new();
