@@ -464,6 +464,8 @@ fn the_reduce_configuration_schema_refuses_what_the_command_line_refuses() {
         section("runner", serde_json::json!({"runner": "vm"})),
         section("runner", serde_json::json!({"docker_tmpfs": "256"})),
         section("runner", serde_json::json!({"docker_cpus": 0})),
+        section("runner", serde_json::json!({"memory": 1024})),
+        section("runner", serde_json::json!({"memory": "lots"})),
         section("input", serde_json::json!({"ignore_names": ["a/b"]})),
         section("reduction", serde_json::json!({"passes": []})),
         section(
