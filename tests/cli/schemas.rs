@@ -361,6 +361,56 @@ fn every_json_block_of_the_docs_validates_against_its_schema() {
     );
 }
 
+/// The keys of the table under the heading that starts with `heading`: the first cell of
+/// each row, without its backquotes.
+fn table_keys(text: &str, heading: &str) -> std::collections::BTreeSet<String> {
+    let at = text
+        .find(&format!("\n{heading}"))
+        .unwrap_or_else(|| panic!("no heading {heading}"));
+    text[at + 1..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(key, _)| key.to_string())
+        .collect()
+}
+
+fn property_names(schema: &Value) -> std::collections::BTreeSet<String> {
+    schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_configuration_schemas_have_exactly_the_documented_keys() {
+    let repo = schema("repo-config.schema.json");
+    let text = doc("docs/repo-config.md");
+    assert_eq!(property_names(&repo), table_keys(&text, "## Schema v1"));
+    let reduce = schema("reduce-config.schema.json");
+    let text = doc("docs/config-schema.md");
+    assert_eq!(property_names(&reduce), table_keys(&text, "### Top level"));
+    for section in [
+        "oracle",
+        "sampling",
+        "runner",
+        "input",
+        "reduction",
+        "semantic",
+        "budgets",
+    ] {
+        assert_eq!(
+            property_names(&reduce["properties"][section]),
+            table_keys(&text, &format!("### `{section}`")),
+            "{section}"
+        );
+    }
+}
+
 fn with_key(text: &str, key: &str, value: Value) -> Value {
     let mut v: Value = serde_json::from_str(text).unwrap();
     v.as_object_mut().unwrap().insert(key.to_string(), value);
