@@ -157,6 +157,10 @@ impl Default for Timeouts {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RepoConfig {
+    /// The JSON Schema the file names for editors (`$schema`), e.g.
+    /// `schemas/repo-config.schema.json`; repromin itself does not read it.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     /// Always 1.
     pub version: u32,
     /// Globs of test files: a changed file matching one is a test to run.
@@ -556,6 +560,26 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_key_is_accepted_and_changes_nothing() {
+        let fields = GOOD.strip_prefix('{').unwrap_or(GOOD);
+        let named = format!(
+            r#"{{"$schema":"https://raw.githubusercontent.com/repromin/repromin/main/schemas/repo-config.schema.json",{fields}"#
+        );
+        let c = RepoConfig::parse(&named, "test").unwrap();
+        assert_eq!(
+            c.schema.as_deref(),
+            Some(
+                "https://raw.githubusercontent.com/repromin/repromin/main/schemas/repo-config.schema.json"
+            )
+        );
+        let plain = RepoConfig::parse(GOOD, "test").unwrap();
+        assert_eq!(RepoConfig { schema: None, ..c }, plain);
+        // Written back, the configuration has no `$schema`: it is the file's, not the gate's.
+        let written = serde_json::to_string(&plain).unwrap();
+        assert!(!written.contains("$schema"), "{written}");
+    }
+
+    #[test]
     fn unknown_duplicate_and_mistyped_keys_are_refused() {
         let cases = [
             (
@@ -630,6 +654,16 @@ mod tests {
             (
                 r#"{"version":1,"tests":["t"],"command":"c","report":"junit","timeouts":{"install":18446744073709551615}}"#,
                 "`timeouts.install` is 18446744073709551615",
+            ),
+            // `$schema` names the schema for editors; it is a string, and any other key
+            // stays unknown.
+            (
+                r#"{"$schema":1,"version":1,"tests":["t"],"command":"c","report":"junit"}"#,
+                "invalid type: integer `1`, expected a string",
+            ),
+            (
+                r#"{"$schema":"s","$comment":"c","version":1,"tests":["t"],"command":"c","report":"junit"}"#,
+                "unknown field `$comment`",
             ),
         ];
         for (text, want) in cases {

@@ -37,12 +37,14 @@ fn repo_with_fix() -> (GitRepo, String, String) {
 
 fn line_of(output: &std::process::Output) -> serde_json::Value {
     let text = stdout(output);
-    serde_json::from_str(
+    let line = serde_json::from_str(
         text.trim()
             .strip_prefix("repromin/v1 ")
             .unwrap_or_else(|| panic!("{text}")),
     )
-    .unwrap()
+    .unwrap();
+    crate::schemas::check_line(&line);
+    line
 }
 
 #[test]

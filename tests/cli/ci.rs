@@ -1311,6 +1311,7 @@ fn the_three_jobs_of_the_workflow_prove_a_python_fix() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout}");
     let line: Value = serde_json::from_str(lines[0].strip_prefix("repromin/v1 ").unwrap()).unwrap();
+    crate::schemas::check_line(&line);
     assert_eq!(line["verdict"], "reproduced", "{line}");
     assert_eq!(line["mergeBase"], merge_base.as_str());
     assert_eq!(line["head"], head.as_str());
@@ -1416,7 +1417,9 @@ fn printed_line(run: &StepRun) -> Value {
     let stdout = text(&run.output.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout}");
-    serde_json::from_str(lines[0].strip_prefix("repromin/v1 ").unwrap()).unwrap()
+    let line = serde_json::from_str(lines[0].strip_prefix("repromin/v1 ").unwrap()).unwrap();
+    crate::schemas::check_line(&line);
+    line
 }
 
 #[test]

@@ -70,7 +70,7 @@ fn flags() -> Vec<&'static str> {
     ]
 }
 
-fn document() -> String {
+pub(crate) fn document() -> String {
     serde_json::json!({
         "schema_version": 1,
         "command": ["sh", "-c", SCRIPT],

@@ -667,7 +667,9 @@ fn three_jobs(
         repo.path(),
     );
     let text = stdout(&o);
-    serde_json::from_str(text.trim().strip_prefix("repromin/v1 ").unwrap()).unwrap()
+    let line = serde_json::from_str(text.trim().strip_prefix("repromin/v1 ").unwrap()).unwrap();
+    crate::schemas::check_line(&line);
+    line
 }
 
 #[test]

@@ -33,6 +33,7 @@ mod regressions;
 mod runs;
 mod sampling;
 mod sandbox;
+mod schemas;
 mod semantic;
 mod session;
 mod single_file;

@@ -124,6 +124,7 @@ fn the_crate_leaves_out_tests_fixtures_fuzzing_and_benchmarks() {
         "target/",
         "workflows/",
         ".ci/",
+        "schemas/",
         ".github/",
         "action.yml",
         ".gitignore",

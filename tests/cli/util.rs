@@ -234,7 +234,9 @@ pub(crate) fn report(output: &Path) -> serde_json::Value {
     let mut name = output.file_name().unwrap().to_os_string();
     name.push(".repromin");
     let path = output.with_file_name(name).join("report.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let report = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    crate::schemas::check_report(&report);
+    report
 }
 
 /// The `change` of every commit in a report, in order.
@@ -303,7 +305,9 @@ pub(crate) fn line(out: &str) -> serde_json::Value {
     let json = lines[0]
         .strip_prefix("repromin/v1 ")
         .unwrap_or_else(|| panic!("{out}"));
-    serde_json::from_str(json).unwrap()
+    let line = serde_json::from_str(json).unwrap();
+    crate::schemas::check_line(&line);
+    line
 }
 
 /// A git repository in a temp dir, committed to step by step.

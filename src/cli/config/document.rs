@@ -100,9 +100,19 @@ pub(super) fn check_document(root: &Node) -> Result<Document, Refusal> {
         }
         Some(other) => return Err(expected("schema_version", "the integer 1", other)),
     }
-    let mut known = vec!["schema_version", "command"];
+    // `$schema` names the document's JSON Schema for editors; repromin reads nothing from it.
+    let mut known = vec!["$schema", "schema_version", "command"];
     known.extend_from_slice(SECTIONS);
     let top = object(root, "", &known)?;
+    if let Some(node) = get(top, "$schema")
+        && !matches!(node, Node::String(_))
+    {
+        return Err(expected(
+            "$schema",
+            "a string (the URL or path of a JSON Schema)",
+            node,
+        ));
+    }
     let command = match get(top, "command") {
         None => {
             return Err(refuse(

@@ -89,6 +89,20 @@ fn the_schema_refuses_each_rule_naming_the_key() {
             with(r#""jobs": 1"#, r#""jobs": 1, "cores": 2"#),
         ),
         (
+            "schema not a string",
+            with(
+                r#""schema_version": 1"#,
+                r#""$schema": 1, "schema_version": 1"#,
+            ),
+        ),
+        (
+            "unknown key beside a schema",
+            with(
+                r#""schema_version": 1"#,
+                r#""$schema": "reduce-config.schema.json", "$comment": "x", "schema_version": 1"#,
+            ),
+        ),
+        (
             "duplicate top-level key",
             with(
                 r#""schema_version": 1"#,
@@ -295,6 +309,18 @@ fn the_schema_refuses_each_rule_naming_the_key() {
 }
 
 #[test]
+fn a_schema_key_names_the_schema_and_changes_nothing() {
+    let named = with(
+        r#""schema_version": 1"#,
+        r#""$schema": "https://raw.githubusercontent.com/repromin/repromin/main/schemas/reduce-config.schema.json", "schema_version": 1"#,
+    );
+    let doc = parse(&named).unwrap();
+    let plain = parse(GOOD).unwrap();
+    assert_eq!(doc.command, plain.command);
+    assert_eq!(doc.tokens(false), plain.tokens(false));
+}
+
+#[test]
 fn null_means_the_default_where_the_flag_is_optional() {
     let text = r#"{"schema_version": 1, "command": ["x"],
         "oracle": {"expect": null, "signature": null, "exit_code": null},
@@ -337,7 +363,7 @@ fn the_documented_examples_are_valid_and_pass_the_command_line_checks() {
     let examples = doc_examples();
     assert_eq!(
         examples.len(),
-        3,
+        4,
         "the json blocks of docs/config-schema.md"
     );
     let source = tempfile::tempdir().unwrap();

@@ -30,6 +30,7 @@ pub(super) fn config(
 ) -> RepoConfig {
     let strings = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect();
     RepoConfig {
+        schema: None,
         version: 1,
         tests: strings(tests),
         carry: strings(carry),

@@ -159,6 +159,13 @@ fn the_packaging_script_makes_the_release_archive_and_its_checksums() {
             expected.push(format!("{name}/{file}"));
         }
     }
+    // The JSON Schemas, as the repository holds them.
+    expected.push(format!("{name}/schemas/"));
+    for entry in std::fs::read_dir(root().join("schemas")).unwrap() {
+        let file = entry.unwrap().file_name().to_string_lossy().to_string();
+        expected.push(format!("{name}/schemas/{file}"));
+    }
+    assert!(expected.contains(&format!("{name}/schemas/line.schema.json")));
     // The completions and the man pages, as the binary itself writes them.
     expected.push(format!("{name}/complete/"));
     for file in [
@@ -201,6 +208,10 @@ fn the_packaging_script_makes_the_release_archive_and_its_checksums() {
     assert_eq!(
         std::fs::read(unpacked.join(&name).join("complete/repromin.bash")).unwrap(),
         bash.stdout
+    );
+    assert_eq!(
+        std::fs::read(unpacked.join(&name).join("schemas/line.schema.json")).unwrap(),
+        std::fs::read(root().join("schemas/line.schema.json")).unwrap()
     );
     assert_eq!(
         std::fs::read(unpacked.join(&name).join("man/repromin-reduce.1")).unwrap(),
