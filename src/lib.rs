@@ -66,6 +66,8 @@ pub(crate) mod scratch;
 pub mod signature;
 pub mod stats;
 #[cfg(test)]
+pub(crate) mod test_rng;
+#[cfg(test)]
 pub(crate) mod test_skip;
 pub(crate) mod text;
 pub mod tree;

@@ -566,13 +566,8 @@ mod tests {
             "/x/N".to_string(),
         ];
         let n = Normalizer::new(&extra);
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = |bound: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound as u64) as usize
-        };
+        let mut rng = crate::test_rng::XorShift::new(0x9E37_79B9_7F4A_7C15);
+        let mut next = |bound: usize| rng.below(bound);
         for _ in 0..20_000 {
             let len = next(16);
             let text: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();

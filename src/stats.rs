@@ -772,13 +772,8 @@ mod tests {
                 (acc.unwrap(), rej.unwrap())
             })
         };
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut uniform = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::test_rng::XorShift::new(0x9E37_79B9_7F4A_7C15);
+        let mut uniform = || rng.uniform();
         let (mut accepted, mut drawn) = (0, 0);
         for _ in 0..candidates {
             let (mut s, mut t) = (0, 0);

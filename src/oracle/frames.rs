@@ -861,13 +861,8 @@ exit status 2
             normalizer: &normalizer,
             prefixes: &prefixes,
         };
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = |bound: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound as u64) as usize
-        };
+        let mut rng = crate::test_rng::XorShift::new(0x2545_F491_4F6C_DD1D);
+        let mut next = |bound: usize| rng.below(bound);
         for _ in 0..5_000 {
             let len = next(24);
             let text: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();

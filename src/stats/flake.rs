@@ -195,15 +195,8 @@ mod tests {
     /// under alpha at every p and for one and for ten such tests.
     #[test]
     fn simulated_flaky_tests_reproduce_at_most_alpha_of_the_time() {
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut uniform = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            #[expect(clippy::cast_precision_loss, reason = "a uniform draw")]
-            let x = (state >> 11) as f64 / (1u64 << 53) as f64;
-            x
-        };
+        let mut rng = crate::test_rng::XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let mut uniform = move || rng.uniform();
         let alpha = 0.01;
         for p in [0.1, 0.3, 0.5, 0.7, 0.9] {
             for tests in [1_u64, 10] {

@@ -32,18 +32,24 @@ fn innermost_python(output: &str) -> String {
     format!("{name} ({file})")
 }
 
+/// Reduces `proj` into `out` at lines with `extra` options, `command` (one word, then the
+/// program's file) as the failing command, and runs what was published the same way: its
+/// exit code and output. Lines are enough for the slip, and characters would add minutes.
+fn reduce_and_run(area: &Area, out: &str, extra: &[&str], command: &str) -> (i32, String) {
+    let mut args = vec!["reduce", "proj", out, "--level", "lines"];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.extend(command.split(' '));
+    let o = run(&args, area.dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    sh_in(&area.path(out), command)
+}
+
 #[test]
 fn a_python_reduction_keeps_the_place_the_failure_was_raised() {
     let area = Area::new();
     area.write("proj", PYTHON);
-    let o = run(
-        &[
-            "reduce", "proj", "out", "--level", "lines", "--", "python3", "main.py",
-        ],
-        area.dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (code, output) = sh_in(&area.path("out"), "python3 main.py");
+    let (code, output) = reduce_and_run(&area, "out", &[], "python3 main.py");
     assert_eq!(code, 1, "{output}");
     assert!(output.contains("ValueError: bad"), "{output}");
     assert_eq!(innermost_python(&output), "a (a.py)", "{output}");
@@ -62,22 +68,7 @@ fn a_python_reduction_keeps_the_place_the_failure_was_raised() {
         "{md}"
     );
     // By the message alone, the same reduction slips: what it publishes raises elsewhere.
-    let o = run(
-        &[
-            "reduce",
-            "proj",
-            "slipped",
-            "--no-frames",
-            "--level",
-            "lines",
-            "--",
-            "python3",
-            "main.py",
-        ],
-        area.dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (code, output) = sh_in(&area.path("slipped"), "python3 main.py");
+    let (code, output) = reduce_and_run(&area, "slipped", &["--no-frames"], "python3 main.py");
     assert_eq!(code, 1, "{output}");
     assert!(output.contains("ValueError: bad"), "{output}");
     assert_ne!(innermost_python(&output), "a (a.py)", "{output}");
@@ -119,14 +110,7 @@ fn a_node_reduction_keeps_the_place_the_failure_was_raised() {
             })
             .unwrap_or_default()
     };
-    let o = run(
-        &[
-            "reduce", "proj", "out", "--level", "lines", "--", "node", "main.js",
-        ],
-        area.dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (code, output) = sh_in(&area.path("out"), "node main.js");
+    let (code, output) = reduce_and_run(&area, "out", &[], "node main.js");
     assert_eq!(code, 1, "{output}");
     assert_eq!(innermost(&output), "a a.js", "{output}");
     let r = report(&area.path("out"));
@@ -134,22 +118,7 @@ fn a_node_reduction_keeps_the_place_the_failure_was_raised() {
         r["oracle"]["frames"][0],
         serde_json::json!({"function": "a", "path": "a.js"})
     );
-    let o = run(
-        &[
-            "reduce",
-            "proj",
-            "slipped",
-            "--no-frames",
-            "--level",
-            "lines",
-            "--",
-            "node",
-            "main.js",
-        ],
-        area.dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (code, output) = sh_in(&area.path("slipped"), "node main.js");
+    let (code, output) = reduce_and_run(&area, "slipped", &["--no-frames"], "node main.js");
     assert_eq!(code, 1, "{output}");
     assert!(output.contains("Error: bad"), "{output}");
     assert_ne!(innermost(&output), "a a.js", "{output}");
