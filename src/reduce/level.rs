@@ -179,34 +179,17 @@ pub fn decide(level: Level, p: &Progress) -> LevelStep {
         .saturating_mul(u32::try_from(estimated_runs).unwrap_or(u32::MAX))
         .checked_div(jobs)
         .unwrap_or(Duration::MAX);
-    let mut small = false;
-    let (allowance, basis, ran) = match p.remaining {
-        Some(left) => (left, "the time left of --max-duration", estimated <= left),
-        None => {
-            let small_allowance = SMALL_ALLOWANCE.max(p.elapsed);
-            let quarter = p.elapsed / 4;
-            if estimated_runs <= SMALL_RUNS && estimated <= small_allowance {
-                small = true;
-                (
-                    small_allowance,
-                    "the runs a small input is always given",
-                    true,
-                )
-            } else if quarter > ALLOWANCE_FLOOR {
-                (
-                    quarter,
-                    "a quarter of the time taken so far",
-                    estimated <= quarter,
-                )
-            } else {
-                (
-                    ALLOWANCE_FLOOR,
-                    "the default allowance",
-                    estimated <= ALLOWANCE_FLOOR,
-                )
-            }
-        }
+    let small_allowance = SMALL_ALLOWANCE.max(p.elapsed);
+    let small =
+        p.remaining.is_none() && estimated_runs <= SMALL_RUNS && estimated <= small_allowance;
+    let quarter = p.elapsed / 4;
+    let (allowance, basis) = match p.remaining {
+        Some(left) => (left, "the time left of --max-duration"),
+        None if small => (small_allowance, "the runs a small input is always given"),
+        None if quarter > ALLOWANCE_FLOOR => (quarter, "a quarter of the time taken so far"),
+        None => (ALLOWANCE_FLOOR, "the default allowance"),
     };
+    let ran = estimated <= allowance;
     // Without times, so that the same decision reads the same in every run; the times are
     // the `*_ms` fields.
     let within = if ran { "within" } else { "over" };

@@ -47,3 +47,35 @@ fn doctor_reports_a_baseline_that_passes() {
     let o = run(&["doctor", "proj", "--", "true"], area.dir.path());
     assert_eq!(o.status.code(), Some(Exit::NotFailing as i32));
 }
+
+/// The baseline's runs go `--jobs` at a time, each in a copy of its own: with two jobs,
+/// each of the two runs counts both marks (each run's mark stays a second before and half
+/// a second after it counts); one at a time, each counts its own only.
+#[test]
+fn the_baseline_runs_jobs_at_a_time() {
+    let area = Area::new();
+    area.fixture("python-parse-error", "proj");
+    for jobs in ["2", "1"] {
+        let marks = area.path(&format!("marks{jobs}"));
+        std::fs::create_dir(&marks).unwrap();
+        let log = area.path(&format!("seen{jobs}"));
+        let script = format!(
+            "touch {m}/$$; sleep 1; ls {m} | wc -l >> {l}; sleep 0.5; rm {m}/$$; python3 run.py",
+            m = marks.display(),
+            l = log.display()
+        );
+        let o = run(
+            &["doctor", "proj", "--jobs", jobs, "--", "sh", "-c", &script],
+            area.dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let seen: Vec<u32> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        // Two baseline runs, then the empty tree's run alone.
+        let want = if jobs == "2" { [2, 2, 1] } else { [1, 1, 1] };
+        assert_eq!(seen, want, "--jobs {jobs}");
+    }
+}
