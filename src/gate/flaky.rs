@@ -526,27 +526,25 @@ struct IdIndex<'a> {
 
 impl<'a> IdIndex<'a> {
     fn new(ids: &'a [&'a TestId]) -> Self {
-        let key = |i: u32| {
-            let id = ids[i as usize];
-            (id.file.as_str(), id.name.as_str(), id.occurrence)
-        };
         // A report holds far fewer than 2^32 tests (its inflated cap is 8 MiB).
         let count = u32::try_from(ids.len()).unwrap_or(u32::MAX);
         let mut sorted: Vec<u32> = (0..count).collect();
-        sorted.sort_unstable_by(|&a, &b| key(a).cmp(&key(b)));
+        sorted.sort_unstable_by(|&a, &b| key_of(ids[a as usize]).cmp(&key_of(ids[b as usize])));
         Self { ids, sorted }
     }
 
     /// The position in `ids` of the candidate `key`.
     fn get(&self, key: (&str, &str, usize)) -> Option<usize> {
-        let of = |i: u32| {
-            let id = self.ids[i as usize];
-            (id.file.as_str(), id.name.as_str(), id.occurrence)
-        };
+        let of = |i: u32| key_of(self.ids[i as usize]);
         let at = self.sorted.partition_point(|&i| of(i) < key);
         let &i = self.sorted.get(at)?;
         (of(i) == key).then_some(i as usize)
     }
+}
+
+/// What [`IdIndex`] sorts and finds a candidate by.
+fn key_of(id: &TestId) -> (&str, &str, usize) {
+    (id.file.as_str(), id.name.as_str(), id.occurrence)
 }
 
 /// Every candidate's runs, as [`runs_of`] counts them one at a time, in time that grows
