@@ -40,7 +40,7 @@ mod guardian;
 mod memory;
 mod spawn;
 
-pub use cgroup::{Containment, containment};
+pub use cgroup::{Containment, KeptCgroups, containment};
 pub use memory::{
     ALLOCATION_FAILURES, MIN_LIMIT as MIN_MEMORY, MemoryMechanism, MemoryRecord, MemorySizeError,
     format_size, mechanism as memory_mechanism, parse_size as parse_memory_size,
@@ -392,7 +392,8 @@ fn run_mounted(
     )
     .collect();
     // Everything the command starts is born in its cgroup, where one can be made.
-    let cgroup = cgroup::RunCgroup::new();
+    // A cgroup that gets a memory limit is never handed to another run.
+    let cgroup = cgroup::RunCgroup::new(spec.memory.is_none());
     let memory = memory::apply(spec.memory, cgroup.as_ref().map(cgroup::RunCgroup::path));
     let leader = spawn::Leader {
         stdin: stdin.as_fd(),

@@ -365,8 +365,12 @@ impl Workspace {
                 written
             }
         };
+        // The root is marked only where it must be opened up to be walked; an entry added
+        // or removed at the top marks it as any parent is marked.
         let root_meta = fs::symlink_metadata(&self.root).map_err(io_err("read", &self.root))?;
-        self.open_dir("", root_meta.mode(), &mut dirty)?;
+        if root_meta.mode() & 0o700 != 0o700 {
+            self.open_dir("", root_meta.mode(), &mut dirty)?;
+        }
         let mut changed = BTreeSet::new();
         self.sync(&mut written, target, &mut dirty, &mut changed)?;
         self.written = Some(written);
@@ -579,8 +583,15 @@ impl Workspace {
             };
             let full = self.root.join(&**path);
             let parent = parent_of(path);
-            self.open_dir(parent, Self::mode_in(written, parent), dirty)?;
             let had = written.entries.get(path).map(|e| e.meta.mode);
+            let parent_mode = Self::mode_in(written, parent);
+            // A file rewritten in place leaves its directory's listing and times as they
+            // were: the directory is opened (and so read back and restored) only when its
+            // owner lacks access; every other write adds or replaces a name in it.
+            let in_place = had.is_some() && matches!(want.node, Node::File { .. });
+            if !in_place || parent_mode & 0o700 != 0o700 {
+                self.open_dir(parent, parent_mode, dirty)?;
+            }
             match want.node {
                 Node::Dir => match had {
                     Some(mode) => self.open_dir(path, mode, dirty)?,
@@ -594,6 +605,7 @@ impl Workspace {
                     // place, which is much cheaper than a new inode on some filesystems; one
                     // that cannot be opened for writing is replaced.
                     if crate::safe_fs::rewrite(&full, data).is_err() {
+                        self.open_dir(parent, parent_mode, dirty)?;
                         remove_any(&full)?;
                         fs::write(&full, data).map_err(io_err("write", &full))?;
                     }
@@ -654,7 +666,8 @@ impl Workspace {
 
     /// Reads back from disk everything the last apply wrote: each entry it wrote or removed
     /// (kind, mode, modification time, and the bytes or link target, hashed afresh), and the
-    /// mode, time and listing of each directory it touched, the root always. Returns `model`
+    /// mode, time and listing of each directory whose names or access it changed, and the
+    /// root's mode and time always (its listing when it was touched). Returns `model`
     /// with what was read in place of those entries (an entry found where the model has
     /// none is added, one missing is dropped), so that its fingerprint equals the model's
     /// exactly when the disk holds what the model says for every part the apply changed.
@@ -901,16 +914,45 @@ mod tests {
     }
 
     #[test]
-    fn the_listing_of_a_directory_a_commit_wrote_in_is_read_back_whole() {
-        // The commit rewrites `pkg/a.py` only; the root and `pkg` are the directories it
-        // touched. A name it never wrote, first or last in either listing, is found, and so
-        // is a name the model lists that is gone from the disk.
+    fn a_file_rewritten_in_place_touches_no_directory() {
+        // Its directory's names and times stay as they were, so the commit reads back the
+        // file alone (on 10,000 files, listing its directory and the root was most of a
+        // commit).
         let (dir, tree) = source();
         let mut ws = Workspace::private(dir.path().join("clean"));
         ws.apply(&tree).unwrap();
         let mut next = tree.clone();
         rewrite_a(&tree, &mut next);
         ws.apply(&next).unwrap();
+        let changes = ws.last_changes();
+        let paths: Vec<&str> = changes.paths.iter().map(|p| &**p).collect();
+        assert_eq!(paths, ["pkg/a.py"]);
+        assert!(changes.dirs.is_empty(), "{:?}", changes.dirs);
+        assert_eq!(ws.read_back(&next).unwrap(), next);
+        assert_eq!(
+            scan_exact(ws.root()).unwrap().fingerprint(),
+            next.fingerprint()
+        );
+    }
+
+    #[test]
+    fn the_listing_of_a_directory_a_commit_wrote_in_is_read_back_whole() {
+        // The commit rewrites `pkg/a.py` and adds a name to the root and to `pkg`: those
+        // are the directories it touched. A name it never wrote, first or last in either
+        // listing, is found, and so is a name the model lists that is gone from the disk.
+        let (dir, tree) = source();
+        let mut ws = Workspace::private(dir.path().join("clean"));
+        ws.apply(&tree).unwrap();
+        let mut next = tree.clone();
+        rewrite_a(&tree, &mut next);
+        for (path, like) in [("new.txt", "run.sh"), ("pkg/new.py", "pkg/a.py")] {
+            let meta = tree.entries.get(like).unwrap().meta;
+            let node = Node::file(Arc::from(&b"new\n"[..]));
+            next.entries.insert(Arc::from(path), Entry { node, meta });
+        }
+        ws.apply(&next).unwrap();
+        let dirs: Vec<&str> = ws.last_changes().dirs.iter().map(|p| &**p).collect();
+        assert_eq!(dirs, ["", "pkg"]);
         assert_eq!(ws.read_back(&next).unwrap(), next);
         let times = |rel: &str| {
             let meta = if rel.is_empty() {
@@ -956,7 +998,7 @@ mod tests {
         let paths: Vec<&str> = changes.paths.iter().map(|p| &**p).collect();
         assert_eq!(paths, ["pkg/a.py", "pkg/deep"]);
         let dirs: Vec<&str> = changes.dirs.iter().map(|p| &**p).collect();
-        assert_eq!(dirs, ["", "pkg"]);
+        assert_eq!(dirs, ["pkg"]);
         assert_eq!(
             ws.read_back(&next).unwrap().fingerprint(),
             next.fingerprint()

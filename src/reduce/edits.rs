@@ -138,10 +138,19 @@ impl Piece {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EditSet {
     /// Deleted entries (top-most only: nothing below a deleted directory is listed).
-    removed: BTreeSet<RelPath>,
+    ///
+    /// Both maps are persistent: every candidate starts from a copy of the accepted state's
+    /// edit set, which then costs what the candidate changes, not what was accepted before.
+    removed: imbl::OrdSet<RelPath>,
     /// For each changed file, its content as pieces: original ranges in increasing order,
     /// and, between two of them, at most one piece of replacement bytes.
-    kept: BTreeMap<RelPath, Vec<Piece>>,
+    kept: imbl::OrdMap<RelPath, Vec<Piece>>,
+}
+
+/// The keys strictly below the directory `dir`, from `keys` in order from `dir/` on (every
+/// path below `dir` starts with `dir/`, so they come first and together).
+fn keys_below<'a>(keys: impl Iterator<Item = &'a RelPath>, dir: &str) -> Vec<RelPath> {
+    keys.take_while(|k| under(k, dir)).cloned().collect()
 }
 
 fn under(path: &str, dir: &str) -> bool {
@@ -432,8 +441,16 @@ impl EditSet {
                         return Err(Stale::Missing(path.clone()));
                     }
                     tree.remove_subtree(path);
-                    self.removed.retain(|r| !under(r, path));
-                    self.kept.retain(|k, _| **k != **path && !under(k, path));
+                    let from: RelPath = Arc::from(format!("{path}/"));
+                    let below = keys_below(self.removed.range(from.clone()..), path);
+                    for r in below {
+                        self.removed.remove(&r);
+                    }
+                    let below = keys_below(self.kept.range(from..).map(|(k, _)| k), path);
+                    for k in below {
+                        self.kept.remove(&k);
+                    }
+                    self.kept.remove(path);
                     self.removed.insert(path.clone());
                 }
             }

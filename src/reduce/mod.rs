@@ -582,6 +582,8 @@ pub fn run_reduction(
     observer: Option<Box<dyn Observer>>,
     mut durable: Option<Durable>,
 ) -> Result<(Reduction, Session), ReduceError> {
+    // The baseline's runs reuse their cgroups too; the session keeps them from its start.
+    let _cgroups = crate::runner::KeptCgroups::new();
     let preflight = preflight_in(options, scratch, &mut place, interrupt, durable.as_mut())?;
     // A resumed session's budget counts from its original start.
     let started = match (&durable, options.max_duration) {

@@ -92,8 +92,65 @@ fn open_dir(dir: &Path) -> io::Result<File> {
         .open(dir)
 }
 
-/// How many runs have a cgroup now: the last one to end removes the directory of them.
-static ACTIVE: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+/// The run cgroups of this process: how many runs have one now, how many holders keep
+/// ended ones for reuse ([`KeptCgroups`]), and those kept. Without a holder, the last run to
+/// end removes the directory of them.
+struct Runs {
+    active: usize,
+    holders: usize,
+    idle: Vec<(PathBuf, File)>,
+}
+
+static RUNS: std::sync::Mutex<Runs> = std::sync::Mutex::new(Runs {
+    active: 0,
+    holders: 0,
+    idle: Vec::new(),
+});
+
+/// While one of these lives, a run cgroup that ends empty, with no cgroup below it and no
+/// memory limit, is kept and handed to the next run instead of being removed and made
+/// again: making and removing a cgroup (and the directory of them, when runs follow each
+/// other one at a time) cost about a tenth of a millisecond a run, a tenth of a short
+/// command's spawn. The last one dropped removes every cgroup kept.
+pub struct KeptCgroups(());
+
+impl KeptCgroups {
+    /// Starts keeping ended run cgroups for reuse, until the value is dropped.
+    #[must_use]
+    pub fn new() -> KeptCgroups {
+        if let Ok(mut runs) = RUNS.lock() {
+            runs.holders += 1;
+        }
+        KeptCgroups(())
+    }
+}
+
+impl Default for KeptCgroups {
+    fn default() -> KeptCgroups {
+        KeptCgroups::new()
+    }
+}
+
+impl Drop for KeptCgroups {
+    fn drop(&mut self) {
+        let Ok(mut runs) = RUNS.lock() else {
+            return;
+        };
+        runs.holders = runs.holders.saturating_sub(1);
+        if runs.holders > 0 {
+            return;
+        }
+        for (dir, fd) in std::mem::take(&mut runs.idle) {
+            drop(fd);
+            remove_tree(&dir);
+        }
+        if runs.active == 0
+            && let Some(parent) = parent()
+        {
+            let _ = fs::remove_dir(parent);
+        }
+    }
+}
 
 /// The directory of this process's cgroup on the cgroup2 mount.
 fn own_cgroup() -> io::Result<PathBuf> {
@@ -146,7 +203,8 @@ fn sweep(base: &Path) {
         if let Ok(runs) = fs::read_dir(&dir) {
             for run in runs.flatten() {
                 if run.file_type().is_ok_and(|t| t.is_dir()) {
-                    end(&run.path());
+                    let _ = end(&run.path());
+                    remove_tree(&run.path());
                 }
             }
         }
@@ -154,9 +212,18 @@ fn sweep(base: &Path) {
     }
 }
 
-/// Kills every process of the cgroup at `dir`, waits (a second at most) until it is
-/// empty, reaping those that were reparented here, and removes it.
-fn end(dir: &Path) {
+/// Kills every process of the cgroup at `dir` and waits (a second at most) until it is
+/// empty, reaping those that were reparented here; whether it was empty already, with
+/// nothing to kill.
+///
+/// A cgroup that was killed is never handed to another run: on this project's machine
+/// (Linux 6.18) a process started in a cgroup once killed through `cgroup.kill`
+/// (`CLONE_INTO_CGROUP`) is killed at birth.
+fn end(dir: &Path) -> bool {
+    if !populated(dir) {
+        // Nothing lives in it: nothing to kill, and no member to reap.
+        return true;
+    }
     let members = || -> Vec<i32> {
         fs::read_to_string(dir.join("cgroup.procs"))
             .unwrap_or_default()
@@ -196,11 +263,10 @@ fn end(dir: &Path) {
             matches!(reaped, Ok(nix::sys::wait::WaitStatus::StillAlive))
         });
         if (left.is_empty() && seen.is_empty() && !populated(dir)) || Instant::now() >= until {
-            break;
+            return false;
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    remove_tree(dir);
 }
 
 /// Removes the cgroup at `dir` and those below it (a repromin that a run started makes its
@@ -223,20 +289,31 @@ fn populated(dir: &Path) -> bool {
 }
 
 /// A run's cgroup: its leader is started in it ([`RunCgroup::dir`]), and dropping it kills
-/// everything in it and removes it.
+/// everything in it and removes it (or keeps it for the next run: [`KeptCgroups`]).
 pub(super) struct RunCgroup {
     dir: PathBuf,
     /// The directory, open: a leader is started in it (`CLONE_INTO_CGROUP`).
-    dir_fd: File,
+    dir_fd: Option<File>,
+    /// Whether it may be kept for another run: no memory limit was set on it.
+    reusable: bool,
 }
 
 impl RunCgroup {
-    /// A new cgroup for one run; `None` where none can be made.
-    pub(super) fn new() -> Option<RunCgroup> {
+    /// A cgroup for one run (a kept one when there is one and the run sets no memory
+    /// limit, `reusable`); `None` where none can be made.
+    pub(super) fn new(reusable: bool) -> Option<RunCgroup> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let parent = parent()?;
+        let mut runs = RUNS.lock().ok()?;
+        if reusable && let Some((dir, dir_fd)) = runs.idle.pop() {
+            runs.active += 1;
+            return Some(RunCgroup {
+                dir,
+                dir_fd: Some(dir_fd),
+                reusable,
+            });
+        }
         let dir = parent.join(format!("run-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
-        let mut active = ACTIVE.lock().ok()?;
         match fs::create_dir(parent) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -249,11 +326,15 @@ impl RunCgroup {
         });
         match made {
             Ok(dir_fd) => {
-                *active += 1;
-                Some(RunCgroup { dir, dir_fd })
+                runs.active += 1;
+                Some(RunCgroup {
+                    dir,
+                    dir_fd: Some(dir_fd),
+                    reusable,
+                })
             }
             Err(_) => {
-                if *active == 0 {
+                if runs.active == 0 && runs.idle.is_empty() {
                     let _ = fs::remove_dir(parent);
                 }
                 None
@@ -267,20 +348,48 @@ impl RunCgroup {
     }
 
     /// The cgroup's directory, open.
+    ///
+    /// # Panics
+    /// Never: the directory is open until the value drops.
     pub(super) fn dir(&self) -> BorrowedFd<'_> {
-        self.dir_fd.as_fd()
+        self.dir_fd
+            .as_ref()
+            .map(AsFd::as_fd)
+            .expect("open until dropped")
     }
+}
+
+/// How many cgroups are below the cgroup at `dir` (`nr_descendants` of `cgroup.stat`);
+/// `None` when it cannot be read.
+fn descendants(dir: &Path) -> Option<u64> {
+    let stat = fs::read_to_string(dir.join("cgroup.stat")).ok()?;
+    stat.lines()
+        .find_map(|l| l.strip_prefix("nr_descendants "))
+        .and_then(|n| n.trim().parse().ok())
 }
 
 impl Drop for RunCgroup {
     fn drop(&mut self) {
-        end(&self.dir);
-        if let Ok(mut active) = ACTIVE.lock() {
-            *active = active.saturating_sub(1);
-            if *active == 0
-                && let Some(parent) = self.dir.parent()
-            {
-                let _ = fs::remove_dir(parent);
+        let untouched = end(&self.dir);
+        let Ok(mut runs) = RUNS.lock() else {
+            remove_tree(&self.dir);
+            return;
+        };
+        runs.active = runs.active.saturating_sub(1);
+        // Kept only when its run left nothing to kill in it and no cgroup below it (a
+        // repromin that the run started makes its own there).
+        let keep =
+            self.reusable && runs.holders > 0 && untouched && descendants(&self.dir) == Some(0);
+        match self.dir_fd.take() {
+            Some(fd) if keep => runs.idle.push((self.dir.clone(), fd)),
+            _ => {
+                remove_tree(&self.dir);
+                if runs.active == 0
+                    && runs.idle.is_empty()
+                    && let Some(parent) = self.dir.parent()
+                {
+                    let _ = fs::remove_dir(parent);
+                }
             }
         }
     }
@@ -298,7 +407,7 @@ mod tests {
         if !crate::test_skip::require_tool("a cgroup of repromin's own", available) {
             return;
         }
-        let cgroup = RunCgroup::new().expect("a run cgroup");
+        let cgroup = RunCgroup::new(true).expect("a run cgroup");
         assert_eq!(containment(), Containment::Cgroup);
         let dir = cgroup.dir.clone();
         let procs = dir.join("cgroup.procs").display().to_string();
@@ -320,6 +429,70 @@ mod tests {
         assert!(!dir.exists(), "the cgroup was not removed");
         assert!(
             !dir.parent().unwrap().exists(),
+            "the directory of the runs' cgroups was left"
+        );
+    }
+
+    #[test]
+    fn kept_cgroups_are_ended_and_handed_to_the_next_run() {
+        let available = parent()
+            .map(drop)
+            .ok_or_else(|| "no writable cgroup2 hierarchy".to_string());
+        if !crate::test_skip::require_tool("a cgroup of repromin's own", available) {
+            return;
+        }
+        let kept = KeptCgroups::new();
+        let first = RunCgroup::new(true).expect("a run cgroup");
+        let dir = first.dir.clone();
+        let procs = dir.join("cgroup.procs").display().to_string();
+        let status = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("echo 0 > {procs} && setsid sleep 1013 > /dev/null 2>&1 &"),
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let started = Instant::now();
+        while !populated(&dir) && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(populated(&dir), "the daemon did not join");
+        drop(first);
+        // Ended as ever, and not kept: a process started in a cgroup once killed may be
+        // killed at birth.
+        assert!(!dir.exists(), "a cgroup that was killed was kept");
+        let first = RunCgroup::new(true).expect("a run cgroup");
+        let dir = first.dir.clone();
+        drop(first);
+        assert!(dir.exists(), "an empty cgroup was not kept");
+        let second = RunCgroup::new(true).expect("a run cgroup");
+        assert_eq!(second.dir, dir, "the kept cgroup was not reused");
+        // A process started in it runs.
+        let procs = dir.join("cgroup.procs").display().to_string();
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("echo 0 > {procs} && echo alive")])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "alive\n");
+        // A run with a memory limit gets a cgroup of its own, never kept.
+        let limited = RunCgroup::new(false).expect("a run cgroup");
+        let limited_dir = limited.dir.clone();
+        assert_ne!(limited_dir, dir);
+        drop(limited);
+        assert!(!limited_dir.exists(), "a limited run's cgroup was kept");
+        // One with a cgroup below it (a repromin the run started) is removed.
+        fs::create_dir(dir.join("nested")).unwrap();
+        drop(second);
+        assert!(!dir.exists(), "a cgroup with one below it was kept");
+        let third = RunCgroup::new(true).expect("a run cgroup");
+        let third_dir = third.dir.clone();
+        drop(third);
+        assert!(third_dir.exists());
+        drop(kept);
+        assert!(!third_dir.exists(), "a kept cgroup outlived its holders");
+        assert!(
+            !third_dir.parent().unwrap().exists(),
             "the directory of the runs' cgroups was left"
         );
     }

@@ -136,6 +136,8 @@ pub struct Session {
     /// The durable session (`--session`): its journal answers what it recorded, then
     /// records what runs (see [`crate::reduce::durable`]).
     durable: Option<crate::reduce::durable::Durable>,
+    /// The runs' cgroups are kept for the next run while the session lives.
+    _cgroups: crate::runner::KeptCgroups,
 }
 
 impl Session {
@@ -218,6 +220,7 @@ impl Session {
             recall: recall::Recall::default(),
             recalling: false,
             access_record: None,
+            _cgroups: crate::runner::KeptCgroups::new(),
             trace: std::env::var_os("REPROMIN_TRACE").and_then(|path| {
                 std::fs::OpenOptions::new()
                     .create(true)
