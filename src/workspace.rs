@@ -625,13 +625,12 @@ impl Workspace {
                     self.stamps.insert(path.clone(), stamp_of(&meta));
                 }
             }
-            written.entries.insert(path.clone(), want.clone());
             changed.insert(path.clone());
         }
-        // The model now holds what the target does: it takes the target's own map, so that
-        // the next walk skips all they share (a candidate is the accepted tree plus one
-        // change).
-        debug_assert!(written.entries == target.entries);
+        // The disk now holds what the target does, and so does the model: it takes the
+        // target's own map (not an insert per write, which copies a path of nodes of the
+        // persistent map each time), so that the next walk skips all they share (a
+        // candidate is the accepted tree plus one change).
         written.entries = target.entries.clone();
         // Directory times change whenever a child is added or removed, and a command may
         // have changed a directory's mode: every directory touched gets its recorded mode
