@@ -399,32 +399,43 @@ impl Drop for RunCgroup {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_run_cgroup_ends_what_left_the_process_group() {
+    /// Whether this process can make run cgroups; a skip (or, under `CI`, a failure)
+    /// when not.
+    fn cgroups_here() -> bool {
         let available = parent()
             .map(drop)
             .ok_or_else(|| "no writable cgroup2 hierarchy".to_string());
-        if !crate::test_skip::require_tool("a cgroup of repromin's own", available) {
-            return;
-        }
-        let cgroup = RunCgroup::new(true).expect("a run cgroup");
-        assert_eq!(containment(), Containment::Cgroup);
-        let dir = cgroup.dir.clone();
+        crate::test_skip::require_tool("a cgroup of repromin's own", available)
+    }
+
+    /// A shell joins the cgroup at `dir`, then starts `sleep SECONDS` as a daemon in a
+    /// session of its own; returns once the cgroup holds it.
+    fn start_daemon(dir: &Path, seconds: &str) {
         let procs = dir.join("cgroup.procs").display().to_string();
-        // A shell joins the cgroup, then starts a daemon in a session of its own.
         let status = std::process::Command::new("sh")
             .args([
                 "-c",
-                &format!("echo 0 > {procs} && setsid sleep 1009 > /dev/null 2>&1 &"),
+                &format!("echo 0 > {procs} && setsid sleep {seconds} > /dev/null 2>&1 &"),
             ])
             .status()
             .unwrap();
         assert!(status.success());
         let started = Instant::now();
-        while !populated(&dir) && started.elapsed() < Duration::from_secs(5) {
+        while !populated(dir) && started.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(populated(&dir), "the daemon did not join");
+        assert!(populated(dir), "the daemon did not join");
+    }
+
+    #[test]
+    fn a_run_cgroup_ends_what_left_the_process_group() {
+        if !cgroups_here() {
+            return;
+        }
+        let cgroup = RunCgroup::new(true).expect("a run cgroup");
+        assert_eq!(containment(), Containment::Cgroup);
+        let dir = cgroup.dir.clone();
+        start_daemon(&dir, "1009");
         drop(cgroup);
         assert!(!dir.exists(), "the cgroup was not removed");
         assert!(
@@ -435,29 +446,13 @@ mod tests {
 
     #[test]
     fn kept_cgroups_are_ended_and_handed_to_the_next_run() {
-        let available = parent()
-            .map(drop)
-            .ok_or_else(|| "no writable cgroup2 hierarchy".to_string());
-        if !crate::test_skip::require_tool("a cgroup of repromin's own", available) {
+        if !cgroups_here() {
             return;
         }
         let kept = KeptCgroups::new();
         let first = RunCgroup::new(true).expect("a run cgroup");
         let dir = first.dir.clone();
-        let procs = dir.join("cgroup.procs").display().to_string();
-        let status = std::process::Command::new("sh")
-            .args([
-                "-c",
-                &format!("echo 0 > {procs} && setsid sleep 1013 > /dev/null 2>&1 &"),
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let started = Instant::now();
-        while !populated(&dir) && started.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(populated(&dir), "the daemon did not join");
+        start_daemon(&dir, "1013");
         drop(first);
         // Ended as ever, and not kept: a process started in a cgroup once killed may be
         // killed at birth.
