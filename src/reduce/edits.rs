@@ -748,7 +748,14 @@ pub(crate) mod tests {
 
     #[test]
     fn deleting_a_directory_forgets_edits_below_it() {
-        let original = tree(&[("d", ""), ("d/x.txt", "xyz")]);
+        // A cut file and a deleted file below `d`, and a deleted file beside it whose name
+        // sorts right after `d/`'s entries.
+        let original = tree(&[
+            ("d", ""),
+            ("d/x.txt", "xyz"),
+            ("d/y.txt", "y"),
+            ("d0.txt", "z"),
+        ]);
         let cut = Mutation::Keep {
             path: Arc::from("d/x.txt"),
             expect: digest(&original, "d/x.txt"),
@@ -757,34 +764,27 @@ pub(crate) mod tests {
         let (edits, t) = EditSet::default()
             .apply(&original, &original, &cut)
             .unwrap();
+        let gone = Mutation::Remove(vec![Arc::from("d/y.txt"), Arc::from("d0.txt")]);
+        let (edits, t) = edits.apply(&t, &original, &gone).unwrap();
         let (edits, _) = edits
             .apply(&t, &original, &Mutation::Remove(vec![Arc::from("d")]))
             .unwrap();
         assert_eq!(
             edits.edits(&original),
-            vec![Edit::Delete { path: "d".into() }]
+            vec![
+                Edit::Delete { path: "d".into() },
+                Edit::Delete {
+                    path: "d0.txt".into()
+                }
+            ]
         );
     }
 
-    /// A small deterministic generator for the property test.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            usize::try_from(self.next() % (n as u64).max(1)).unwrap()
-        }
-    }
+    use crate::test_rng::XorShift as Rng;
 
     #[test]
     fn any_sequence_of_cuts_replays_from_its_edit_set() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..300 {
             let len = rng.below(60);
             let text: String = (0..len)
@@ -968,7 +968,7 @@ pub(crate) mod tests {
 
     #[test]
     fn any_sequence_of_cuts_and_replacements_rebuilds_from_its_listed_edits() {
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..400 {
             let len = rng.below(50);
             let text: String = (0..len)

@@ -325,21 +325,8 @@ fn name_status_pins_every_kind_of_change() {
     assert_eq!(changes, scratch.cli_name_status(&base, &head));
 }
 
-/// A small deterministic generator for the differential test.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// The seeded generator of the differential test.
+use crate::test_rng::XorShift as Rng;
 
 /// A file's text: lines from a small pool (so files share lines), sometimes CRLF, sometimes
 /// without a last newline, sometimes one long line.
@@ -375,9 +362,12 @@ fn edit(rng: &mut Rng, text: &[u8]) -> Vec<u8> {
                 lines.remove(at);
             }
             1 if at < lines.len() => {
-                lines[at] = format!("edited {}\n", rng.next() % 50).into_bytes()
+                lines[at] = format!("edited {}\n", rng.next_u64() % 50).into_bytes()
             }
-            _ => lines.insert(at, format!("inserted {}\n", rng.next() % 50).into_bytes()),
+            _ => lines.insert(
+                at,
+                format!("inserted {}\n", rng.next_u64() % 50).into_bytes(),
+            ),
         }
     }
     lines.concat()
@@ -388,7 +378,7 @@ fn name_status_matches_git_on_random_renames() {
     let dirs = ["", "a/", "b/", "a/deep/"];
     let names = ["x.py", "y.py", "util.rs", "z.txt", "w.md"];
     for seed in 1..=40u64 {
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut rng = Rng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let scratch = Scratch::new();
         let mut base: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for _ in 0..4 + rng.below(10) {

@@ -512,19 +512,7 @@ fn parse_is_cancelled_after_the_timeout() {
     assert!(parse(Lang::C, src.as_bytes(), PARSE_TIMEOUT).is_ok());
 }
 
-/// A small fixed-seed xorshift generator.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-}
+use crate::test_rng::XorShift;
 
 #[test]
 fn random_subsets_keep_utf8() {
@@ -540,13 +528,14 @@ fn random_subsets_keep_utf8() {
         Lang::Rust,
         "fn é() { let v = ['é', 'ü', '名']; g(\"ß\", v, 1); } // ✓\n",
     ));
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
     for (lang, src) in inputs {
         let levels = deletion_levels(lang, src.as_bytes()).expect("levels");
         for group in levels.iter().flatten() {
             for _ in 0..20 {
-                let selected: Vec<usize> =
-                    (0..group.len()).filter(|_| rng.next() & 1 == 0).collect();
+                let selected: Vec<usize> = (0..group.len())
+                    .filter(|_| rng.next_u64() & 1 == 0)
+                    .collect();
                 let out = apply_deletions(src.as_bytes(), group, &selected);
                 assert!(out.len() <= src.len());
                 assert!(
@@ -566,12 +555,12 @@ fn random_subsets_keep_utf8() {
 
 #[test]
 fn random_ranges_never_panic() {
-    let mut rng = XorShift(42);
+    let mut rng = XorShift::new(42);
     let src = PYTHON.as_bytes();
     for _ in 0..500 {
-        let len = usize::try_from(rng.next() % 2000).unwrap_or(0);
-        let a = usize::try_from(rng.next() % 2000).unwrap_or(0);
-        let b = usize::try_from(rng.next() % 2000).unwrap_or(0);
+        let len = usize::try_from(rng.next_u64() % 2000).unwrap_or(0);
+        let a = usize::try_from(rng.next_u64() % 2000).unwrap_or(0);
+        let b = usize::try_from(rng.next_u64() % 2000).unwrap_or(0);
         let group: Vec<Range<usize>> = vec![a..b, b..a, len..len + 3];
         let _ = apply_deletions(src, &group, &[0, 1, 2]);
         let _ = Replacement {
