@@ -335,10 +335,10 @@ impl Ranges {
         if !on {
             return self;
         }
-        let Some(lang) = crate::reduce::syntax::lang_for_path(&self.path) else {
+        let Some((data, _)) = file_state(session, &self.path) else {
             return self;
         };
-        let Some((data, _)) = file_state(session, &self.path) else {
+        let Some(lang) = crate::reduce::syntax::lang_for_file(&self.path, &data) else {
             return self;
         };
         if crate::reduce::syntax::parses_cleanly(lang, &data).unwrap_or(false) {

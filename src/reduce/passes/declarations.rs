@@ -71,7 +71,8 @@ impl<'t> Uses<'t> {
                 continue;
             };
             let levels = self.levels.entry(file).or_insert_with(|| {
-                syntax::lang_for_path(file).and_then(|l| syntax::deletion_levels(l, data).ok())
+                syntax::lang_for_file(file, data)
+                    .and_then(|l| syntax::deletion_levels(l, data).ok())
             });
             let cut = levels
                 .as_ref()
@@ -149,8 +150,8 @@ impl Declarations {
         tried: &HashSet<String>,
         count: usize,
     ) -> Option<Vec<(Vec<Candidate>, Vec<String>)>> {
-        let lang = syntax::lang_for_path(path)?;
         let (data, _) = file_state(session, path)?;
+        let lang = syntax::lang_for_file(path, &data)?;
         let mut declared = syntax::declarations(lang, &data).ok()?;
         // Then the members (variants, fields, methods): a member still matched or
         // constructed somewhere can go only with those uses.
@@ -222,7 +223,10 @@ impl Declarations {
         let files: std::collections::BTreeSet<&RelPath> = uses
             .iter()
             .map(|(file, _)| *file)
-            .filter(|file| syntax::lang_for_path(file) == Some(lang))
+            .filter(|file| {
+                file_state(session, file).and_then(|(data, _)| syntax::lang_for_file(file, &data))
+                    == Some(lang)
+            })
             .collect();
         let mut cuts: std::collections::BTreeMap<&RelPath, Vec<Range<usize>>> =
             std::collections::BTreeMap::new();

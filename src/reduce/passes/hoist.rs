@@ -95,8 +95,15 @@ impl Pass for Hoist {
             state,
             ("node", ctx.within_lines),
             |path| {
-                let lang = crate::reduce::syntax::lang_for_path(path)?;
-                Some(move |data: &[u8], index| level(lang, data, index))
+                crate::reduce::syntax::lang_for_path(path)?;
+                let path = path.clone();
+                Some(move |data: &[u8], index| {
+                    level(
+                        crate::reduce::syntax::lang_for_file(&path, data)?,
+                        data,
+                        index,
+                    )
+                })
             },
         )?;
         Ok(self.state.result(result.accepted))

@@ -196,9 +196,9 @@ impl Pass for Literals {
         let name = self.name();
         let state = &mut self.state;
         let result = per_file(session, ctx, true, |session, path| {
-            let Some(lang) = crate::reduce::syntax::lang_for_path(path) else {
+            if crate::reduce::syntax::lang_for_path(path).is_none() {
                 return Ok(Some(0));
-            };
+            }
             replace_until_stable(
                 session,
                 name,
@@ -206,7 +206,11 @@ impl Pass for Literals {
                 &mut state.needed,
                 path,
                 ("literal", "literals"),
-                |data| crate::reduce::syntax::literals(lang, data).unwrap_or_default(),
+                |data| {
+                    crate::reduce::syntax::lang_for_file(path, data)
+                        .and_then(|lang| crate::reduce::syntax::literals(lang, data).ok())
+                        .unwrap_or_default()
+                },
                 None,
             )
         })?;

@@ -505,7 +505,7 @@ pub(crate) fn references_to(tree: &Tree, gone: &[RelPath]) -> Vec<FileEdit> {
         let edited = names.len();
         let mut replace = names;
         replace.extend(
-            syntax::lang_for_path(path)
+            syntax::lang_for_file(path, data)
                 .and_then(|lang| syntax::defaults_naming(lang, data, &bound).ok())
                 .unwrap_or_default()
                 .into_iter()

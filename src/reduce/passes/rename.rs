@@ -68,7 +68,7 @@ fn renames(session: &Session, ctx: &PassContext) -> Vec<(String, String, u64)> {
             }
         }
         if !protected
-            && let Some(lang) = crate::reduce::syntax::lang_for_path(path)
+            && let Some(lang) = crate::reduce::syntax::lang_for_file(path, data)
             && let Ok(found) = crate::reduce::syntax::identifier_names(lang, data)
         {
             names.extend(found);

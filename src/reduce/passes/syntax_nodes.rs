@@ -7,8 +7,8 @@ use crate::reduce::options::Minimiser;
 use std::ops::Range;
 
 use crate::reduce::pass::{
-    NeededShare, Pass, PassContext, PassResult, PassState, Then, by_levels, levels_first,
-    per_file_ahead,
+    NeededShare, Pass, PassContext, PassResult, PassState, Then, by_levels, file_state,
+    levels_first, per_file_ahead,
 };
 use crate::reduce::passes::stubs::{stub_bodies, stubs_first};
 use crate::reduce::session::{Candidate, Session};
@@ -84,7 +84,9 @@ impl Syntax {
         stubs: bool,
         path: &RelPath,
     ) -> Vec<Candidate> {
-        let Some(lang) = crate::reduce::syntax::lang_for_path(path) else {
+        let Some(lang) = file_state(session, path)
+            .and_then(|(data, _)| crate::reduce::syntax::lang_for_file(path, &data))
+        else {
             return Vec::new();
         };
         let (level_share, stub_share) = shares;
@@ -121,7 +123,9 @@ impl Pass for Syntax {
         let state = &mut self.state;
         let stub_share = &mut self.stubs;
         let result = per_file_ahead(session, ctx, false, &first, |session, path, after| {
-            match crate::reduce::syntax::lang_for_path(path) {
+            let lang = file_state(session, path)
+                .and_then(|(data, _)| crate::reduce::syntax::lang_for_file(path, &data));
+            match lang {
                 Some(lang) => Syntax::file(
                     session,
                     name,
@@ -161,5 +165,43 @@ mod tests {
         // Every step after the first ran ahead of the one before it.
         let ran = (samples, samples - 1, samples - 1, rejected);
         assert_eq!(counts[1], ran, "{counts:?}");
+    }
+
+    #[test]
+    fn a_header_of_cpp_templates_loses_whole_templates() {
+        // Read as C, a template falls apart into fragments (its head, its declarator, its
+        // body) that no single deletion can take and no compiler accepts alone; read as
+        // C++, each template is one node and the unused ones go.
+        let gxx = std::process::Command::new("g++").arg("--version").output();
+        let found = gxx.map_err(|e| e.to_string()).and_then(|out| {
+            out.status
+                .success()
+                .then_some(())
+                .ok_or("g++ --version failed".to_string())
+        });
+        if !crate::test_skip::require_tool("g++", found) {
+            return;
+        }
+        let header = "template <typename T>\nT keep(T x) { return x; }\n\
+                      template <typename T>\nT twice(T x) { return x + x; }\n\
+                      template <typename T, typename U>\nU convert(T x) { return U(x); }\n";
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = crate::reduce::session::tests::session_on(
+            &[("core.h", header)],
+            "g++ -std=c++17 -fsyntax-only -x c++ core.h && grep -q keep core.h",
+            1,
+            scratch.path(),
+        );
+        let mut ctx = context(false);
+        ctx.minimiser = Minimiser::Halving;
+        let done = Syntax::default().run(&mut session, &ctx).unwrap();
+        assert!(done.accepted > 0);
+        let (left, _) = file_state(&session, "core.h").unwrap();
+        let left = String::from_utf8_lossy(&left);
+        assert!(
+            !left.contains("twice") && !left.contains("convert"),
+            "{left}"
+        );
+        assert!(left.contains("T keep(T x)"), "{left}");
     }
 }

@@ -123,6 +123,56 @@ pub fn lang_for_path(path: &str) -> Option<Lang> {
     })
 }
 
+/// The language of a file from its name and its content: as [`lang_for_path`], except
+/// that a `.h` header is C++ when its content reads as C++ and not as C (it parses cleanly
+/// as C++ only, or with fewer errors). A header of C++ templates read as C falls apart into
+/// fragments that no single deletion can take whole.
+pub fn lang_for_file(path: &str, data: &[u8]) -> Option<Lang> {
+    let lang = lang_for_path(path)?;
+    let header = path
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"));
+    if lang == Lang::C && header && reads_as_cpp(data) {
+        return Some(Lang::Cpp);
+    }
+    Some(lang)
+}
+
+/// Whether `data` parses as C++ with fewer ERROR and MISSING nodes than as C.
+fn reads_as_cpp(data: &[u8]) -> bool {
+    let Ok(c) = parse(Lang::C, data, PARSE_TIMEOUT) else {
+        return false;
+    };
+    if !c.root_node().has_error() {
+        return false;
+    }
+    let Ok(cpp) = parse(Lang::Cpp, data, PARSE_TIMEOUT) else {
+        return false;
+    };
+    !cpp.root_node().has_error() || errors(&cpp) < errors(&c)
+}
+
+/// How many ERROR and MISSING nodes `tree` holds.
+fn errors(tree: &Tree) -> usize {
+    let mut cursor = tree.walk();
+    let mut count = 0;
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        }
+        // Below an ERROR or a clean node there is nothing more to count.
+        if node.has_error() && !node.is_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return count;
+            }
+        }
+    }
+}
+
 /// Why a file could not be analysed.
 #[derive(Debug, thiserror::Error)]
 pub enum SyntaxError {

@@ -815,6 +815,21 @@ mod tests {
     }
 
     #[test]
+    fn a_header_is_cpp_only_when_its_content_reads_as_cpp() {
+        let templates = b"template <typename T>\nT twice(T x) { return x + x; }\n";
+        assert_eq!(lang_for_file("core.h", templates), Some(Lang::Cpp));
+        assert_eq!(lang_for_file("inc/CORE.H", templates), Some(Lang::Cpp));
+        // C that C++ would misread (a variable named `class`) stays C.
+        let c = b"int class = 1;\nstatic int f(void) { return class; }\n";
+        assert_eq!(lang_for_file("a.h", c), Some(Lang::C));
+        assert_eq!(lang_for_file("a.h", b"int x;\n"), Some(Lang::C));
+        // Only headers are judged by content; a `.c` file is C whatever it holds.
+        assert_eq!(lang_for_file("a.c", templates), Some(Lang::C));
+        assert_eq!(lang_for_file("a.hpp", c), Some(Lang::Cpp));
+        assert_eq!(lang_for_file("notes.txt", templates), None);
+    }
+
+    #[test]
     fn every_grammar_loads_and_samples_parse() {
         for (lang, src) in samples() {
             assert!(

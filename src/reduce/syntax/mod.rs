@@ -65,6 +65,6 @@ pub use stubs::stubs;
 
 pub use lang::{
     Lang, Levels, MAX_INPUT_BYTES, PARSE_TIMEOUT, Replacement, SyntaxError, apply_deletion,
-    apply_deletions, lang_for_path, parses_cleanly,
+    apply_deletions, lang_for_file, lang_for_path, parses_cleanly,
 };
 pub use select::{deletion_levels, search_levels, smallest_enclosing};
