@@ -59,6 +59,7 @@ pub(crate) mod output_layout;
 pub mod overlay;
 pub(crate) mod owner;
 pub mod reduce;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub(crate) mod safe_fs;

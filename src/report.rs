@@ -124,11 +124,17 @@ pub struct Execution {
     pub allow_trivial: bool,
     /// How baseline and candidates were sampled.
     pub sampling: SamplingFacts,
-    /// Where the commands ran: `host`, or `docker` (a container CLI, see `container`).
+    /// Where the commands ran: `host`, `docker` (a container CLI, see `container`) or
+    /// `remote` (a Remote Execution API cluster, see `remote`).
     pub runner: &'static str,
     /// The container runner: its CLI, the image reference and the id every container ran,
     /// and the limits; `null` on the host.
     pub container: Option<crate::container::ContainerRecord>,
+    /// The cluster the commands ran on (`--remote`): the endpoint, the instance, the
+    /// session's runs it executed and the probes its action cache answered; absent when
+    /// they ran here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<crate::reduce::RemoteRecord>,
     /// The semantic backend (`--semantic-endpoint`): its name, model and endpoint, calls,
     /// proposed and accepted edits, and why answers were refused (never the token); `null`
     /// without one.
@@ -448,12 +454,13 @@ pub fn build(
                 run_confidence: options.sampling.run_confidence,
                 iid_assumption: IID.to_string(),
             },
-            runner: if reduction.container.is_some() {
-                "docker"
-            } else {
-                "host"
+            runner: match (&reduction.container, &reduction.remote) {
+                (Some(_), _) => "docker",
+                (None, Some(_)) => "remote",
+                (None, None) => "host",
             },
             container: reduction.container.clone(),
+            remote: reduction.remote.clone(),
             semantic: reduction.semantic.clone(),
             settle: options.settle,
             stubs: options.stubs,

@@ -11,6 +11,8 @@ use crate::oracle::OracleSpec;
 use crate::reduce::{self, InvalidOption, Level, PassName, ReduceError, ReduceOptions};
 use crate::tree::{IgnoreRules, parse_rel_path};
 
+pub(super) use super::runner_args::{ContainerArgs, ContainerCliArg, RemoteArgs, RunnerArg};
+
 /// Options that decide whether a run shows the same failure.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Oracle")]
@@ -158,6 +160,10 @@ pub struct RunArgs {
     pub container: ContainerArgs,
 
     #[command(flatten)]
+    /// Remote execution options.
+    pub remote: RemoteArgs,
+
+    #[command(flatten)]
     /// Semantic backend options.
     pub semantic: SemanticArgs,
 }
@@ -195,131 +201,6 @@ impl SemanticArgs {
             timeout: self.semantic_timeout,
             max_calls: self.semantic_calls,
         })
-    }
-}
-
-/// Where the command runs: on the host, or in a container (see docs/containers.md).
-#[derive(Debug, Args, Clone)]
-#[command(next_help_heading = "Container")]
-pub struct ContainerArgs {
-    /// Run the command on the host (`host`), or in a container of --image through the
-    /// Docker CLI (`docker`), with the tree mounted at /workspace.
-    #[arg(long, value_enum, value_name = "RUNNER", default_value_t = RunnerArg::Host)]
-    pub runner: RunnerArg,
-
-    /// The image the containers run: a reference that is already in the local image store
-    /// (nothing is pulled). It is resolved to its sha256 id once, and every container runs
-    /// that id.
-    #[arg(long, value_name = "REF")]
-    pub image: Option<String>,
-
-    /// The container CLI: `docker` or `podman` (whose CLI is compatible).
-    #[arg(long, value_enum, value_name = "CLI", default_value_t = ContainerCliArg::Docker)]
-    pub container_cli: ContainerCliArg,
-
-    /// Give the containers a network (they have none by default).
-    #[arg(long)]
-    pub docker_network: bool,
-
-    /// The most processes a container may run.
-    #[arg(long, value_name = "N", default_value_t = crate::container::DEFAULT_PIDS_LIMIT)]
-    pub docker_pids_limit: u32,
-
-    /// The size of the containers' /tmp (a tmpfs), e.g. 256m, 1g.
-    #[arg(long, value_name = "SIZE", default_value = "256m", value_parser = parse_size)]
-    pub docker_tmpfs: u64,
-
-    /// Limit each container to this many CPUs, e.g. 1.5.
-    #[arg(long, value_name = "CPUS")]
-    pub docker_cpus: Option<f64>,
-
-    /// Limit each container's memory, swap included, e.g. 512m, 2g. A run the limit kills
-    /// (exit 137) is a resource failure, never the failure.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub docker_memory: Option<u64>,
-
-    /// End a run whose tree grows over this size while it runs, e.g. 1g (a resource failure,
-    /// never the failure).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub docker_workspace_limit: Option<u64>,
-}
-
-/// `--runner` values.
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum RunnerArg {
-    /// On the host.
-    Host,
-    /// In containers, through the Docker CLI (or podman's).
-    Docker,
-}
-
-/// `--container-cli` values.
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum ContainerCliArg {
-    /// The docker CLI.
-    Docker,
-    /// The podman CLI.
-    Podman,
-}
-
-impl From<ContainerCliArg> for crate::container::ContainerCli {
-    fn from(cli: ContainerCliArg) -> Self {
-        match cli {
-            ContainerCliArg::Docker => crate::container::ContainerCli::Docker,
-            ContainerCliArg::Podman => crate::container::ContainerCli::Podman,
-        }
-    }
-}
-
-impl ContainerArgs {
-    /// The container runner these arguments ask for: none for the host.
-    fn to_options(&self) -> Result<Option<crate::container::ContainerOptions>, ReduceError> {
-        use crate::container::{ContainerCli, ContainerOptions};
-        let host_only = [
-            (self.docker_network, "--docker-network"),
-            (self.docker_cpus.is_some(), "--docker-cpus"),
-            (self.docker_memory.is_some(), "--docker-memory"),
-            (
-                self.docker_workspace_limit.is_some(),
-                "--docker-workspace-limit",
-            ),
-            (
-                self.docker_pids_limit != crate::container::DEFAULT_PIDS_LIMIT,
-                "--docker-pids-limit",
-            ),
-            (
-                self.docker_tmpfs != crate::container::DEFAULT_TMPFS_BYTES,
-                "--docker-tmpfs",
-            ),
-            (
-                self.container_cli != ContainerCliArg::Docker,
-                "--container-cli",
-            ),
-        ];
-        match (self.runner, &self.image) {
-            (RunnerArg::Host, None) => {
-                if let Some((_, flag)) = host_only.iter().find(|(given, _)| *given) {
-                    return Err(InvalidOption::ContainerFlag(flag).into());
-                }
-                Ok(None)
-            }
-            (RunnerArg::Host, Some(_)) => Err(InvalidOption::ImageWithoutDocker.into()),
-            (RunnerArg::Docker, None) => Err(InvalidOption::DockerWithoutImage.into()),
-            (RunnerArg::Docker, Some(image)) => {
-                let cli: ContainerCli = self.container_cli.into();
-                let options = ContainerOptions {
-                    network: self.docker_network,
-                    pids_limit: self.docker_pids_limit,
-                    tmpfs_bytes: self.docker_tmpfs,
-                    cpus: self.docker_cpus,
-                    memory_bytes: self.docker_memory,
-                    workspace_limit: self.docker_workspace_limit,
-                    ..ContainerOptions::new(cli, image.clone())
-                };
-                options.validate()?;
-                Ok(Some(options))
-            }
-        }
     }
 }
 
@@ -746,9 +627,16 @@ pub(super) fn build_options(
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
     options.container = run.container.to_options()?;
+    options.remote = run.remote.to_options();
+    if options.remote.is_some() && options.container.is_some() {
+        return Err(InvalidOption::RemoteWithContainer.into());
+    }
     if let Some(text) = &run.memory {
         if options.container.is_some() {
             return Err(InvalidOption::MemoryInContainer.into());
+        }
+        if options.remote.is_some() {
+            return Err(InvalidOption::MemoryRemote.into());
         }
         let bytes = crate::runner::parse_memory_size(text).map_err(InvalidOption::Memory)?;
         options.command.memory = Some(bytes);
@@ -823,6 +711,10 @@ pub(super) fn build_options(
     };
     options.timeout = run.timeout;
     if let Some(jobs) = run.jobs {
+        options.jobs = jobs;
+    }
+    // With --remote, the jobs are the commands kept running on the cluster.
+    if let (Some(_), Some(jobs)) = (&options.remote, run.remote.remote_jobs) {
         options.jobs = jobs;
     }
     options.baseline_runs = run.baseline_runs;

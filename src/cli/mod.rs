@@ -7,6 +7,7 @@ mod doctor;
 mod gate;
 mod generate;
 mod render;
+mod runner_args;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -34,6 +34,7 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         ReduceError::Interrupted | ReduceError::SessionInterrupted => Exit::Interrupted,
         ReduceError::Session(err) => session_exit(err),
         ReduceError::Container(err) => container_exit(err),
+        ReduceError::Remote(_) => Exit::Error,
     }
 }
 

@@ -126,6 +126,9 @@ pub enum ReduceError {
     /// The container runner cannot be used.
     #[error(transparent)]
     Container(#[from] crate::container::ContainerError),
+    /// The remote cluster could not run a command (never a verdict on the candidate).
+    #[error("the remote cluster did not run the command")]
+    Remote(#[from] crate::remote::RemoteError),
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(&'static str),

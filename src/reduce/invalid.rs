@@ -166,4 +166,17 @@ pub enum InvalidOption {
     /// `--memory` with the container runner, whose limit is `--docker-memory`.
     #[error("--memory is for runs on the host: a container's limit is --docker-memory SIZE")]
     MemoryInContainer,
+    /// `--memory` with `--remote`: the cluster's workers set the limits of their runs.
+    #[error(
+        "--memory is for runs on this machine: with --remote, the cluster's workers limit their runs"
+    )]
+    MemoryRemote,
+    /// `--remote` with `--runner docker`.
+    #[error(
+        "--remote runs every command on the cluster: it cannot be combined with --runner docker"
+    )]
+    RemoteWithContainer,
+    /// `--remote` that is not a `grpc://` or `http://` endpoint.
+    #[error("--remote `{0}` is not an endpoint: give grpc://HOST:PORT or http://HOST:PORT")]
+    RemoteUrl(String),
 }

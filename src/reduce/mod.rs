@@ -46,8 +46,8 @@ use pass::{Pass, PassContext};
 use session::{Event, Observer, PhaseStats, Session, Setup, Worker};
 
 pub use options::{
-    BASELINE_TIMEOUT, BaselineRun, Level, LevelChoice, PassName, ReduceOptions, StopReason,
-    TIMEOUT_FACTOR, TIMEOUT_FLOOR,
+    BASELINE_TIMEOUT, BaselineRun, Level, LevelChoice, PassName, ReduceOptions, RemoteOptions,
+    RemoteRecord, StopReason, TIMEOUT_FACTOR, TIMEOUT_FLOOR,
 };
 
 pub use error::ReduceError;
@@ -203,6 +203,8 @@ pub struct Reduction {
     pub holdout: Option<crate::stats::HoldoutResult>,
     /// The container runner every command ran in, if any.
     pub container: Option<ContainerRecord>,
+    /// The cluster every command ran on (`--remote`), and how its runs were answered.
+    pub remote: Option<RemoteRecord>,
     /// What the semantic seam did, when a backend was set up.
     pub semantic: Option<semantic::SemanticRecord>,
     /// What the file-access tracer did, when the files pass ran.
@@ -328,6 +330,9 @@ pub enum Place {
     Container(Arc<ContainerRuns>),
     /// The adopted directories' workers (one per job).
     Adopted(Vec<Worker>),
+    /// A Remote Execution API cluster (`--remote`): each run's tree is uploaded and run
+    /// there.
+    Remote(crate::remote::Remote),
 }
 
 impl Place {
@@ -337,6 +342,14 @@ impl Place {
     /// # Errors
     /// A container runner that cannot be used.
     pub fn fresh(options: &ReduceOptions) -> Result<Place, ReduceError> {
+        if let Some(remote) = &options.remote {
+            return Ok(Place::Remote(crate::remote::Remote::connect(
+                &crate::remote::RemoteConfig {
+                    url: remote.url.clone(),
+                    instance: remote.instance.clone(),
+                },
+            )?));
+        }
         Ok(match &options.container {
             None => Place::Fresh,
             Some(container) => Place::Container(Arc::new(ContainerRuns::new(
@@ -350,7 +363,7 @@ impl Place {
     pub fn container(&self) -> Option<ContainerRecord> {
         match self {
             Place::Container(runs) => Some(runs.container().record()),
-            Place::Fresh | Place::Adopted(_) => None,
+            Place::Fresh | Place::Adopted(_) | Place::Remote(_) => None,
         }
     }
 }
@@ -373,6 +386,17 @@ fn run_on(
             Some(worker) => worker.run(tree, None, &options.command, timeout, interrupt),
             None => Err(ReduceError::Internal("no adopted directory")),
         },
+        // The baseline and the empty-tree check must be runs of their own, never answers
+        // from the action cache.
+        Place::Remote(remote) => {
+            let run = remote.run(
+                tree,
+                &options.command,
+                timeout,
+                crate::remote::CachePolicy::Skip,
+            )?;
+            Ok((run.outcome, Normalizer::new(&[])))
+        }
     }
 }
 
@@ -611,10 +635,11 @@ pub fn run_reduction(
         d.checkpoint("reducing", &preflight.tree.fingerprint(), 0, 0)?;
     }
     let container = place.container();
-    let (adopted, container_runs) = match place {
-        Place::Fresh => (None, None),
-        Place::Container(runs) => (None, Some(runs)),
-        Place::Adopted(workers) => (Some(workers), None),
+    let (adopted, container_runs, remote) = match place {
+        Place::Fresh => (None, None, None),
+        Place::Container(runs) => (None, Some(runs), None),
+        Place::Adopted(workers) => (Some(workers), None, None),
+        Place::Remote(remote) => (None, None, Some(remote)),
     };
     let deadline = options.max_duration.map(|d| {
         // Runs that come after the passes (a holdout) stay inside the budget.
@@ -638,6 +663,7 @@ pub fn run_reduction(
         sampling: options.sampling,
         container: container_runs,
         overlay: options.overlay,
+        remote,
     };
     let mut session = Session::new(
         preflight.tree.clone(),
@@ -670,11 +696,12 @@ pub fn run_reduction(
         .filter(|p| *p != PassName::Files || preflight.source_kind == SourceKind::Directory)
         .collect();
     // The tracer: off when asked, with a durable session (a resumed run must propose the
-    // same candidates) and in a container (it would trace the engine's client).
+    // same candidates), in a container (it would trace the engine's client) and with
+    // --remote (the runs happen on the cluster).
     if enabled.contains(&PassName::Files) {
         if !options.trace || session.is_durable() {
             session.set_access_record(access::TraceRecord::untraced("off"));
-        } else if container.is_some() {
+        } else if container.is_some() || options.remote.is_some() {
             session.set_access_record(access::TraceRecord::untraced("unavailable"));
         } else {
             ctx.strace = access::strace();
@@ -817,6 +844,15 @@ pub fn run_reduction(
         oracle: preflight.oracle.summary(),
         preflight,
         container,
+        remote: options.remote.as_ref().map(|r| {
+            let counts = session.remote_counts();
+            RemoteRecord {
+                url: r.url.clone(),
+                instance: r.instance.clone(),
+                executed: counts.executed,
+                cache_hits: counts.cached,
+            }
+        }),
         semantic: semantic.and_then(|r| r.lock().ok().map(|r| r.clone())),
         trace: session.access_record().cloned(),
         overlay: session.overlay_record(),

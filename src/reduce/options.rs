@@ -248,6 +248,31 @@ pub struct ReduceOptions {
     /// The semantic backend (`--semantic-endpoint`); `None`: no backend, and the reduction
     /// is what it is without the seam.
     pub semantic: Option<SemanticOptions>,
+    /// Run every command on a Remote Execution API cluster (`--remote`) instead of here.
+    pub remote: Option<RemoteOptions>,
+}
+
+/// Where a reduction's commands ran when a cluster ran them, and how the session's runs
+/// were answered (report.json's `execution.remote`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RemoteRecord {
+    /// The endpoint.
+    pub url: String,
+    /// The instance name.
+    pub instance: String,
+    /// The session's runs (probes, the final check, holdout samples) the cluster executed.
+    pub executed: u64,
+    /// Its probes the cluster's action cache answered without a run.
+    pub cache_hits: u64,
+}
+
+/// A Remote Execution API v2 cluster that runs the commands (`--remote`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteOptions {
+    /// The endpoint, `grpc://HOST:PORT` or `http://HOST:PORT`.
+    pub url: String,
+    /// The instance name (may be empty).
+    pub instance: String,
 }
 
 impl ReduceOptions {
@@ -288,6 +313,7 @@ impl ReduceOptions {
             session: None,
             resume: false,
             container: None,
+            remote: None,
             semantic: None,
         }
     }

@@ -42,6 +42,20 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
     if options.command.argv.is_empty() {
         return Err(InvalidOption::NoCommand.into());
     }
+    if let Some(remote) = &options.remote {
+        let endpoint = ["grpc://", "http://"]
+            .iter()
+            .find_map(|scheme| remote.url.strip_prefix(scheme));
+        if endpoint.is_none_or(|rest| rest.is_empty() || rest.contains(['/', ' '])) {
+            return Err(InvalidOption::RemoteUrl(remote.url.clone()).into());
+        }
+        if options.container.is_some() {
+            return Err(InvalidOption::RemoteWithContainer.into());
+        }
+        if options.command.memory.is_some() {
+            return Err(InvalidOption::MemoryRemote.into());
+        }
+    }
     if options.passes.is_empty() {
         return Err(InvalidOption::NoPass.into());
     }

@@ -251,6 +251,18 @@ pub(super) const FIELDS: &[Field] = &[
         "--docker-workspace-limit",
         Kind::Size,
     ),
+    field("runner", "remote", "--remote", Kind::Text),
+    field("runner", "remote_instance", "--remote-instance", Kind::Text),
+    field(
+        "runner",
+        "remote_jobs",
+        "--remote-jobs",
+        Kind::Count {
+            min: 1,
+            max: crate::reduce::MAX_JOBS as u64,
+            nullable: true,
+        },
+    ),
     field("input", "ignore_names", "--ignore", Kind::Basenames),
     field("input", "ignore_paths", "--ignore-path", Kind::RelPaths),
     field("input", "keep_paths", "--keep", Kind::RelPaths),

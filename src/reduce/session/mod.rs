@@ -159,9 +159,10 @@ impl Session {
             (0..setup.jobs)
                 .map(|i| {
                     let worker = Worker::fresh(RunDirs::new(scratch, &format!("w{i}"), basename));
-                    let worker = match &setup.container {
-                        Some(runs) => worker.confined(runs.clone()),
-                        None => worker,
+                    let worker = match (&setup.container, &setup.remote) {
+                        (Some(runs), _) => worker.confined(runs.clone()),
+                        (None, Some(remote)) => worker.remote(remote.clone()),
+                        (None, None) => worker,
                     };
                     if setup.overlay {
                         worker
@@ -420,6 +421,14 @@ impl Session {
             commit: self.commit_time,
             ..ProbeTime::default()
         })
+    }
+
+    /// How the workers' remote runs were answered, summed (zero when runs are local).
+    pub fn remote_counts(&self) -> worker::RemoteCounts {
+        self.workers
+            .iter()
+            .map(Worker::remote_counts)
+            .fold(worker::RemoteCounts::default(), worker::RemoteCounts::plus)
     }
 
     /// Whether the runs saw their tree through an overlay mount, or why not (the first
@@ -782,6 +791,7 @@ pub(crate) mod tests {
             sampling: Sampling::default(),
             container: None,
             overlay: true,
+            remote: None,
         };
         Session::new(
             Arc::new(tree(files)),

@@ -42,6 +42,8 @@ pub struct Setup {
     /// Whether unconfined workers show each run its tree through an overlay mount (see
     /// [`crate::overlay`]) where the machine allows it.
     pub overlay: bool,
+    /// The Remote Execution API cluster every fresh worker runs its commands on, if any.
+    pub remote: Option<crate::remote::Remote>,
 }
 
 /// The directory that holds the accepted tree (the session's clean copy, in which no
@@ -94,6 +96,35 @@ pub struct Worker {
     layers: Layers,
     /// Where the time of the passes' runs here went.
     time: ProbeTime,
+    /// The cluster this worker's runs go to, with what it answered, when they are remote.
+    remote: Option<RemoteSlot>,
+}
+
+/// A worker's slot on a Remote Execution API cluster: the connection, and how many of its
+/// runs executed and how many the action cache answered.
+struct RemoteSlot {
+    remote: crate::remote::Remote,
+    counts: RemoteCounts,
+}
+
+/// How a worker's remote runs were answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RemoteCounts {
+    /// Runs the cluster executed.
+    pub executed: u64,
+    /// Runs its action cache answered (deterministic probes only).
+    pub cached: u64,
+}
+
+impl RemoteCounts {
+    /// The two summed.
+    #[must_use]
+    pub fn plus(self, other: RemoteCounts) -> RemoteCounts {
+        RemoteCounts {
+            executed: self.executed + other.executed,
+            cached: self.cached + other.cached,
+        }
+    }
 }
 
 impl Worker {
@@ -110,6 +141,7 @@ impl Worker {
             normalizer,
             confinement: None,
             time: ProbeTime::default(),
+            remote: None,
         }
     }
 
@@ -127,6 +159,7 @@ impl Worker {
             normalizer,
             confinement: None,
             time: ProbeTime::default(),
+            remote: None,
         }
     }
 
@@ -138,6 +171,48 @@ impl Worker {
             layers: Layers::off("runs are confined"),
             ..self
         }
+    }
+
+    /// The same worker, running every command on `remote` (`--remote`): the tree of each
+    /// run is uploaded there, nothing is written here.
+    #[must_use]
+    pub(crate) fn remote(self, remote: crate::remote::Remote) -> Worker {
+        Worker {
+            layers: Layers::off("runs are remote"),
+            remote: Some(RemoteSlot {
+                remote,
+                counts: RemoteCounts::default(),
+            }),
+            ..self
+        }
+    }
+
+    /// How this worker's remote runs were answered (zero when its runs are local).
+    pub(crate) fn remote_counts(&self) -> RemoteCounts {
+        self.remote.as_ref().map(|r| r.counts).unwrap_or_default()
+    }
+
+    /// Runs `command` on `tree` on the cluster, when this worker's runs are remote: the
+    /// action cache may answer only when `cache` says so.
+    fn run_remote(
+        &mut self,
+        tree: &Tree,
+        command: &CommandSpec,
+        timeout: Duration,
+        cache: crate::remote::CachePolicy,
+    ) -> Option<Result<runner::RunOutcome, ReduceError>> {
+        let slot = self.remote.as_mut()?;
+        Some(match slot.remote.run(tree, command, timeout, cache) {
+            Ok(run) => {
+                if run.cached {
+                    slot.counts.cached += 1;
+                } else {
+                    slot.counts.executed += 1;
+                }
+                Ok(run.outcome)
+            }
+            Err(err) => Err(err.into()),
+        })
     }
 
     /// The same worker, showing its runs plain copies only (`--no-overlay`).
@@ -236,6 +311,12 @@ impl Worker {
         timeout: Duration,
         interrupt: &AtomicBool,
     ) -> Result<(runner::RunOutcome, Normalizer), ReduceError> {
+        // A run of the accepted tree (the final check, a holdout sample) is an independent
+        // trial: never an answer from the action cache.
+        let skip = crate::remote::CachePolicy::Skip;
+        if let Some(outcome) = self.run_remote(tree, command, timeout, skip) {
+            return Ok((outcome?, self.normalizer.clone()));
+        }
         let mount = self.place(tree, lower)?;
         let outcome = self.exec(command, timeout, interrupt, mount.as_ref())?;
         Ok((outcome, self.normalizer.clone()))
@@ -277,12 +358,30 @@ pub(crate) fn probe(
         // Each sample starts from exactly the candidate tree: whatever the last one did is
         // undone first.
         let start = Instant::now();
-        let mount = worker.place(tree, Some(lower))?;
-        let placed = Instant::now();
-        let outcome = worker.exec(&setup.command, timeout, &setup.interrupt, mount.as_ref())?;
-        worker.time.prepare += placed - start;
-        worker.time.command += outcome.duration;
-        worker.time.clean_up += placed.elapsed().saturating_sub(outcome.duration);
+        // A probe sampled once may be answered by a cluster's action cache: the same tree
+        // and command gave that answer before. Repeated samples must be independent runs.
+        let cache = if plan.runs == 1 {
+            crate::remote::CachePolicy::Use
+        } else {
+            crate::remote::CachePolicy::Skip
+        };
+        let outcome = match worker.run_remote(tree, &setup.command, timeout, cache) {
+            Some(outcome) => {
+                let outcome = outcome?;
+                worker.time.command += start.elapsed();
+                outcome
+            }
+            None => {
+                let mount = worker.place(tree, Some(lower))?;
+                let placed = Instant::now();
+                let outcome =
+                    worker.exec(&setup.command, timeout, &setup.interrupt, mount.as_ref())?;
+                worker.time.prepare += placed - start;
+                worker.time.command += outcome.duration;
+                worker.time.clean_up += placed.elapsed().saturating_sub(outcome.duration);
+                outcome
+            }
+        };
         duration += outcome.duration;
         let answer = |pass: bool, early: bool| Answer {
             pass,

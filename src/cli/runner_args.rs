@@ -1,0 +1,167 @@
+//! Where a reduction's commands run: on the host, in containers (`--runner docker`), or on
+//! a Remote Execution API cluster (`--remote`); the arguments and their translation.
+
+use clap::{Args, ValueEnum};
+
+use super::args::parse_size;
+use crate::reduce::{InvalidOption, ReduceError};
+
+/// Where the command runs: on the host, or in a container (see docs/containers.md).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Container")]
+pub struct ContainerArgs {
+    /// Run the command on the host (`host`), or in a container of --image through the
+    /// Docker CLI (`docker`), with the tree mounted at /workspace.
+    #[arg(long, value_enum, value_name = "RUNNER", default_value_t = RunnerArg::Host)]
+    pub runner: RunnerArg,
+
+    /// The image the containers run: a reference that is already in the local image store
+    /// (nothing is pulled). It is resolved to its sha256 id once, and every container runs
+    /// that id.
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
+
+    /// The container CLI: `docker` or `podman` (whose CLI is compatible).
+    #[arg(long, value_enum, value_name = "CLI", default_value_t = ContainerCliArg::Docker)]
+    pub container_cli: ContainerCliArg,
+
+    /// Give the containers a network (they have none by default).
+    #[arg(long)]
+    pub docker_network: bool,
+
+    /// The most processes a container may run.
+    #[arg(long, value_name = "N", default_value_t = crate::container::DEFAULT_PIDS_LIMIT)]
+    pub docker_pids_limit: u32,
+
+    /// The size of the containers' /tmp (a tmpfs), e.g. 256m, 1g.
+    #[arg(long, value_name = "SIZE", default_value = "256m", value_parser = parse_size)]
+    pub docker_tmpfs: u64,
+
+    /// Limit each container to this many CPUs, e.g. 1.5.
+    #[arg(long, value_name = "CPUS")]
+    pub docker_cpus: Option<f64>,
+
+    /// Limit each container's memory, swap included, e.g. 512m, 2g. A run the limit kills
+    /// (exit 137) is a resource failure, never the failure.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub docker_memory: Option<u64>,
+
+    /// End a run whose tree grows over this size while it runs, e.g. 1g (a resource failure,
+    /// never the failure).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub docker_workspace_limit: Option<u64>,
+}
+
+/// `--runner` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum RunnerArg {
+    /// On the host.
+    Host,
+    /// In containers, through the Docker CLI (or podman's).
+    Docker,
+}
+
+/// `--container-cli` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ContainerCliArg {
+    /// The docker CLI.
+    Docker,
+    /// The podman CLI.
+    Podman,
+}
+
+impl From<ContainerCliArg> for crate::container::ContainerCli {
+    fn from(cli: ContainerCliArg) -> Self {
+        match cli {
+            ContainerCliArg::Docker => crate::container::ContainerCli::Docker,
+            ContainerCliArg::Podman => crate::container::ContainerCli::Podman,
+        }
+    }
+}
+
+impl ContainerArgs {
+    /// The container runner these arguments ask for: none for the host.
+    pub(super) fn to_options(
+        &self,
+    ) -> Result<Option<crate::container::ContainerOptions>, ReduceError> {
+        use crate::container::{ContainerCli, ContainerOptions};
+        let host_only = [
+            (self.docker_network, "--docker-network"),
+            (self.docker_cpus.is_some(), "--docker-cpus"),
+            (self.docker_memory.is_some(), "--docker-memory"),
+            (
+                self.docker_workspace_limit.is_some(),
+                "--docker-workspace-limit",
+            ),
+            (
+                self.docker_pids_limit != crate::container::DEFAULT_PIDS_LIMIT,
+                "--docker-pids-limit",
+            ),
+            (
+                self.docker_tmpfs != crate::container::DEFAULT_TMPFS_BYTES,
+                "--docker-tmpfs",
+            ),
+            (
+                self.container_cli != ContainerCliArg::Docker,
+                "--container-cli",
+            ),
+        ];
+        match (self.runner, &self.image) {
+            (RunnerArg::Host, None) => {
+                if let Some((_, flag)) = host_only.iter().find(|(given, _)| *given) {
+                    return Err(InvalidOption::ContainerFlag(flag).into());
+                }
+                Ok(None)
+            }
+            (RunnerArg::Host, Some(_)) => Err(InvalidOption::ImageWithoutDocker.into()),
+            (RunnerArg::Docker, None) => Err(InvalidOption::DockerWithoutImage.into()),
+            (RunnerArg::Docker, Some(image)) => {
+                let cli: ContainerCli = self.container_cli.into();
+                let options = ContainerOptions {
+                    network: self.docker_network,
+                    pids_limit: self.docker_pids_limit,
+                    tmpfs_bytes: self.docker_tmpfs,
+                    cpus: self.docker_cpus,
+                    memory_bytes: self.docker_memory,
+                    workspace_limit: self.docker_workspace_limit,
+                    ..ContainerOptions::new(cli, image.clone())
+                };
+                options.validate()?;
+                Ok(Some(options))
+            }
+        }
+    }
+}
+
+/// Where the probes and holdout runs execute when not here: a cluster speaking the Remote
+/// Execution API v2 (see docs/remote.md).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Remote execution")]
+pub struct RemoteArgs {
+    /// Run every command on this Remote Execution API v2 endpoint instead of here
+    /// (`grpc://HOST:PORT` or `http://HOST:PORT`; BuildGrid, Buildbarn, NativeLink or a
+    /// hosted service). Each candidate's tree is uploaded as a Merkle tree (only the blobs
+    /// the cluster lacks); deterministic probes may be answered by its action cache,
+    /// holdout runs and the baseline's never are.
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+
+    /// The instance name to address on the endpoint (empty by default).
+    #[arg(long, value_name = "NAME", requires = "remote", default_value = "")]
+    pub remote_instance: String,
+
+    /// How many commands to keep running on the cluster at once, in place of --jobs (the
+    /// cluster's slots, not this machine's cores).
+    #[arg(long, value_name = "N", requires = "remote")]
+    pub remote_jobs: Option<usize>,
+}
+
+impl RemoteArgs {
+    /// The remote options these arguments ask for: none to run here.
+    pub(super) fn to_options(&self) -> Option<crate::reduce::RemoteOptions> {
+        Some(crate::reduce::RemoteOptions {
+            url: self.remote.clone()?,
+            instance: self.remote_instance.clone(),
+        })
+    }
+}
