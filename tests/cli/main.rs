@@ -29,6 +29,7 @@ mod package;
 mod progress;
 mod publish;
 mod reduce;
+mod remote_reduce;
 mod regressions;
 mod runs;
 mod sampling;
