@@ -59,12 +59,15 @@ pub(crate) mod output_layout;
 pub mod overlay;
 pub(crate) mod owner;
 pub mod reduce;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub(crate) mod safe_fs;
 pub(crate) mod scratch;
 pub mod signature;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_buildgrid;
 #[cfg(test)]
 pub(crate) mod test_rng;
 #[cfg(test)]

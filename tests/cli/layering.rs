@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "output_layout",
             "overlay",
             "owner",
+            "remote",
             "runner",
             "safe_fs",
             "scratch",

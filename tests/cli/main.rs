@@ -30,6 +30,7 @@ mod progress;
 mod publish;
 mod reduce;
 mod regressions;
+mod remote;
 mod runs;
 mod sampling;
 mod sandbox;
@@ -39,6 +40,9 @@ mod session;
 mod single_file;
 mod snapshots;
 mod speed;
+// The private BuildGrid the remote-execution tests start, shared with the unit tests.
+#[path = "../../src/test_buildgrid.rs"]
+mod test_buildgrid;
 // The skip helpers the unit tests use too; the integration tests need no `require_root`.
 #[allow(dead_code)]
 #[path = "../../src/test_skip.rs"]
