@@ -14,7 +14,7 @@ use crate::remote::{BotOptions, RemoteConfig};
 /// Arguments of `worker`.
 #[derive(Debug, Args, Clone)]
 pub struct WorkerArgs {
-    /// The cluster's endpoint, `http://HOST:PORT` (or `https://`): the server that runs
+    /// The cluster's endpoint, `http://HOST:PORT` (no TLS): the server that runs
     /// the Remote Workers API (Bots service) and the storage of REAPI v2.
     #[arg(long, value_name = "URL")]
     pub remote: String,

@@ -20,7 +20,7 @@ pub(super) const FAILED_PRECONDITION: i32 = 9;
 /// Where the cluster is.
 #[derive(Clone, Debug)]
 pub struct RemoteConfig {
-    /// The endpoint, `http://HOST:PORT` (or `https://`).
+    /// The endpoint, `http://HOST:PORT` (plain HTTP/2: no TLS).
     pub url: String,
     /// The instance name; empty for the default instance.
     pub instance: String,
