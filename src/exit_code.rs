@@ -16,16 +16,19 @@ pub enum Exit {
     /// Success: a result was published (for `doctor`: a reduction could start); `judge` and
     /// `run` printed their line (with `--require`, the verdict is the one required); `exec`
     /// wrote its reports or error markers; every line read by `line` is valid; `check-test`: the test passed;
-    /// `completions` and `man` printed or wrote what they generate.
+    /// `completions` and `man` printed or wrote what they generate; `worker` was stopped by
+    /// SIGINT or SIGTERM.
     Ok = 0,
     /// For `reduce`, `doctor` and `demo`: an internal error, an unsupported entry in SOURCE,
     /// a rule file that cannot be parsed, a command that cannot be started or a commit that
     /// could not be reproduced. For `judge` and `run` with `--require`: another verdict. For
     /// `exec`: a report or error marker could not be written. For
     /// `line`: some line was refused. For `check-test`: the test failed. For `man`: a page
-    /// could not be rendered.
+    /// could not be rendered. For `worker`: the cluster cannot be reached, refuses the
+    /// session or keeps failing.
     Error = 1,
-    /// Invalid options or input (clap's own usage errors also exit 2).
+    /// Invalid options or input (clap's own usage errors also exit 2; for `worker`, a URL
+    /// that is not one).
     Usage = 2,
     /// The baseline timed out.
     BaselineTimeout = 3,

@@ -67,6 +67,8 @@ pub(crate) mod scratch;
 pub mod signature;
 pub mod stats;
 #[cfg(test)]
+pub(crate) mod test_buildgrid;
+#[cfg(test)]
 pub(crate) mod test_rng;
 #[cfg(test)]
 pub(crate) mod test_skip;

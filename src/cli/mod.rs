@@ -8,6 +8,7 @@ mod gate;
 mod generate;
 mod render;
 mod runner_args;
+mod worker;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -25,7 +26,10 @@ pub use args::ReduceArgs;
 pub use config::ConfigError;
 pub use doctor::DoctorArgs;
 pub use generate::ManError;
-pub use render::{config_exit, demo_exit, exit_for, man_exit, render_error, with_causes};
+pub use render::{
+    config_exit, demo_exit, exit_for, man_exit, remote_exit, render_error, with_causes,
+};
+pub use worker::WorkerArgs;
 
 use render::render_demo_error;
 
@@ -87,6 +91,16 @@ pub enum Command {
     /// Read it with `repromin man | man -l -`; install every page with
     /// `repromin man --dir ~/.local/share/man/man1`.
     Man(generate::ManArgs),
+    /// Serve a remote execution cluster as a worker: take its actions and run them here.
+    ///
+    /// A bot of the Remote Workers API (the Bots service of BuildGrid and others) that
+    /// runs one action at a time: the action's input root is laid out in a fresh scratch
+    /// directory, its command runs with its own process group, the action's timeout and
+    /// the 64 MiB output cap, in this process's environment plus the command's variables;
+    /// stdout and stderr come back together as stdout. Runs until SIGINT or SIGTERM, then
+    /// exits 0; exits 1 when the cluster cannot be reached or keeps failing, 2 for a URL
+    /// that is not one. docs/remote.md shows how to start a cluster to try it.
+    Worker(WorkerArgs),
 }
 
 /// Parses `args` and runs the command.
@@ -148,6 +162,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Demo => demo_command(&interrupt).into(),
         Command::Completions(args) => completions_command(&args).into(),
         Command::Man(args) => man_command(&args).into(),
+        Command::Worker(args) => worker::worker_command(&args, &interrupt).into(),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::demo::DemoError;
 use crate::exit_code::Exit;
 use crate::oracle::OracleError;
 use crate::reduce::ReduceError;
+use crate::remote::RemoteError;
 use crate::runner::RunnerError;
 use crate::tree::TreeError;
 
@@ -135,6 +136,30 @@ fn oracle_exit(err: &OracleError) -> Exit {
         | OracleError::NoSignature { .. } => Exit::NotFailing,
         OracleError::Flaky { .. } => Exit::Flaky,
     }
+}
+
+/// The exit code for an error of `worker`: 2 for a URL that is not one, 1 otherwise.
+pub fn remote_exit(err: &RemoteError) -> Exit {
+    match err {
+        RemoteError::BadUrl { .. } => Exit::Usage,
+        RemoteError::Connect { .. }
+        | RemoteError::Runtime(_)
+        | RemoteError::Rpc { .. }
+        | RemoteError::Unsupported { .. }
+        | RemoteError::Blob { .. }
+        | RemoteError::Decode { .. }
+        | RemoteError::Protocol(_)
+        | RemoteError::Lost(_)
+        | RemoteError::Failed { .. }
+        | RemoteError::Inputs(_)
+        | RemoteError::UnsafeInput(_)
+        | RemoteError::Runner(_) => Exit::Error,
+    }
+}
+
+/// Prints an error of `worker` with its causes.
+pub(crate) fn render_remote_error(console: &Console, err: &RemoteError) {
+    console.err(&format!("error: {}", with_causes(err)));
 }
 
 /// An error followed by its causes, each after `: `.

@@ -106,7 +106,7 @@ fn the_bash_script_is_valid_and_completes_subcommands_options_and_values() {
 
     assert_eq!(
         bash_offers(&script, &["repromin", ""]).join(" "),
-        "-h -V --help --version reduce doctor exec judge run line demo completions man help"
+        "-h -V --help --version reduce doctor exec judge run line demo completions man worker help"
     );
     assert_eq!(bash_offers(&script, &["repromin", "red"]), ["reduce"]);
     assert_eq!(

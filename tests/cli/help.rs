@@ -48,3 +48,8 @@ fn line_help() {
 fn demo_help() {
     insta::assert_snapshot!(help(&["demo", "--help"]));
 }
+
+#[test]
+fn worker_help() {
+    insta::assert_snapshot!(help(&["worker", "--help"]));
+}

@@ -31,6 +31,7 @@ mod publish;
 mod reduce;
 mod remote_reduce;
 mod regressions;
+mod remote;
 mod runs;
 mod sampling;
 mod sandbox;
@@ -40,6 +41,9 @@ mod session;
 mod single_file;
 mod snapshots;
 mod speed;
+// The private BuildGrid the remote-execution tests start, shared with the unit tests.
+#[path = "../../src/test_buildgrid.rs"]
+mod test_buildgrid;
 // The skip helpers the unit tests use too; the integration tests need no `require_root`.
 #[allow(dead_code)]
 #[path = "../../src/test_skip.rs"]

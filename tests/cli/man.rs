@@ -55,6 +55,7 @@ fn man_dir_writes_one_page_per_visible_command_and_lists_them() {
             "repromin-man.1",
             "repromin-reduce.1",
             "repromin-run.1",
+            "repromin-worker.1",
             "repromin.1",
         ]
     );
@@ -69,6 +70,7 @@ fn man_dir_writes_one_page_per_visible_command_and_lists_them() {
     share/man/man1/repromin-demo.1
     share/man/man1/repromin-completions.1
     share/man/man1/repromin-man.1
+    share/man/man1/repromin-worker.1
     ");
     let read = |name: &str| std::fs::read_to_string(area.path("share/man/man1").join(name));
     assert_eq!(read("repromin.1").unwrap(), main_page());

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The listed files may weigh at most this much, uncompressed. Today they weigh about
-/// 2.2 MiB: src/ (1.8 MiB) and docs/ (0.4 MiB). The bound leaves room for the code and the
-/// documentation to grow by a third, and fails when a tree of test data, a corpus or a
-/// benchmark input is swept in, so that such a change is made on purpose: leave the files
-/// out in `include` (Cargo.toml), or raise the bound here and say why. (crates.io refuses
-/// crates over 10 MiB compressed; ours compresses to about 0.6 MiB.)
-const MAX_TOTAL_BYTES: u64 = 3 * 1024 * 1024;
+/// 3.1 MiB: src/ (2.6 MiB, the remote-execution client and worker among it) and docs/
+/// (0.5 MiB). The bound leaves room for the code and the documentation to grow, and fails
+/// when a tree of test data, a corpus or a benchmark input is swept in, so that such a
+/// change is made on purpose: leave the files out in `include` (Cargo.toml), or raise the
+/// bound here and say why. (crates.io refuses crates over 10 MiB compressed; ours
+/// compresses to under 1 MiB.)
+const MAX_TOTAL_BYTES: u64 = 4 * 1024 * 1024;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,110 @@
+//! A connection to a cluster: a current-thread tokio runtime, a gRPC channel, the instance
+//! name and the batch size the server allows, made after GetCapabilities says SHA-256
+//! digests and execution are there.
+
+use std::time::Duration;
+
+use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
+
+use super::error::RemoteError;
+
+/// gRPC's DEADLINE_EXCEEDED.
+pub(super) const DEADLINE_EXCEEDED: i32 = 4;
+
+/// gRPC's RESOURCE_EXHAUSTED.
+pub(super) const RESOURCE_EXHAUSTED: i32 = 8;
+
+/// gRPC's FAILED_PRECONDITION.
+pub(super) const FAILED_PRECONDITION: i32 = 9;
+
+/// Where the cluster is.
+#[derive(Clone, Debug)]
+pub struct RemoteConfig {
+    /// The endpoint, `http://HOST:PORT` (plain HTTP/2: no TLS).
+    pub url: String,
+    /// The instance name; empty for the default instance.
+    pub instance: String,
+}
+
+/// A connection: the runtime, the channel, the instance and the batch size.
+pub(super) struct Conn {
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) channel: tonic::transport::Channel,
+    pub(super) instance: String,
+    /// The most bytes of blobs one batch call carries.
+    pub(super) batch_limit: usize,
+}
+
+/// The most a batch call carries, whatever the server allows: gRPC servers refuse messages
+/// over 4 MiB unless told otherwise; the margin covers the digests and the framing.
+const BATCH_CEILING: usize = 4 * 1024 * 1024 - 64 * 1024;
+
+impl Conn {
+    /// Connects to `config` and checks its capabilities.
+    pub(super) fn open(config: &RemoteConfig) -> Result<Conn, RemoteError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(RemoteError::Runtime)?;
+        let endpoint = tonic::transport::Endpoint::from_shared(config.url.clone())
+            .map_err(|source| RemoteError::BadUrl {
+                url: config.url.clone(),
+                source,
+            })?
+            .connect_timeout(Duration::from_secs(10));
+        let channel =
+            runtime
+                .block_on(endpoint.connect())
+                .map_err(|source| RemoteError::Connect {
+                    url: config.url.clone(),
+                    source,
+                })?;
+        let mut capabilities = re::capabilities_client::CapabilitiesClient::new(channel.clone());
+        let caps = runtime
+            .block_on(capabilities.get_capabilities(re::GetCapabilitiesRequest {
+                instance_name: config.instance.clone(),
+            }))
+            .map_err(|source| RemoteError::Rpc {
+                call: "GetCapabilities",
+                source,
+            })?
+            .into_inner();
+        let unsupported = |reason: &str| RemoteError::Unsupported {
+            url: config.url.clone(),
+            reason: reason.to_string(),
+        };
+        let sha256 = re::digest_function::Value::Sha256 as i32;
+        let cache = caps
+            .cache_capabilities
+            .ok_or_else(|| unsupported("it has no content-addressable storage"))?;
+        if !cache.digest_functions.contains(&sha256) {
+            return Err(unsupported("its storage does not offer SHA-256 digests"));
+        }
+        let exec = caps
+            .execution_capabilities
+            .ok_or_else(|| unsupported("it does not execute actions"))?;
+        if !exec.exec_enabled {
+            return Err(unsupported("execution is disabled"));
+        }
+        if exec.digest_function != sha256 && !exec.digest_functions.contains(&sha256) {
+            return Err(unsupported("its execution does not offer SHA-256 digests"));
+        }
+        let offered = usize::try_from(cache.max_batch_total_size_bytes).unwrap_or(0);
+        let batch_limit = if offered == 0 {
+            BATCH_CEILING
+        } else {
+            offered.saturating_sub(64 * 1024).clamp(1, BATCH_CEILING)
+        };
+        Ok(Conn {
+            runtime,
+            channel,
+            instance: config.instance.clone(),
+            batch_limit,
+        })
+    }
+}
+
+/// The `Any` type URL of a message of REAPI v2.
+pub(super) fn type_url(name: &str) -> String {
+    format!("type.googleapis.com/build.bazel.remote.execution.v2.{name}")
+}

@@ -1,0 +1,207 @@
+//! End to end: a private BuildGrid, a bot of this crate serving it on a thread, and the
+//! client running trees there.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::runner::{CommandSpec, Termination};
+use crate::test_buildgrid::BuildGrid;
+use crate::tree::{Entries, Entry, Meta, Node, Tree};
+
+/// A BuildGrid with one bot, and a client of it. Dropping it stops the bot and checks that
+/// it ended cleanly.
+struct Cluster {
+    remote: Remote,
+    stop: Arc<AtomicBool>,
+    bot: Option<JoinHandle<Result<(), RemoteError>>>,
+    grid: BuildGrid,
+}
+
+impl Cluster {
+    fn start() -> Option<Cluster> {
+        let grid = BuildGrid::start()?;
+        let config = RemoteConfig {
+            url: grid.url.clone(),
+            instance: String::new(),
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let bot = {
+            let stop = stop.clone();
+            let config = config.clone();
+            std::thread::spawn(move || serve(&config, BotOptions::default(), &stop))
+        };
+        let remote = Remote::connect(&config).expect("the client connects");
+        Some(Cluster {
+            remote,
+            stop,
+            bot: Some(bot),
+            grid,
+        })
+    }
+
+    fn run(&self, tree: &Tree, script: &str, timeout: Duration, cache: CachePolicy) -> RemoteRun {
+        let spec = CommandSpec {
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            env: vec![("GREETING".into(), "hi".into())],
+            memory: None,
+        };
+        self.remote
+            .run(tree, &spec, timeout, cache)
+            .unwrap_or_else(|err| {
+                panic!(
+                    "remote run: {}\nBuildGrid's log:\n{}",
+                    crate::with_causes(&err),
+                    self.grid.log()
+                )
+            })
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(bot) = self.bot.take() {
+            let ended = bot.join().expect("the bot thread does not panic");
+            if !std::thread::panicking() {
+                ended.expect("the bot ends cleanly");
+            }
+        }
+    }
+}
+
+fn tree(items: &[(&str, Node, u32)]) -> Tree {
+    let mut entries = Entries::new();
+    for (path, node, mode) in items {
+        entries.insert(
+            std::sync::Arc::from(*path),
+            Entry {
+                node: node.clone(),
+                meta: Meta {
+                    mode: *mode,
+                    mtime_ns: 0,
+                },
+            },
+        );
+    }
+    Tree {
+        root: Meta {
+            mode: 0o755,
+            mtime_ns: 0,
+        },
+        entries,
+    }
+}
+
+fn file(data: &[u8]) -> Node {
+    Node::file(std::sync::Arc::from(data))
+}
+
+#[test]
+fn a_remote_run_gives_exit_code_and_output_and_the_cache_answers_only_when_allowed() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let t = tree(&[
+        (
+            "run.sh",
+            file(b"#!/bin/sh\necho \"$GREETING from run.sh\"\n"),
+            0o755,
+        ),
+        ("sub", Node::Dir, 0o755),
+        ("sub/msg.txt", file(b"hello\n"), 0o644),
+        (
+            "sub/link",
+            Node::Symlink {
+                target: "msg.txt".into(),
+            },
+            0,
+        ),
+    ]);
+    let script = "./run.sh; cat sub/link; echo oops >&2; exit 3";
+    let first = cluster.run(&t, script, Duration::from_secs(60), CachePolicy::Use);
+    assert_eq!(first.outcome.termination, Termination::Exited(3));
+    assert_eq!(
+        String::from_utf8_lossy(&first.outcome.output),
+        "hi from run.sh\nhello\noops\n"
+    );
+    assert!(!first.cached);
+    let again = cluster.run(&t, script, Duration::from_secs(60), CachePolicy::Use);
+    assert!(
+        again.cached,
+        "the same cacheable action is answered from the cache"
+    );
+    assert_eq!(again.outcome.termination, Termination::Exited(3));
+    assert_eq!(again.outcome.output, first.outcome.output);
+    for _ in 0..2 {
+        let skipped = cluster.run(&t, script, Duration::from_secs(60), CachePolicy::Skip);
+        assert!(!skipped.cached, "CachePolicy::Skip runs again");
+        assert_eq!(skipped.outcome.termination, Termination::Exited(3));
+        assert_eq!(skipped.outcome.output, first.outcome.output);
+    }
+}
+
+#[test]
+fn a_remote_run_past_its_timeout_is_timed_out() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let t = tree(&[]);
+    let start = Instant::now();
+    let run = cluster.run(
+        &t,
+        "echo started; sleep 60",
+        Duration::from_secs(2),
+        CachePolicy::Skip,
+    );
+    assert_eq!(run.outcome.termination, Termination::TimedOut);
+    assert!(
+        start.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        start.elapsed()
+    );
+    // The bot serves the next action after the one it ended.
+    let next = cluster.run(&t, "exit 0", Duration::from_secs(60), CachePolicy::Skip);
+    assert_eq!(next.outcome.termination, Termination::Exited(0));
+}
+
+#[test]
+fn blobs_over_a_batch_go_through_bytestream_both_ways() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let big: Vec<u8> = (0..6_000_000u32).map(|i| (i % 251) as u8).collect();
+    let t = tree(&[("big.bin", file(&big), 0o644)]);
+    let run = cluster.run(
+        &t,
+        "cat big.bin; cat big.bin >&2",
+        Duration::from_secs(120),
+        CachePolicy::Skip,
+    );
+    assert_eq!(run.outcome.termination, Termination::Exited(0));
+    assert_eq!(run.outcome.output.len(), 2 * big.len());
+    assert!(run.outcome.output[..big.len()] == big[..]);
+    assert!(run.outcome.output[big.len()..] == big[..]);
+}
+
+#[test]
+fn an_unreachable_cluster_is_a_clear_error() {
+    let err = Remote::connect(&RemoteConfig {
+        url: "http://127.0.0.1:9".into(),
+        instance: String::new(),
+    })
+    .expect_err("nothing listens on port 9");
+    let text = crate::with_causes(&err);
+    assert!(
+        text.starts_with("cannot reach the remote execution service at http://127.0.0.1:9"),
+        "{text}"
+    );
+    let err = Remote::connect(&RemoteConfig {
+        url: "not a url".into(),
+        instance: String::new(),
+    })
+    .expect_err("not a URL");
+    assert!(matches!(err, RemoteError::BadUrl { .. }), "{err:?}");
+}

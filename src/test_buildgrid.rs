@@ -1,0 +1,240 @@
+//! A private BuildGrid for the remote-execution tests, shared by the unit tests and the
+//! integration tests (tests/cli includes this file).
+//!
+//! It needs `REPROMIN_TEST_BGD` (the path of `bgd`) and `REPROMIN_TEST_POSTGRES` (a
+//! SQLAlchemy URL without a database, `postgresql+psycopg2://USER:PASSWORD@HOST[:PORT]`,
+//! of a role that may create databases); `.ci/run` sets both. Without them the test skips
+//! (or fails under CI, see `test_skip.rs`). Each [`BuildGrid`] gets a database of its own
+//! (made with `createdb`, its tables with `bgd migrate apply`), a free loopback port and a
+//! temporary directory for its configuration and log; dropping it kills the server and
+//! drops the database.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A running BuildGrid.
+pub(crate) struct BuildGrid {
+    /// Its endpoint, `http://127.0.0.1:PORT`.
+    pub(crate) url: String,
+    server: Child,
+    postgres: Postgres,
+    database: String,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Where PostgreSQL is and who to be there.
+struct Postgres {
+    url: String,
+    user: String,
+    password: String,
+    host: String,
+    port: String,
+}
+
+impl Postgres {
+    fn parse(url: &str) -> Result<Postgres, String> {
+        let url = url.trim_end_matches('/');
+        let rest = url
+            .split_once("://")
+            .map(|(_, rest)| rest)
+            .ok_or_else(|| format!("`{url}` is not a URL"))?;
+        let (credentials, address) = rest
+            .rsplit_once('@')
+            .ok_or_else(|| format!("`{url}` names no user"))?;
+        let (user, password) = credentials.split_once(':').unwrap_or((credentials, ""));
+        let (host, port) = address.split_once(':').unwrap_or((address, "5432"));
+        Ok(Postgres {
+            url: url.to_string(),
+            user: user.to_string(),
+            password: password.to_string(),
+            host: host.to_string(),
+            port: port.to_string(),
+        })
+    }
+
+    /// `createdb` or `dropdb` on `database`.
+    fn tool(&self, tool: &str, extra: &[&str], database: &str) -> Result<(), String> {
+        let out = Command::new(tool)
+            .args(["-h", &self.host, "-p", &self.port, "-U", &self.user])
+            .args(extra)
+            .arg(database)
+            .env("PGPASSWORD", &self.password)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {tool}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{tool} {database} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+const CONFIG: &str = r#"server:
+  - !channel
+    address: "127.0.0.1:PORT"
+    insecure-mode: true
+authorization:
+  method: none
+connections:
+  - !sql-connection &sql
+    connection-string: DATABASE
+    pool-size: 5
+    pool-timeout: 30
+    max-overflow: 10
+storages:
+  - !lru-storage &main-storage
+    size: 256MB
+caches:
+  - !lru-action-cache &main-action
+    storage: *main-storage
+    max-cached-refs: 10000
+    allow-updates: true
+    cache-failed-actions: true
+schedulers:
+  - !sql-scheduler &state-database
+    sql: *sql
+    action-cache: *main-action
+    storage: *main-storage
+instances:
+  - name: ""
+    services:
+      - !action-cache
+        cache: *main-action
+      - !execution
+        scheduler: *state-database
+      - !cas
+        storage: *main-storage
+      - !bytestream
+        storage: *main-storage
+"#;
+
+impl BuildGrid {
+    /// Starts one, or returns `None` when this machine has none (the test then skips).
+    ///
+    /// # Panics
+    /// A database that cannot be made, or a server that does not answer within 60 s (the
+    /// message holds its log).
+    pub(crate) fn start() -> Option<BuildGrid> {
+        let bgd = std::env::var("REPROMIN_TEST_BGD");
+        let postgres = std::env::var("REPROMIN_TEST_POSTGRES");
+        let (bgd, postgres) = match (bgd, postgres) {
+            (Ok(bgd), Ok(postgres)) if !bgd.is_empty() && !postgres.is_empty() => (bgd, postgres),
+            _ => {
+                crate::test_skip::require_tool(
+                    "BuildGrid",
+                    Err("REPROMIN_TEST_BGD and REPROMIN_TEST_POSTGRES are not both set".into()),
+                );
+                return None;
+            }
+        };
+        let postgres = Postgres::parse(&postgres).expect("REPROMIN_TEST_POSTGRES");
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let database = format!(
+            "repromin_test_{}_{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let _ = postgres.tool("dropdb", &["--if-exists", "--force"], &database);
+        postgres
+            .tool("createdb", &[], &database)
+            .expect("a fresh database for BuildGrid");
+        let connection = format!("{}/{database}", postgres.url);
+        let migrate = Command::new(&bgd)
+            .args(["migrate", "apply", &connection])
+            .stdin(Stdio::null())
+            .output()
+            .expect("bgd migrate apply runs");
+        assert!(
+            migrate.status.success(),
+            "bgd migrate apply failed: {}",
+            String::from_utf8_lossy(&migrate.stderr)
+        );
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let port = free_port();
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            CONFIG
+                .replace("PORT", &port.to_string())
+                .replace("DATABASE", &connection),
+        )
+        .expect("write the BuildGrid config");
+        let log = dir.path().join("server.log");
+        let out = std::fs::File::create(&log).expect("create the server log");
+        let err = out.try_clone().expect("clone the log handle");
+        let server = Command::new(&bgd)
+            .args(["server", "start"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("bgd server start runs");
+        let mut grid = BuildGrid {
+            url: format!("http://127.0.0.1:{port}"),
+            server,
+            postgres,
+            database,
+            log,
+            _dir: dir,
+        };
+        grid.wait_ready(&bgd);
+        Some(grid)
+    }
+
+    /// The server's log so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn wait_ready(&mut self, bgd: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let answered = Command::new(bgd)
+                .args(["capabilities", "--remote", &self.url])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if answered {
+                return;
+            }
+            if let Ok(Some(status)) = self.server.try_wait() {
+                panic!("BuildGrid exited ({status}); its log:\n{}", self.log());
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "BuildGrid did not answer GetCapabilities within 60 s; its log:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for BuildGrid {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+        let _ = self
+            .postgres
+            .tool("dropdb", &["--if-exists", "--force"], &self.database);
+    }
+}
