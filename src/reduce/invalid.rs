@@ -177,6 +177,8 @@ pub enum InvalidOption {
     )]
     RemoteWithContainer,
     /// `--remote` that is not a `grpc://` or `http://` endpoint.
-    #[error("--remote `{0}` is not an endpoint: give grpc://HOST:PORT or http://HOST:PORT")]
+    #[error(
+        "--remote `{0}` is not an endpoint: give grpc://HOST:PORT or http://HOST:PORT (plain HTTP/2; TLS is not supported)"
+    )]
     RemoteUrl(String),
 }

@@ -46,7 +46,12 @@ impl Conn {
             .enable_all()
             .build()
             .map_err(RemoteError::Runtime)?;
-        let endpoint = tonic::transport::Endpoint::from_shared(config.url.clone())
+        // Bazel's spelling of a plain endpoint, `grpc://HOST:PORT`, is HTTP/2 without TLS.
+        let uri = match config.url.strip_prefix("grpc://") {
+            Some(rest) => format!("http://{rest}"),
+            None => config.url.clone(),
+        };
+        let endpoint = tonic::transport::Endpoint::from_shared(uri)
             .map_err(|source| RemoteError::BadUrl {
                 url: config.url.clone(),
                 source,
