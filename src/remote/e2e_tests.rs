@@ -168,6 +168,41 @@ fn a_remote_run_past_its_timeout_is_timed_out() {
 }
 
 #[test]
+fn clones_of_one_client_run_from_several_threads_at_once() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let outputs: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|i| {
+                let cluster = &cluster;
+                let remote = cluster.remote.clone();
+                scope.spawn(move || {
+                    let t = tree(&[("n", file(format!("{i}\n").as_bytes()), 0o644)]);
+                    let spec = CommandSpec {
+                        argv: vec!["cat".into(), "n".into()],
+                        env: Vec::new(),
+                        memory: None,
+                    };
+                    let run = remote
+                        .run(&t, &spec, Duration::from_secs(60), CachePolicy::Skip)
+                        .unwrap_or_else(|e| {
+                            panic!("{}\n{}", crate::with_causes(&e), cluster.grid.log())
+                        });
+                    assert_eq!(run.outcome.termination, Termination::Exited(0));
+                    String::from_utf8_lossy(&run.outcome.output).into_owned()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    assert_eq!(outputs, ["0\n", "1\n", "2\n"]);
+}
+
+#[test]
 fn blobs_over_a_batch_go_through_bytestream_both_ways() {
     let Some(cluster) = Cluster::start() else {
         return;
