@@ -222,6 +222,42 @@ fn blobs_over_a_batch_go_through_bytestream_both_ways() {
 }
 
 #[test]
+fn an_input_root_with_a_symlink_out_of_it_is_refused_by_the_worker() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let t = tree(&[
+        ("d", Node::Dir, 0o755),
+        (
+            "d/out",
+            Node::Symlink {
+                target: "../../outside".into(),
+            },
+            0,
+        ),
+    ]);
+    let spec = CommandSpec {
+        argv: vec!["true".into()],
+        env: Vec::new(),
+        memory: None,
+    };
+    let err = cluster
+        .remote
+        .run(&t, &spec, Duration::from_secs(60), CachePolicy::Skip)
+        .expect_err("the worker refuses the action");
+    let text = crate::with_causes(&err);
+    assert!(
+        text.starts_with("the remote execution failed: status 9: ")
+            && text.contains("the path `d/../../outside`, which leads out of the root"),
+        "{text}"
+    );
+    // The worker goes on serving.
+    let t = tree(&[]);
+    let next = cluster.run(&t, "exit 0", Duration::from_secs(60), CachePolicy::Skip);
+    assert_eq!(next.outcome.termination, Termination::Exited(0));
+}
+
+#[test]
 fn an_unreachable_cluster_is_a_clear_error() {
     let err = Remote::connect(&RemoteConfig {
         url: "http://127.0.0.1:9".into(),
