@@ -7,7 +7,8 @@
 //! (or fails under CI, see `test_skip.rs`). Each [`BuildGrid`] gets a database of its own
 //! (made with `createdb`, its tables with `bgd migrate apply`), a free loopback port and a
 //! temporary directory for its configuration and log; dropping it kills the server and
-//! drops the database.
+//! drops the database. A test process that is killed takes its server with it (the parent
+//! death signal); the databases it left are dropped by the next start.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -54,6 +55,35 @@ impl Postgres {
             host: host.to_string(),
             port: port.to_string(),
         })
+    }
+
+    /// The tests' databases whose process is gone (`repromin_test_PID_N`, no `/proc/PID`).
+    fn stale_databases(&self) -> Vec<String> {
+        let out = Command::new("psql")
+            .args([
+                "-h", &self.host, "-p", &self.port, "-U", &self.user, "-d", "postgres",
+            ])
+            .args([
+                "-tAc",
+                "SELECT datname FROM pg_database WHERE datname LIKE 'repromin\\_test\\_%'",
+            ])
+            .env("PGPASSWORD", &self.password)
+            .stdin(Stdio::null())
+            .output();
+        let Ok(out) = out else {
+            return Vec::new();
+        };
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|name| {
+                let pid = name
+                    .strip_prefix("repromin_test_")
+                    .and_then(|rest| rest.split('_').next())
+                    .and_then(|pid| pid.parse::<u32>().ok());
+                pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+            })
+            .map(str::to_string)
+            .collect()
     }
 
     /// `createdb` or `dropdb` on `database`.
@@ -149,6 +179,9 @@ impl BuildGrid {
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
         );
+        for stale in postgres.stale_databases() {
+            let _ = postgres.tool("dropdb", &["--if-exists", "--force"], &stale);
+        }
         let _ = postgres.tool("dropdb", &["--if-exists", "--force"], &database);
         postgres
             .tool("createdb", &[], &database)
@@ -177,14 +210,27 @@ impl BuildGrid {
         let log = dir.path().join("server.log");
         let out = std::fs::File::create(&log).expect("create the server log");
         let err = out.try_clone().expect("clone the log handle");
-        let server = Command::new(&bgd)
+        let mut command = Command::new(&bgd);
+        command
             .args(["server", "start"])
             .arg(&config)
             .stdin(Stdio::null())
             .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("bgd server start runs");
+            .stderr(err);
+        // SAFETY: between fork and exec the closure only calls prctl, which allocates
+        // nothing and takes no lock.
+        #[expect(
+            unsafe_code,
+            reason = "pre_exec runs in the child between fork and exec"
+        )]
+        unsafe {
+            use std::os::unix::process::CommandExt as _;
+            command.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let server = command.spawn().expect("bgd server start runs");
         let mut grid = BuildGrid {
             url: format!("http://127.0.0.1:{port}"),
             server,
