@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 pub(crate) struct BuildGrid {
     /// Its endpoint, `http://127.0.0.1:PORT`.
     pub(crate) url: String,
+    bgd: String,
     server: Child,
     postgres: Postgres,
     database: String,
@@ -233,14 +234,54 @@ impl BuildGrid {
         let server = command.spawn().expect("bgd server start runs");
         let mut grid = BuildGrid {
             url: format!("http://127.0.0.1:{port}"),
+            bgd: bgd.clone(),
             server,
             postgres,
             database,
             log,
             _dir: dir,
         };
-        grid.wait_ready(&bgd);
+        grid.wait_ready();
         Some(grid)
+    }
+
+    /// The names of the operations not cancelled, read from the scheduler's database.
+    pub(crate) fn operations(&self) -> Vec<String> {
+        let pg = &self.postgres;
+        let out = Command::new("psql")
+            .args([
+                "-h",
+                &pg.host,
+                "-p",
+                &pg.port,
+                "-U",
+                &pg.user,
+                "-d",
+                &self.database,
+            ])
+            .args(["-tAc", "SELECT name FROM operations WHERE NOT cancelled"])
+            .env("PGPASSWORD", &pg.password)
+            .stdin(Stdio::null())
+            .output()
+            .expect("psql runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Cancels an operation with `bgd operation cancel`.
+    pub(crate) fn cancel(&self, operation: &str) {
+        let out = Command::new(&self.bgd)
+            .args(["operation", "--remote", &self.url, "cancel", operation])
+            .stdin(Stdio::null())
+            .output()
+            .expect("bgd operation cancel runs");
+        assert!(
+            out.status.success(),
+            "bgd operation cancel failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// The server's log so far.
@@ -248,10 +289,11 @@ impl BuildGrid {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn wait_ready(&mut self, bgd: &str) {
+    fn wait_ready(&mut self) {
+        let bgd = self.bgd.clone();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let answered = Command::new(bgd)
+            let answered = Command::new(&bgd)
                 .args(["capabilities", "--remote", &self.url])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())

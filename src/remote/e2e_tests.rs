@@ -257,6 +257,70 @@ fn an_input_root_with_a_symlink_out_of_it_is_refused_by_the_worker() {
     assert_eq!(next.outcome.termination, Termination::Exited(0));
 }
 
+/// Whether a process whose command line holds `marker` runs.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc").is_ok_and(|items| {
+        items.flatten().any(|item| {
+            std::fs::read(item.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+    })
+}
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_cancelled_operation_has_its_command_ended_by_the_worker() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let marker = format!("cancel-me-{}", std::process::id());
+    let script = format!("sleep 300; : {marker}");
+    std::thread::scope(|scope| {
+        let client = scope.spawn(|| {
+            let spec = CommandSpec {
+                argv: vec!["sh".into(), "-c".into(), script.clone()],
+                env: Vec::new(),
+                memory: None,
+            };
+            cluster.remote.run(
+                &tree(&[]),
+                &spec,
+                Duration::from_secs(600),
+                CachePolicy::Skip,
+            )
+        });
+        wait_for("the command starts", Duration::from_secs(60), || {
+            running(&marker)
+        });
+        let operations = cluster.grid.operations();
+        assert_eq!(operations.len(), 1, "{operations:?}");
+        cluster.grid.cancel(&operations[0]);
+        wait_for("the command ends", Duration::from_secs(30), || {
+            !running(&marker)
+        });
+        let ended = client.join().expect("the client does not panic");
+        assert!(
+            ended.is_err(),
+            "a cancelled operation is an error: {ended:?}"
+        );
+    });
+    // The worker goes on serving.
+    let next = cluster.run(
+        &tree(&[]),
+        "exit 0",
+        Duration::from_secs(60),
+        CachePolicy::Skip,
+    );
+    assert_eq!(next.outcome.termination, Termination::Exited(0));
+}
+
 #[test]
 fn an_unreachable_cluster_is_a_clear_error() {
     let err = Remote::connect(&RemoteConfig {
