@@ -7,7 +7,8 @@
 //! (or fails under CI, see `test_skip.rs`). Each [`BuildGrid`] gets a database of its own
 //! (made with `createdb`, its tables with `bgd migrate apply`), a free loopback port and a
 //! temporary directory for its configuration and log; dropping it kills the server and
-//! drops the database.
+//! drops the database. A test process that is killed takes its server with it (the parent
+//! death signal); the databases it left are dropped by the next start.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 pub(crate) struct BuildGrid {
     /// Its endpoint, `http://127.0.0.1:PORT`.
     pub(crate) url: String,
+    bgd: String,
     server: Child,
     postgres: Postgres,
     database: String,
@@ -54,6 +56,35 @@ impl Postgres {
             host: host.to_string(),
             port: port.to_string(),
         })
+    }
+
+    /// The tests' databases whose process is gone (`repromin_test_PID_N`, no `/proc/PID`).
+    fn stale_databases(&self) -> Vec<String> {
+        let out = Command::new("psql")
+            .args([
+                "-h", &self.host, "-p", &self.port, "-U", &self.user, "-d", "postgres",
+            ])
+            .args([
+                "-tAc",
+                "SELECT datname FROM pg_database WHERE datname LIKE 'repromin\\_test\\_%'",
+            ])
+            .env("PGPASSWORD", &self.password)
+            .stdin(Stdio::null())
+            .output();
+        let Ok(out) = out else {
+            return Vec::new();
+        };
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|name| {
+                let pid = name
+                    .strip_prefix("repromin_test_")
+                    .and_then(|rest| rest.split('_').next())
+                    .and_then(|pid| pid.parse::<u32>().ok());
+                pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+            })
+            .map(str::to_string)
+            .collect()
     }
 
     /// `createdb` or `dropdb` on `database`.
@@ -149,6 +180,9 @@ impl BuildGrid {
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
         );
+        for stale in postgres.stale_databases() {
+            let _ = postgres.tool("dropdb", &["--if-exists", "--force"], &stale);
+        }
         let _ = postgres.tool("dropdb", &["--if-exists", "--force"], &database);
         postgres
             .tool("createdb", &[], &database)
@@ -177,24 +211,77 @@ impl BuildGrid {
         let log = dir.path().join("server.log");
         let out = std::fs::File::create(&log).expect("create the server log");
         let err = out.try_clone().expect("clone the log handle");
-        let server = Command::new(&bgd)
+        let mut command = Command::new(&bgd);
+        command
             .args(["server", "start"])
             .arg(&config)
             .stdin(Stdio::null())
             .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("bgd server start runs");
+            .stderr(err);
+        // SAFETY: between fork and exec the closure only calls prctl, which allocates
+        // nothing and takes no lock.
+        #[expect(
+            unsafe_code,
+            reason = "pre_exec runs in the child between fork and exec"
+        )]
+        unsafe {
+            use std::os::unix::process::CommandExt as _;
+            command.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let server = command.spawn().expect("bgd server start runs");
         let mut grid = BuildGrid {
             url: format!("http://127.0.0.1:{port}"),
+            bgd: bgd.clone(),
             server,
             postgres,
             database,
             log,
             _dir: dir,
         };
-        grid.wait_ready(&bgd);
+        grid.wait_ready();
         Some(grid)
+    }
+
+    /// The names of the operations not cancelled, read from the scheduler's database.
+    pub(crate) fn operations(&self) -> Vec<String> {
+        let pg = &self.postgres;
+        let out = Command::new("psql")
+            .args([
+                "-h",
+                &pg.host,
+                "-p",
+                &pg.port,
+                "-U",
+                &pg.user,
+                "-d",
+                &self.database,
+            ])
+            .args(["-tAc", "SELECT name FROM operations WHERE NOT cancelled"])
+            .env("PGPASSWORD", &pg.password)
+            .stdin(Stdio::null())
+            .output()
+            .expect("psql runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Cancels an operation with `bgd operation cancel`.
+    pub(crate) fn cancel(&self, operation: &str) {
+        let out = Command::new(&self.bgd)
+            .args(["operation", "--remote", &self.url, "cancel", operation])
+            .stdin(Stdio::null())
+            .output()
+            .expect("bgd operation cancel runs");
+        assert!(
+            out.status.success(),
+            "bgd operation cancel failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// The server's log so far.
@@ -202,10 +289,11 @@ impl BuildGrid {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn wait_ready(&mut self, bgd: &str) {
+    fn wait_ready(&mut self) {
+        let bgd = self.bgd.clone();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let answered = Command::new(bgd)
+            let answered = Command::new(&bgd)
                 .args(["capabilities", "--remote", &self.url])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())

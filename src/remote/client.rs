@@ -17,7 +17,9 @@ use super::error::RemoteError;
 use super::merkle;
 use crate::runner::{CommandSpec, OUTPUT_CAP, RunOutcome, Termination};
 
-/// How often a stream that ended before its operation was done is followed again.
+/// How often in a row a stream that ended before its operation was done, without a word
+/// of it, is followed again. A stream that brought news resets the count: some servers end
+/// a stream after a while on purpose.
 const WAITS: usize = 2;
 
 /// Whether a run may be answered from, and stored in, the action cache.
@@ -238,7 +240,7 @@ async fn execute(
             source,
         })?
         .into_inner();
-    let (mut name, mut done) = follow(stream, String::new(), "Execute").await?;
+    let (mut name, mut done, _) = follow(stream, String::new(), "Execute").await?;
     let mut waits = 0;
     while done.is_none() {
         if name.is_empty() || waits == WAITS {
@@ -253,7 +255,11 @@ async fn execute(
                 source,
             })?
             .into_inner();
-        (name, done) = follow(stream, name, "WaitExecution").await?;
+        let news;
+        (name, done, news) = follow(stream, name, "WaitExecution").await?;
+        if news {
+            waits = 0;
+        }
     }
     let operation = done.unwrap_or_default();
     match operation.result {
@@ -273,26 +279,28 @@ async fn execute(
     }
 }
 
-/// Reads operations until one is done or the stream ends: the operation's name, and the
-/// done one.
+/// Reads operations until one is done or the stream ends: the operation's name, the done
+/// one, and whether the stream brought any.
 async fn follow(
     mut stream: tonic::Streaming<Operation>,
     mut name: String,
     call: &'static str,
-) -> Result<(String, Option<Operation>), RemoteError> {
+) -> Result<(String, Option<Operation>, bool), RemoteError> {
+    let mut news = false;
     loop {
         match stream.message().await {
             Ok(Some(operation)) => {
+                news = true;
                 if !operation.name.is_empty() {
                     name.clone_from(&operation.name);
                 }
                 if operation.done {
-                    return Ok((name, Some(operation)));
+                    return Ok((name, Some(operation), news));
                 }
             }
-            Ok(None) => return Ok((name, None)),
+            Ok(None) => return Ok((name, None, news)),
             // A stream cut off after the operation was named is followed again.
-            Err(_) if !name.is_empty() => return Ok((name, None)),
+            Err(_) if !name.is_empty() => return Ok((name, None, news)),
             Err(source) => return Err(RemoteError::Rpc { call, source }),
         }
     }

@@ -168,6 +168,41 @@ fn a_remote_run_past_its_timeout_is_timed_out() {
 }
 
 #[test]
+fn clones_of_one_client_run_from_several_threads_at_once() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let outputs: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|i| {
+                let cluster = &cluster;
+                let remote = cluster.remote.clone();
+                scope.spawn(move || {
+                    let t = tree(&[("n", file(format!("{i}\n").as_bytes()), 0o644)]);
+                    let spec = CommandSpec {
+                        argv: vec!["cat".into(), "n".into()],
+                        env: Vec::new(),
+                        memory: None,
+                    };
+                    let run = remote
+                        .run(&t, &spec, Duration::from_secs(60), CachePolicy::Skip)
+                        .unwrap_or_else(|e| {
+                            panic!("{}\n{}", crate::with_causes(&e), cluster.grid.log())
+                        });
+                    assert_eq!(run.outcome.termination, Termination::Exited(0));
+                    String::from_utf8_lossy(&run.outcome.output).into_owned()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    assert_eq!(outputs, ["0\n", "1\n", "2\n"]);
+}
+
+#[test]
 fn blobs_over_a_batch_go_through_bytestream_both_ways() {
     let Some(cluster) = Cluster::start() else {
         return;
@@ -184,6 +219,106 @@ fn blobs_over_a_batch_go_through_bytestream_both_ways() {
     assert_eq!(run.outcome.output.len(), 2 * big.len());
     assert!(run.outcome.output[..big.len()] == big[..]);
     assert!(run.outcome.output[big.len()..] == big[..]);
+}
+
+#[test]
+fn an_input_root_with_a_symlink_out_of_it_is_refused_by_the_worker() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let t = tree(&[
+        ("d", Node::Dir, 0o755),
+        (
+            "d/out",
+            Node::Symlink {
+                target: "../../outside".into(),
+            },
+            0,
+        ),
+    ]);
+    let spec = CommandSpec {
+        argv: vec!["true".into()],
+        env: Vec::new(),
+        memory: None,
+    };
+    let err = cluster
+        .remote
+        .run(&t, &spec, Duration::from_secs(60), CachePolicy::Skip)
+        .expect_err("the worker refuses the action");
+    let text = crate::with_causes(&err);
+    assert!(
+        text.starts_with("the remote execution failed: status 9: ")
+            && text.contains("the path `d/../../outside`, which leads out of the root"),
+        "{text}"
+    );
+    // The worker goes on serving.
+    let t = tree(&[]);
+    let next = cluster.run(&t, "exit 0", Duration::from_secs(60), CachePolicy::Skip);
+    assert_eq!(next.outcome.termination, Termination::Exited(0));
+}
+
+/// Whether a process whose command line holds `marker` runs.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc").is_ok_and(|items| {
+        items.flatten().any(|item| {
+            std::fs::read(item.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+    })
+}
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_cancelled_operation_has_its_command_ended_by_the_worker() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let marker = format!("cancel-me-{}", std::process::id());
+    let script = format!("sleep 300; : {marker}");
+    std::thread::scope(|scope| {
+        let client = scope.spawn(|| {
+            let spec = CommandSpec {
+                argv: vec!["sh".into(), "-c".into(), script.clone()],
+                env: Vec::new(),
+                memory: None,
+            };
+            cluster.remote.run(
+                &tree(&[]),
+                &spec,
+                Duration::from_secs(600),
+                CachePolicy::Skip,
+            )
+        });
+        wait_for("the command starts", Duration::from_secs(60), || {
+            running(&marker)
+        });
+        let operations = cluster.grid.operations();
+        assert_eq!(operations.len(), 1, "{operations:?}");
+        cluster.grid.cancel(&operations[0]);
+        wait_for("the command ends", Duration::from_secs(30), || {
+            !running(&marker)
+        });
+        let ended = client.join().expect("the client does not panic");
+        assert!(
+            ended.is_err(),
+            "a cancelled operation is an error: {ended:?}"
+        );
+    });
+    // The worker goes on serving.
+    let next = cluster.run(
+        &tree(&[]),
+        "exit 0",
+        Duration::from_secs(60),
+        CachePolicy::Skip,
+    );
+    assert_eq!(next.outcome.termination, Termination::Exited(0));
 }
 
 #[test]

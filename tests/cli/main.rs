@@ -41,7 +41,9 @@ mod session;
 mod single_file;
 mod snapshots;
 mod speed;
-// The private BuildGrid the remote-execution tests start, shared with the unit tests.
+// The private BuildGrid the remote-execution tests start, shared with the unit tests
+// (which use more of it).
+#[allow(dead_code)]
 #[path = "../../src/test_buildgrid.rs"]
 mod test_buildgrid;
 // The skip helpers the unit tests use too; the integration tests need no `require_root`.
