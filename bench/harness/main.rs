@@ -7,6 +7,8 @@
 //! - `bytes`: in-process throughput of `repromin::bytes`, with allocations counted;
 //! - `compare CASES_DIR --binary NAME=PATH ...`: repromin binaries side by side on the same
 //!   fixed number of probes of real-tree reductions;
+//! - `remote CASES_DIR`: a real-tree reduction here and on a private BuildGrid with 1, 2, 4
+//!   `repromin worker`s (`--remote`);
 //! - `all CASES_DIR --out docs/benchmarks.md`: everything, written as one document.
 //!
 //! The peers are run as external programs only, through repromin's own runner
@@ -33,6 +35,14 @@ mod counting_alloc;
 mod overhead;
 mod peers;
 mod process;
+mod remote;
+// The private BuildGrid of the remote-execution tests, and how a missing one is reported.
+#[allow(dead_code)]
+#[path = "../../src/test_buildgrid.rs"]
+mod test_buildgrid;
+#[allow(dead_code)]
+#[path = "../../src/test_skip.rs"]
+mod test_skip;
 mod tools;
 
 use all::{all, machine_line, write_targets};
@@ -81,6 +91,16 @@ enum Cmd {
         cases_dir: PathBuf,
         #[command(flatten)]
         opts: compare::CompareOpts,
+    },
+    /// A real-tree reduction here and on a private BuildGrid with 1, 2, 4 workers.
+    Remote {
+        /// Directory of cases.
+        cases_dir: PathBuf,
+        #[command(flatten)]
+        opts: remote::RemoteOpts,
+        /// The repromin binary (it is also the workers').
+        #[arg(long, default_value_os_t = default_repromin())]
+        repromin: PathBuf,
     },
     /// Everything, written as one Markdown document.
     All {
@@ -187,6 +207,11 @@ fn run(cli: Cli) -> Res<()> {
             emit(None, &md)
         }
         Cmd::Compare { cases_dir, opts } => emit(None, &compare::compare(&cases_dir, &opts)?),
+        Cmd::Remote {
+            cases_dir,
+            opts,
+            repromin,
+        } => emit(None, &remote::remote(&cases_dir, &repromin, &opts)?),
         Cmd::All {
             cases_dir,
             opts,

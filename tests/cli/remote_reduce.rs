@@ -70,6 +70,8 @@ fn reduce(source: &Path, out: &Path, cwd: &Path, remote: Option<&str>) -> serde_
         "--no-trace",
         "--holdout-runs",
         "4",
+        "--min-holdout-rate",
+        "0.4",
     ];
     if let Some(url) = remote {
         args.extend(["--remote", url, "--remote-jobs", "2"]);
