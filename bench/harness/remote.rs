@@ -158,10 +158,7 @@ pub(crate) fn remote(cases_dir: &Path, binary: &Path, opts: &RemoteOpts) -> Res<
                 count.to_string(),
             ];
             let mut row = run_once(binary, &case, &place, timeout)?;
-            row.how = format!(
-                "{count} remote worker{}",
-                if count == 1 { "" } else { "s" }
-            );
+            row.how = format!("{count} remote worker{}", if count == 1 { "" } else { "s" });
             one_worker.get_or_insert(row.wall);
             rows.push(row);
         }
@@ -178,7 +175,8 @@ pub(crate) fn remote(cases_dir: &Path, binary: &Path, opts: &RemoteOpts) -> Res<
                 row.how,
                 row.wall,
                 row.attempts,
-                row.executed.map_or_else(|| "-".to_string(), |n| n.to_string()),
+                row.executed
+                    .map_or_else(|| "-".to_string(), |n| n.to_string()),
                 row.wall / runs.max(1) as f64,
                 row.bytes,
             );

@@ -204,45 +204,6 @@ impl SemanticArgs {
     }
 }
 
-/// Parses a size with a unit: `512k`, `256m`, `2g` (powers of 1024; `kb`, `mib` and the
-/// like are accepted too). A bare number is refused: its unit would be a guess.
-pub(super) fn parse_size(text: &str) -> Result<u64, BadSize> {
-    let t = text.trim().to_ascii_lowercase();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: u64 = number
-        .parse()
-        .map_err(|_| BadSize::NotASize(text.to_string()))?;
-    let shift = match unit {
-        "" => return Err(BadSize::NoUnit(text.to_string())),
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        _ => return Err(BadSize::Unit(text.to_string())),
-    };
-    value
-        .checked_mul(1u64 << shift)
-        .filter(|&bytes| bytes > 0)
-        .ok_or_else(|| BadSize::Range(text.to_string()))
-}
-
-/// A size option that is not one.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(super) enum BadSize {
-    /// No number first.
-    #[error("`{0}` is not a size: write it as 512m or 2g")]
-    NotASize(String),
-    /// A bare number.
-    #[error("`{0}` needs a unit: {0}m, {0}k or {0}g")]
-    NoUnit(String),
-    /// Not k, m or g.
-    #[error("`{0}` has an unknown unit: use k, m or g")]
-    Unit(String),
-    /// Zero, or over 64 bits.
-    #[error("`{0}` is out of range")]
-    Range(String),
-}
-
 /// `--minimiser` values.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum MinimiserArg {

