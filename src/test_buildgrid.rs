@@ -141,6 +141,10 @@ schedulers:
     sql: *sql
     action-cache: *main-action
     storage: *main-storage
+    assigners:
+      - !priority-age-assigner
+        interval: 0.05
+        jitter-factor: 0.02
 instances:
   - name: ""
     services:
