@@ -141,6 +141,8 @@ schedulers:
     sql: *sql
     action-cache: *main-action
     storage: *main-storage
+    bot-session-keepalive-timeout: 10
+    session-expiry-timer-interval: 1
     assigners:
       - !priority-age-assigner
         interval: 0.05
@@ -251,6 +253,27 @@ impl BuildGrid {
 
     /// The names of the operations not cancelled, read from the scheduler's database.
     pub(crate) fn operations(&self) -> Vec<String> {
+        self.query("SELECT name FROM operations WHERE NOT cancelled")
+    }
+
+    /// The names of the operations neither cancelled nor completed.
+    #[allow(dead_code, reason = "the CLI tests use it, the unit tests do not")]
+    pub(crate) fn unfinished(&self) -> Vec<String> {
+        self.query(
+            "SELECT o.name FROM operations o JOIN jobs j ON o.job_name = j.name \
+             WHERE NOT o.cancelled AND NOT j.cancelled AND j.stage < 4",
+        )
+    }
+
+    /// The jobs the scheduler handed out more than once (their worker was lost, or it
+    /// reported a status worth retrying).
+    #[allow(dead_code, reason = "the CLI tests use it, the unit tests do not")]
+    pub(crate) fn retried(&self) -> Vec<String> {
+        self.query("SELECT name FROM jobs WHERE n_tries > 1")
+    }
+
+    /// The rows `sql` selects from the scheduler's database, one line each.
+    fn query(&self, sql: &str) -> Vec<String> {
         let pg = &self.postgres;
         let out = Command::new("psql")
             .args([
@@ -263,11 +286,16 @@ impl BuildGrid {
                 "-d",
                 &self.database,
             ])
-            .args(["-tAc", "SELECT name FROM operations WHERE NOT cancelled"])
+            .args(["-tAc", sql])
             .env("PGPASSWORD", &pg.password)
             .stdin(Stdio::null())
             .output()
             .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(str::to_string)

@@ -11,7 +11,9 @@ use crate::oracle::OracleSpec;
 use crate::reduce::{self, InvalidOption, Level, PassName, ReduceError, ReduceOptions};
 use crate::tree::{IgnoreRules, parse_rel_path};
 
-pub(super) use super::runner_args::{ContainerArgs, ContainerCliArg, RemoteArgs, RunnerArg};
+pub(super) use super::runner_args::{
+    ContainerArgs, ContainerCliArg, RemoteArgs, RunnerArg, parse_duration,
+};
 
 /// Options that decide whether a run shows the same failure.
 #[derive(Debug, Args, Clone)]
@@ -468,65 +470,6 @@ pub struct ReduceArgs {
     pub resume: bool,
 }
 
-/// Why a duration on the command line was refused.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum DurationError {
-    /// The number part does not parse.
-    #[error("`{0}` is not a duration (try 30s, 500ms, 2m)")]
-    NotANumber(String),
-    /// The unit is not one of ms, s, m and h.
-    #[error("unknown unit `{unit}` in `{text}` (use ms, s, m or h)")]
-    UnknownUnit {
-        /// The unit given.
-        unit: String,
-        /// The whole value.
-        text: String,
-    },
-    /// Zero, negative or not finite.
-    #[error("`{0}` must be a positive duration")]
-    NotPositive(String),
-    /// Below a millisecond or above the longest duration accepted.
-    #[error("`{0}` is out of range: a duration is between 1ms and 720h")]
-    OutOfRange(String),
-}
-
-/// The longest duration accepted: 30 days.
-const MAX_DURATION_SECS: f64 = 720.0 * 3600.0;
-
-/// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
-pub(super) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| DurationError::NotANumber(text.to_string()))?;
-    let factor = match unit.trim() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 0.001,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(DurationError::UnknownUnit {
-                unit: other.to_string(),
-                text: text.to_string(),
-            });
-        }
-    };
-    let secs = value * factor;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(DurationError::NotPositive(text.to_string()));
-    }
-    // Below a millisecond would round to no time at all; far above a month, deadlines
-    // computed from it overflow the clock.
-    if !(0.001..=MAX_DURATION_SECS).contains(&secs) {
-        return Err(DurationError::OutOfRange(text.to_string()));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, ReduceError> {
     let name_ok = |n: &str| {
         let mut chars = n.chars();
@@ -765,7 +708,10 @@ mod tests {
         assert!(parse_duration("fast").is_err());
         for huge in ["18446744073709551615s", "721h", "0.0001", "0.5ms"] {
             assert!(
-                matches!(parse_duration(huge), Err(DurationError::OutOfRange(_))),
+                matches!(
+                    parse_duration(huge),
+                    Err(super::super::runner_args::DurationError::OutOfRange(_))
+                ),
                 "{huge}"
             );
         }

@@ -150,6 +150,7 @@ pub fn remote_exit(err: &RemoteError) -> Exit {
         | RemoteError::Decode { .. }
         | RemoteError::Protocol(_)
         | RemoteError::Lost(_)
+        | RemoteError::NotDone { .. }
         | RemoteError::Failed { .. }
         | RemoteError::Inputs(_)
         | RemoteError::UnsafeInput(_)

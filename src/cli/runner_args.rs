@@ -1,5 +1,8 @@
 //! Where a reduction's commands run: on the host, in containers (`--runner docker`), or on
-//! a Remote Execution API cluster (`--remote`); the arguments and their translation.
+//! a Remote Execution API cluster (`--remote`); the arguments, their translation, and the
+//! parsers of durations and sizes they and the others share.
+
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
@@ -153,6 +156,12 @@ pub struct RemoteArgs {
     /// cluster's slots, not this machine's cores).
     #[arg(long, value_name = "N", requires = "remote")]
     pub remote_jobs: Option<usize>,
+
+    /// How long a run may take on the cluster beyond its own timeout (queued with no free
+    /// worker, or its worker lost and the action handed out again) before the reduction
+    /// stops with an error naming the operation.
+    #[arg(long, value_name = "DURATION", requires = "remote", value_parser = parse_duration, default_value = "15m")]
+    pub remote_wait: Duration,
 }
 
 impl RemoteArgs {
@@ -161,8 +170,68 @@ impl RemoteArgs {
         Some(crate::reduce::RemoteOptions {
             url: self.remote.clone()?,
             instance: self.remote_instance.clone(),
+            wait: self.remote_wait,
         })
     }
+}
+
+/// Why a duration on the command line was refused.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum DurationError {
+    /// The number part does not parse.
+    #[error("`{0}` is not a duration (try 30s, 500ms, 2m)")]
+    NotANumber(String),
+    /// The unit is not one of ms, s, m and h.
+    #[error("unknown unit `{unit}` in `{text}` (use ms, s, m or h)")]
+    UnknownUnit {
+        /// The unit given.
+        unit: String,
+        /// The whole value.
+        text: String,
+    },
+    /// Zero, negative or not finite.
+    #[error("`{0}` must be a positive duration")]
+    NotPositive(String),
+    /// Below a millisecond or above the longest duration accepted.
+    #[error("`{0}` is out of range: a duration is between 1ms and 720h")]
+    OutOfRange(String),
+}
+
+/// The longest duration accepted: 30 days.
+const MAX_DURATION_SECS: f64 = 720.0 * 3600.0;
+
+/// Parses `30`, `30s`, `500ms`, `2m`, `1h`, `1.5s`.
+pub(super) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| DurationError::NotANumber(text.to_string()))?;
+    let factor = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 0.001,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(DurationError::UnknownUnit {
+                unit: other.to_string(),
+                text: text.to_string(),
+            });
+        }
+    };
+    let secs = value * factor;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(DurationError::NotPositive(text.to_string()));
+    }
+    // Below a millisecond would round to no time at all; far above a month, deadlines
+    // computed from it overflow the clock.
+    if !(0.001..=MAX_DURATION_SECS).contains(&secs) {
+        return Err(DurationError::OutOfRange(text.to_string()));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Parses a size with a unit: `512k`, `256m`, `2g` (powers of 1024; `kb`, `mib` and the

@@ -31,10 +31,7 @@ pub struct WorkerArgs {
 /// Serves leases until SIGINT or SIGTERM.
 pub(super) fn worker_command(args: &WorkerArgs, interrupt: &AtomicBool) -> Exit {
     let console = Console::new(true);
-    let config = RemoteConfig {
-        url: args.remote.clone(),
-        instance: args.remote_instance.clone(),
-    };
+    let config = RemoteConfig::new(&args.remote, &args.remote_instance);
     let options = BotOptions {
         default_timeout: Duration::from_secs(args.default_timeout),
     };

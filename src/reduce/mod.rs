@@ -347,6 +347,7 @@ impl Place {
                 &crate::remote::RemoteConfig {
                     url: remote.url.clone(),
                     instance: remote.instance.clone(),
+                    wait: remote.wait,
                 },
             )?));
         }
@@ -394,6 +395,7 @@ fn run_on(
                 &options.command,
                 timeout,
                 crate::remote::CachePolicy::Skip,
+                interrupt,
             )?;
             Ok((run.outcome, Normalizer::new(&[])))
         }

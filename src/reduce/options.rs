@@ -273,6 +273,9 @@ pub struct RemoteOptions {
     pub url: String,
     /// The instance name (may be empty).
     pub instance: String,
+    /// How long a run may take beyond its timeout before it is given up as an error
+    /// (`--remote-wait`).
+    pub wait: std::time::Duration,
 }
 
 impl ReduceOptions {

@@ -2,11 +2,14 @@
 //! executed, its operation followed until it is done, and the result turned into a
 //! [`RunOutcome`].
 
+use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
-use bazel_remote_apis::google::longrunning::{Operation, operation};
+use bazel_remote_apis::google::longrunning::operations_client::OperationsClient;
+use bazel_remote_apis::google::longrunning::{CancelOperationRequest, Operation, operation};
 use bazel_remote_apis::google::protobuf as pb;
 use prost::Message as _;
 use re::execution_client::ExecutionClient;
@@ -16,6 +19,9 @@ use super::conn::{Conn, DEADLINE_EXCEEDED, RemoteConfig};
 use super::error::RemoteError;
 use super::merkle;
 use crate::runner::{CommandSpec, OUTPUT_CAP, RunOutcome, Termination};
+
+/// How often an interrupt is looked for while a run is under way.
+const INTERRUPT_CHECK: Duration = Duration::from_millis(50);
 
 /// How often in a row a stream that ended before its operation was done, without a word
 /// of it, is followed again. A stream that brought news resets the count: some servers end
@@ -66,20 +72,24 @@ impl Remote {
     }
 
     /// Runs `command` with `tree` as its input root and working directory, killed after
-    /// `timeout`.
+    /// `timeout`. When `interrupt` is set meanwhile, the operation is cancelled and the
+    /// outcome is [`Termination::Interrupted`]; when it is not done within `timeout` plus
+    /// the configured [`RemoteConfig::wait`], it is cancelled and the run is an error.
     ///
     /// # Errors
     /// The cluster cannot be reached, a blob cannot be stored or read, the operation is
-    /// lost, or it ends with a status other than OK or DEADLINE_EXCEEDED (a run that timed
-    /// out is a [`Termination::TimedOut`](crate::runner::Termination::TimedOut) outcome).
+    /// lost or not done in time, or it ends with a status other than OK or
+    /// DEADLINE_EXCEEDED (a run that timed out is a
+    /// [`Termination::TimedOut`](crate::runner::Termination::TimedOut) outcome).
     pub fn run(
         &self,
         tree: &crate::tree::Tree,
         command: &crate::runner::CommandSpec,
         timeout: Duration,
         cache: CachePolicy,
+        interrupt: &AtomicBool,
     ) -> Result<RemoteRun, RemoteError> {
-        run(&self.conn, tree, command, timeout, cache)
+        run(&self.conn, tree, command, timeout, cache, interrupt)
     }
 }
 
@@ -118,12 +128,21 @@ fn between(start: Option<&pb::Timestamp>, end: Option<&pb::Timestamp>) -> Option
     (span >= 0).then(|| Duration::from_nanos(u64::try_from(span).unwrap_or(u64::MAX)))
 }
 
+/// How a run ended before its result came.
+enum Cut {
+    /// `interrupt` was set.
+    Interrupted,
+    /// The operation was not done within the action's timeout plus the wait.
+    TooLong,
+}
+
 fn run(
     conn: &Conn,
     tree: &crate::tree::Tree,
     spec: &CommandSpec,
     timeout: Duration,
     cache: CachePolicy,
+    interrupt: &AtomicBool,
 ) -> Result<RemoteRun, RemoteError> {
     let start = Instant::now();
     let cas = Cas {
@@ -149,10 +168,55 @@ fn run(
         .collect();
     blobs.push((command_digest, &command_bytes));
     blobs.push((action_digest.clone(), &action_bytes));
+    // The operation's name once the cluster gave it, for a cancel.
+    let name = RefCell::new(String::new());
+    let limit = timeout.saturating_add(conn.wait);
     let response = conn.runtime.block_on(async {
-        cas.upload(&blobs).await?;
-        execute(conn, action_digest, skip).await
-    })?;
+        let work = async {
+            cas.upload(&blobs).await?;
+            execute(conn, action_digest, skip, &name).await
+        };
+        let cut = async {
+            let deadline = Instant::now() + limit;
+            loop {
+                if interrupt.load(Ordering::Relaxed) {
+                    return Cut::Interrupted;
+                }
+                if Instant::now() >= deadline {
+                    return Cut::TooLong;
+                }
+                tokio::time::sleep(INTERRUPT_CHECK).await;
+            }
+        };
+        tokio::select! {
+            done = work => Ok(done),
+            cut = cut => Err(cut),
+        }
+    });
+    let response = match response {
+        Ok(done) => done?,
+        Err(cut) => {
+            let name = name.take();
+            if !name.is_empty() {
+                // Best effort: the cluster may already be done with it.
+                let _ = conn.runtime.block_on(cancel(conn, &name));
+            }
+            return match cut {
+                Cut::Interrupted => Ok(RemoteRun {
+                    outcome: RunOutcome {
+                        termination: Termination::Interrupted,
+                        output: Vec::new(),
+                        duration: start.elapsed(),
+                    },
+                    cached: false,
+                }),
+                Cut::TooLong => Err(RemoteError::NotDone {
+                    name,
+                    waited: start.elapsed(),
+                }),
+            };
+        }
+    };
     let status = response.status.clone().unwrap_or_default();
     if status.code != 0 && status.code != DEADLINE_EXCEEDED {
         return Err(RemoteError::Failed {
@@ -219,11 +283,23 @@ async fn output(cas: &Cas<'_>, result: &re::ActionResult) -> Result<(Vec<u8>, bo
     Ok((output, overflow))
 }
 
-/// Executes the action and follows its operation until it is done.
+/// Asks the cluster to cancel the operation `name`, waiting at most a few seconds.
+async fn cancel(conn: &Conn, name: &str) -> Result<(), tonic::Status> {
+    let mut client = OperationsClient::new(conn.channel.clone());
+    let mut request = tonic::Request::new(CancelOperationRequest {
+        name: name.to_string(),
+    });
+    request.set_timeout(Duration::from_secs(5));
+    client.cancel_operation(request).await.map(|_| ())
+}
+
+/// Executes the action and follows its operation until it is done; `named` gets the
+/// operation's name as soon as it is known.
 async fn execute(
     conn: &Conn,
     action_digest: re::Digest,
     skip_cache_lookup: bool,
+    named: &RefCell<String>,
 ) -> Result<re::ExecuteResponse, RemoteError> {
     let mut client =
         ExecutionClient::new(conn.channel.clone()).max_decoding_message_size(usize::MAX);
@@ -240,7 +316,7 @@ async fn execute(
             source,
         })?
         .into_inner();
-    let (mut name, mut done, _) = follow(stream, String::new(), "Execute").await?;
+    let (mut name, mut done, _) = follow(stream, String::new(), "Execute", named).await?;
     let mut waits = 0;
     while done.is_none() {
         if name.is_empty() || waits == WAITS {
@@ -256,7 +332,7 @@ async fn execute(
             })?
             .into_inner();
         let news;
-        (name, done, news) = follow(stream, name, "WaitExecution").await?;
+        (name, done, news) = follow(stream, name, "WaitExecution", named).await?;
         if news {
             waits = 0;
         }
@@ -279,20 +355,22 @@ async fn execute(
     }
 }
 
-/// Reads operations until one is done or the stream ends: the operation's name, the done
-/// one, and whether the stream brought any.
+/// Reads operations until one is done or the stream ends: the operation's name (also
+/// written to `named`), the done one, and whether the stream brought any.
 async fn follow(
     mut stream: tonic::Streaming<Operation>,
     mut name: String,
     call: &'static str,
+    named: &RefCell<String>,
 ) -> Result<(String, Option<Operation>, bool), RemoteError> {
     let mut news = false;
     loop {
         match stream.message().await {
             Ok(Some(operation)) => {
                 news = true;
-                if !operation.name.is_empty() {
+                if !operation.name.is_empty() && operation.name != name {
                     name.clone_from(&operation.name);
+                    named.replace(name.clone());
                 }
                 if operation.done {
                     return Ok((name, Some(operation), news));

@@ -24,6 +24,24 @@ pub struct RemoteConfig {
     pub url: String,
     /// The instance name; empty for the default instance.
     pub instance: String,
+    /// How long a run may take beyond its own timeout (waiting for a worker, a worker
+    /// lost and its action handed out again) before it is cancelled as an error.
+    pub wait: Duration,
+}
+
+impl RemoteConfig {
+    /// The default [`RemoteConfig::wait`]: 15 minutes.
+    pub const DEFAULT_WAIT: Duration = Duration::from_secs(900);
+
+    /// `url` and `instance` with the default wait.
+    #[must_use]
+    pub fn new(url: &str, instance: &str) -> RemoteConfig {
+        RemoteConfig {
+            url: url.to_string(),
+            instance: instance.to_string(),
+            wait: RemoteConfig::DEFAULT_WAIT,
+        }
+    }
 }
 
 /// A connection: the runtime, the channel, the instance and the batch size.
@@ -33,6 +51,8 @@ pub(super) struct Conn {
     pub(super) instance: String,
     /// The most bytes of blobs one batch call carries.
     pub(super) batch_limit: usize,
+    /// [`RemoteConfig::wait`].
+    pub(super) wait: Duration,
 }
 
 /// The most a batch call carries, whatever the server allows: gRPC servers refuse messages
@@ -105,6 +125,7 @@ impl Conn {
             channel,
             instance: config.instance.clone(),
             batch_limit,
+            wait: config.wait,
         })
     }
 }

@@ -23,10 +23,7 @@ struct Cluster {
 impl Cluster {
     fn start() -> Option<Cluster> {
         let grid = BuildGrid::start()?;
-        let config = RemoteConfig {
-            url: grid.url.clone(),
-            instance: String::new(),
-        };
+        let config = RemoteConfig::new(&grid.url, "");
         let stop = Arc::new(AtomicBool::new(false));
         let bot = {
             let stop = stop.clone();
@@ -49,7 +46,7 @@ impl Cluster {
             memory: None,
         };
         self.remote
-            .run(tree, &spec, timeout, cache)
+            .run(tree, &spec, timeout, cache, &AtomicBool::new(false))
             .unwrap_or_else(|err| {
                 panic!(
                     "remote run: {}\nBuildGrid's log:\n{}",
@@ -185,7 +182,13 @@ fn clones_of_one_client_run_from_several_threads_at_once() {
                         memory: None,
                     };
                     let run = remote
-                        .run(&t, &spec, Duration::from_secs(60), CachePolicy::Skip)
+                        .run(
+                            &t,
+                            &spec,
+                            Duration::from_secs(60),
+                            CachePolicy::Skip,
+                            &AtomicBool::new(false),
+                        )
                         .unwrap_or_else(|e| {
                             panic!("{}\n{}", crate::with_causes(&e), cluster.grid.log())
                         });
@@ -243,7 +246,13 @@ fn an_input_root_with_a_symlink_out_of_it_is_refused_by_the_worker() {
     };
     let err = cluster
         .remote
-        .run(&t, &spec, Duration::from_secs(60), CachePolicy::Skip)
+        .run(
+            &t,
+            &spec,
+            Duration::from_secs(60),
+            CachePolicy::Skip,
+            &AtomicBool::new(false),
+        )
         .expect_err("the worker refuses the action");
     let text = crate::with_causes(&err);
     assert!(
@@ -294,6 +303,7 @@ fn a_cancelled_operation_has_its_command_ended_by_the_worker() {
                 &spec,
                 Duration::from_secs(600),
                 CachePolicy::Skip,
+                &AtomicBool::new(false),
             )
         });
         wait_for("the command starts", Duration::from_secs(60), || {
@@ -323,20 +333,13 @@ fn a_cancelled_operation_has_its_command_ended_by_the_worker() {
 
 #[test]
 fn an_unreachable_cluster_is_a_clear_error() {
-    let err = Remote::connect(&RemoteConfig {
-        url: "http://127.0.0.1:9".into(),
-        instance: String::new(),
-    })
-    .expect_err("nothing listens on port 9");
+    let err = Remote::connect(&RemoteConfig::new("http://127.0.0.1:9", ""))
+        .expect_err("nothing listens on port 9");
     let text = crate::with_causes(&err);
     assert!(
         text.starts_with("cannot reach the remote execution service at http://127.0.0.1:9"),
         "{text}"
     );
-    let err = Remote::connect(&RemoteConfig {
-        url: "not a url".into(),
-        instance: String::new(),
-    })
-    .expect_err("not a URL");
+    let err = Remote::connect(&RemoteConfig::new("not a url", "")).expect_err("not a URL");
     assert!(matches!(err, RemoteError::BadUrl { .. }), "{err:?}");
 }

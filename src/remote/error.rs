@@ -70,6 +70,19 @@ pub enum RemoteError {
     /// The operation's stream ended before it was done, and waiting again did not help.
     #[error("the remote operation `{0}` was lost before it was done")]
     Lost(String),
+    /// The operation was not done within the action's timeout plus the wait
+    /// ([`RemoteConfig::wait`](super::RemoteConfig::wait)): no worker took it, or the one
+    /// that did was lost. It was cancelled.
+    #[error(
+        "the remote operation `{name}` was not done after {:.0} s (no worker took it, or its worker was lost); it was cancelled",
+        waited.as_secs_f64()
+    )]
+    NotDone {
+        /// The operation's name (empty when the cluster never named it).
+        name: String,
+        /// How long it was waited for.
+        waited: std::time::Duration,
+    },
     /// The execution ended with a status other than OK or DEADLINE_EXCEEDED.
     #[error("the remote execution failed: status {code}: {message}")]
     Failed {

@@ -275,7 +275,7 @@ fn an_invalid_file_is_refused_naming_the_key() {
         Exit::Usage,
     );
     insta::assert_snapshot!(err, @r"
-    error: the configuration file `reduce.json`: runner.cores: unknown key (known here: timeout, jobs, env, memory, overlay, runner, image, container_cli, docker_network, docker_pids_limit, docker_tmpfs, docker_cpus, docker_memory, docker_workspace_limit, remote, remote_instance, remote_jobs)
+    error: the configuration file `reduce.json`: runner.cores: unknown key (known here: timeout, jobs, env, memory, overlay, runner, image, container_cli, docker_network, docker_pids_limit, docker_tmpfs, docker_cpus, docker_memory, docker_workspace_limit, remote, remote_instance, remote_jobs, remote_wait)
 
     hint: docs/config-schema.md lists every key, its type and its default
     ");

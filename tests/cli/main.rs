@@ -32,6 +32,7 @@ mod reduce;
 mod regressions;
 mod remote;
 mod remote_reduce;
+mod remote_workers;
 mod runs;
 mod sampling;
 mod sandbox;

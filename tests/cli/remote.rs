@@ -2,63 +2,14 @@
 //! run by the worker process; the worker stops cleanly on SIGTERM; an unreachable or
 //! malformed endpoint is a clear error.
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use repromin::remote::{CachePolicy, Remote, RemoteConfig};
 use repromin::runner::{CommandSpec, Termination};
 
+use crate::remote_workers::Worker;
 use crate::test_buildgrid::BuildGrid;
-use crate::util::{Area, bin, clean_env, run, stderr};
-
-/// A `repromin worker` process, killed if the test ends without stopping it.
-struct Worker(Option<Child>);
-
-impl Worker {
-    fn start(url: &str) -> Worker {
-        let mut command = Command::new(bin());
-        command
-            .args(["worker", "--remote", url])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        clean_env(&mut command);
-        Worker(Some(command.spawn().expect("repromin worker starts")))
-    }
-
-    /// SIGTERM, then the exit status and stderr (within 20 s).
-    fn stop(mut self) -> (Option<i32>, String) {
-        use std::io::Read as _;
-        let mut child = self.0.take().expect("running");
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().expect("wait") {
-                break status;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("repromin worker did not stop within 20 s of SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let mut err = String::new();
-        if let Some(mut pipe) = child.stderr.take() {
-            let _ = pipe.read_to_string(&mut err);
-        }
-        (status.code(), err)
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
+use crate::util::{Area, run, stderr};
 
 #[test]
 fn remote_worker_runs_the_clients_actions_and_stops_on_sigterm() {
@@ -70,11 +21,7 @@ fn remote_worker_runs_the_clients_actions_and_stops_on_sigterm() {
     let dir = area.write("src", &[("msg.txt", "from the input root\n")]);
     let (tree, _) =
         repromin::tree::scan(&dir, &repromin::tree::IgnoreRules::default()).expect("scan the tree");
-    let remote = Remote::connect(&RemoteConfig {
-        url: grid.url.clone(),
-        instance: String::new(),
-    })
-    .expect("the client connects");
+    let remote = Remote::connect(&RemoteConfig::new(&grid.url, "")).expect("the client connects");
     let spec = CommandSpec {
         argv: vec![
             "sh".into(),
@@ -85,7 +32,13 @@ fn remote_worker_runs_the_clients_actions_and_stops_on_sigterm() {
         memory: None,
     };
     let ran = remote
-        .run(&tree, &spec, Duration::from_secs(60), CachePolicy::Skip)
+        .run(
+            &tree,
+            &spec,
+            Duration::from_secs(60),
+            CachePolicy::Skip,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
         .unwrap_or_else(|e| panic!("{}\n{}", repromin::with_causes(&e), grid.log()));
     assert_eq!(ran.outcome.termination, Termination::Exited(3));
     assert_eq!(

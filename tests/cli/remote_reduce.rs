@@ -1,43 +1,16 @@
 //! `reduce --remote`: a real BuildGrid, real `repromin worker` bots, a real pytest failure.
 //! The reduction on the cluster publishes what the local one does; a second identical one
-//! is answered by the action cache for its probes, while its holdout runs all execute.
+//! is answered by the action cache for its probes, while its holdout runs all execute. A
+//! worker killed in the middle of a probe loses nothing: the cluster hands the probe to
+//! another, or, with no other, the reduction stops with an error and publishes nothing.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
+use crate::remote_workers::Worker;
 use crate::test_buildgrid::BuildGrid;
-use crate::util::{Area, bin, clean_env, files, report, run, stderr};
-
-/// `repromin worker` processes, killed when dropped.
-struct Workers(Vec<Child>);
-
-impl Workers {
-    fn start(url: &str, count: usize) -> Workers {
-        Workers(
-            (0..count)
-                .map(|_| {
-                    let mut command = Command::new(bin());
-                    command
-                        .args(["worker", "--remote", url])
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null());
-                    clean_env(&mut command);
-                    command.spawn().unwrap()
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
+use crate::util::{Area, bin, clean_env, files, output_within, report, run, stderr};
 
 /// A package with a bug, the test that finds it, and files the failure does not need.
 fn pytest_tree(area: &Area) -> std::path::PathBuf {
@@ -105,7 +78,7 @@ fn a_remote_reduction_publishes_what_a_local_one_does_and_the_cache_answers_a_se
     let Some(grid) = BuildGrid::start() else {
         return;
     };
-    let _workers = Workers::start(&grid.url, 2);
+    let _workers = Worker::start_many(&grid.url, 2);
     let area = Area::new();
     let source = pytest_tree(&area);
     let local = reduce(&source, &area.path("local"), area.dir.path(), None);
@@ -196,4 +169,197 @@ fn remote_options_that_cannot_work_are_refused() {
         assert_eq!(done.status.code(), Some(2), "{extra:?}: {}", stderr(&done));
         assert!(stderr(&done).contains(says), "{extra:?}: {}", stderr(&done));
     }
+}
+
+/// A tree whose failure needs one line of `a.txt`, and a command that notes each of its
+/// runs in `marks` (outside the tree) before taking half a second.
+fn marked_tree(area: &Area) -> (std::path::PathBuf, std::path::PathBuf) {
+    let source = area.write(
+        "src",
+        &[
+            ("a.txt", "keep\nneedle\nkeep\n"),
+            ("b.txt", "noise\n"),
+            ("c/d.txt", "more noise\n"),
+        ],
+    );
+    (source, area.path("marks"))
+}
+
+/// `reduce` of `marked_tree` on `url` with one remote slot, as a command to start.
+fn marked_reduce(source: &Path, out: &Path, marks: &Path, url: &str, wait: &str) -> Command {
+    let mut command = Command::new(bin());
+    clean_env(&mut command);
+    command.args([
+        "reduce",
+        source.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--no-progress",
+        "--holdout-runs",
+        "4",
+        "--min-holdout-rate",
+        "0.4",
+        "--exit-code",
+        "3",
+        "--remote",
+        url,
+        "--remote-jobs",
+        "1",
+        "--remote-wait",
+        wait,
+        "--env",
+        &format!("MARKS={}", marks.display()),
+        "--",
+        "sh",
+        "-c",
+        "echo run >> \"$MARKS\"; sleep 0.5; grep -q needle a.txt && exit 3; exit 0",
+    ]);
+    command
+}
+
+/// How many runs the command has started.
+fn marked(marks: &Path) -> usize {
+    std::fs::read_to_string(marks).map_or(0, |text| text.lines().count())
+}
+
+/// Waits (at most 60 s) until `marks` holds at least `runs` runs.
+fn wait_for_runs(marks: &Path, runs: usize) {
+    let start = Instant::now();
+    while marked(marks) < runs {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the reduction made {} runs in 60 s, not {runs}",
+            marked(marks)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_worker_killed_mid_probe_has_the_probe_run_by_another_and_the_result_is_unchanged() {
+    let Some(grid) = BuildGrid::start() else {
+        return;
+    };
+    let area = Area::new();
+    let (source, marks) = marked_tree(&area);
+    let first = Worker::start(&grid.url);
+    let out = area.path("out");
+    let reduction = marked_reduce(&source, &out, &marks, &grid.url, "5m");
+    let done = std::thread::scope(|scope| {
+        let reduction = scope.spawn(|| output_within(reduction, Duration::from_secs(300)));
+        // The baseline and the empty tree are behind it: this run is a probe.
+        wait_for_runs(&marks, 4);
+        first.kill();
+        let _second = Worker::start(&grid.url);
+        reduction.join().expect("the reduction thread")
+    });
+    assert!(
+        done.status.success(),
+        "{}\nBuildGrid's log:\n{}",
+        stderr(&done),
+        grid.log()
+    );
+    // The same result as here, where nothing was lost.
+    let local = area.path("local");
+    let done_here = run(
+        &[
+            "reduce",
+            source.to_str().unwrap(),
+            local.to_str().unwrap(),
+            "--no-progress",
+            "--holdout-runs",
+            "4",
+            "--min-holdout-rate",
+            "0.4",
+            "--exit-code",
+            "3",
+            "--jobs",
+            "1",
+            "--no-trace",
+            "--env",
+            &format!("MARKS={}", area.path("local-marks").display()),
+            "--",
+            "sh",
+            "-c",
+            "echo run >> \"$MARKS\"; sleep 0.5; grep -q needle a.txt && exit 3; exit 0",
+        ],
+        area.dir.path(),
+    );
+    assert!(done_here.status.success(), "{}", stderr(&done_here));
+    assert_eq!(files(&out), files(&local));
+    assert_eq!(report(&out)["edits"], report(&local)["edits"]);
+    // The cluster gave up on the killed worker and handed its probe to the other.
+    assert_eq!(grid.retried().len(), 1, "{:?}", grid.retried());
+}
+
+#[test]
+fn a_worker_killed_mid_probe_with_none_to_take_over_stops_the_reduction_unpublished() {
+    let Some(grid) = BuildGrid::start() else {
+        return;
+    };
+    let area = Area::new();
+    let (source, marks) = marked_tree(&area);
+    let only = Worker::start(&grid.url);
+    let out = area.path("out");
+    let reduction = marked_reduce(&source, &out, &marks, &grid.url, "3s");
+    let done = std::thread::scope(|scope| {
+        let reduction = scope.spawn(|| output_within(reduction, Duration::from_secs(120)));
+        wait_for_runs(&marks, 4);
+        only.kill();
+        reduction.join().expect("the reduction thread")
+    });
+    assert_eq!(done.status.code(), Some(1), "{}", stderr(&done));
+    let err = stderr(&done);
+    assert!(
+        err.contains("was not done after") && err.contains("it was cancelled"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is published on a lost result");
+    assert!(grid.unfinished().is_empty(), "{:?}", grid.unfinished());
+}
+
+#[test]
+fn an_interrupted_remote_reduction_cancels_its_operation() {
+    let Some(grid) = BuildGrid::start() else {
+        return;
+    };
+    let _worker = Worker::start(&grid.url);
+    let area = Area::new();
+    let source = area.write("src", &[("a.txt", "x\n")]);
+    let marks = area.path("marks");
+    let mut command = Command::new(bin());
+    clean_env(&mut command);
+    command.args([
+        "reduce",
+        source.to_str().unwrap(),
+        area.path("out").to_str().unwrap(),
+        "--no-progress",
+        "--remote",
+        &grid.url,
+        "--env",
+        &format!("MARKS={}", marks.display()),
+        "--",
+        "sh",
+        "-c",
+        "echo run >> \"$MARKS\"; sleep 300",
+    ]);
+    let done = std::thread::scope(|scope| {
+        let reduction = scope.spawn(|| output_within(command, Duration::from_secs(60)));
+        wait_for_runs(&marks, 1);
+        let needle = format!("MARKS={}", marks.display());
+        let (pid, _) = crate::util::processes_where(|dir| {
+            let line = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+            let line = String::from_utf8_lossy(&line);
+            line.starts_with(bin().to_str().unwrap()) && line.contains(&needle)
+        })
+        .into_iter()
+        .next()
+        .expect("the reduction's process");
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        reduction.join().expect("the reduction thread")
+    });
+    assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
+    assert!(grid.unfinished().is_empty(), "{:?}", grid.unfinished());
 }

@@ -3,8 +3,7 @@
 
 use super::node::Node;
 use super::schema::{Field, Kind, names};
-use crate::cli::args::parse_duration;
-use crate::cli::runner_args::parse_size;
+use crate::cli::runner_args::{parse_duration, parse_size};
 use crate::reduce::PassName;
 
 /// A refusal before the file's path is attached: the key's path and the problem.

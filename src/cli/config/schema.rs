@@ -263,6 +263,7 @@ pub(super) const FIELDS: &[Field] = &[
             nullable: true,
         },
     ),
+    field("runner", "remote_wait", "--remote-wait", Kind::Duration),
     field("input", "ignore_names", "--ignore", Kind::Basenames),
     field("input", "ignore_paths", "--ignore-path", Kind::RelPaths),
     field("input", "keep_paths", "--keep", Kind::RelPaths),

@@ -200,19 +200,25 @@ impl Worker {
         command: &CommandSpec,
         timeout: Duration,
         cache: crate::remote::CachePolicy,
+        interrupt: &AtomicBool,
     ) -> Option<Result<runner::RunOutcome, ReduceError>> {
         let slot = self.remote.as_mut()?;
-        Some(match slot.remote.run(tree, command, timeout, cache) {
-            Ok(run) => {
-                if run.cached {
-                    slot.counts.cached += 1;
-                } else {
-                    slot.counts.executed += 1;
+        Some(
+            match slot.remote.run(tree, command, timeout, cache, interrupt) {
+                Ok(run) if run.outcome.termination == runner::Termination::Interrupted => {
+                    Ok(run.outcome)
                 }
-                Ok(run.outcome)
-            }
-            Err(err) => Err(err.into()),
-        })
+                Ok(run) => {
+                    if run.cached {
+                        slot.counts.cached += 1;
+                    } else {
+                        slot.counts.executed += 1;
+                    }
+                    Ok(run.outcome)
+                }
+                Err(err) => Err(err.into()),
+            },
+        )
     }
 
     /// The same worker, showing its runs plain copies only (`--no-overlay`).
@@ -314,7 +320,7 @@ impl Worker {
         // A run of the accepted tree (the final check, a holdout sample) is an independent
         // trial: never an answer from the action cache.
         let skip = crate::remote::CachePolicy::Skip;
-        if let Some(outcome) = self.run_remote(tree, command, timeout, skip) {
+        if let Some(outcome) = self.run_remote(tree, command, timeout, skip, interrupt) {
             return Ok((outcome?, self.normalizer.clone()));
         }
         let mount = self.place(tree, lower)?;
@@ -365,23 +371,24 @@ pub(crate) fn probe(
         } else {
             crate::remote::CachePolicy::Skip
         };
-        let outcome = match worker.run_remote(tree, &setup.command, timeout, cache) {
-            Some(outcome) => {
-                let outcome = outcome?;
-                worker.time.command += start.elapsed();
-                outcome
-            }
-            None => {
-                let mount = worker.place(tree, Some(lower))?;
-                let placed = Instant::now();
-                let outcome =
-                    worker.exec(&setup.command, timeout, &setup.interrupt, mount.as_ref())?;
-                worker.time.prepare += placed - start;
-                worker.time.command += outcome.duration;
-                worker.time.clean_up += placed.elapsed().saturating_sub(outcome.duration);
-                outcome
-            }
-        };
+        let outcome =
+            match worker.run_remote(tree, &setup.command, timeout, cache, &setup.interrupt) {
+                Some(outcome) => {
+                    let outcome = outcome?;
+                    worker.time.command += start.elapsed();
+                    outcome
+                }
+                None => {
+                    let mount = worker.place(tree, Some(lower))?;
+                    let placed = Instant::now();
+                    let outcome =
+                        worker.exec(&setup.command, timeout, &setup.interrupt, mount.as_ref())?;
+                    worker.time.prepare += placed - start;
+                    worker.time.command += outcome.duration;
+                    worker.time.clean_up += placed.elapsed().saturating_sub(outcome.duration);
+                    outcome
+                }
+            };
         duration += outcome.duration;
         let answer = |pass: bool, early: bool| Answer {
             pass,
