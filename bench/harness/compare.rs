@@ -10,16 +10,13 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Args;
-use repromin::runner::{CommandSpec, Termination};
 
 use crate::Res;
 use crate::cases::{Case, load_cases};
-use crate::peers::REDUCE_ARGS;
-use crate::process::copy_tree;
+use crate::reduce_once::reduce_once;
 
 #[derive(Args, Clone)]
 pub(crate) struct CompareOpts {
@@ -64,52 +61,15 @@ fn mean_sd(values: &[f64]) -> (f64, f64) {
 
 /// Runs `binary` on `case` once, in a fresh copy: the wall time and the candidates tried.
 fn run_once(binary: &Path, case: &Case, opts: &CompareOpts) -> Res<(f64, u64)> {
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("repromin-bench-compare-{}-", case.name))
-        .tempdir()?;
-    let work = tmp.path().join("work");
-    let private_tmp = tmp.path().join("tmp");
-    std::fs::create_dir_all(&private_tmp)?;
-    copy_tree(&case.dir.join("input"), &work.join("input"))?;
-    let options: [&str; 7] = [
-        "--jobs",
-        &opts.jobs.to_string(),
-        "--max-attempts",
-        &opts.max_attempts.to_string(),
-        "--",
-        "/bin/sh",
-        &case.oracle.to_string_lossy(),
+    let options = [
+        "--jobs".to_string(),
+        opts.jobs.to_string(),
+        "--max-attempts".to_string(),
+        opts.max_attempts.to_string(),
     ];
-    let program = binary.to_string_lossy();
-    let argv = std::iter::once(program.as_ref())
-        .chain(REDUCE_ARGS)
-        .chain(options)
-        .map(str::to_string)
-        .collect();
-    let spec = CommandSpec {
-        argv,
-        env: Vec::new(),
-        memory: None,
-    };
-    let never = AtomicBool::new(false);
-    let limit = Duration::from_secs(opts.timeout_s);
-    let outcome = repromin::runner::run(&spec, &work, &private_tmp, limit, &never)?;
-    if outcome.termination != Termination::Exited(0) {
-        let text = String::from_utf8_lossy(&outcome.output);
-        let tail: Vec<&str> = text.lines().rev().take(3).collect();
-        return Err(format!(
-            "{} on {}: {}: {}",
-            binary.display(),
-            case.name,
-            outcome.termination.describe(),
-            tail.join(" | ")
-        )
-        .into());
-    }
-    let report = std::fs::read_to_string(work.join("out.repromin/report.json"))?;
-    let report: serde_json::Value = serde_json::from_str(&report)?;
-    let attempts = report["attempts"].as_u64().unwrap_or(0);
-    Ok((outcome.duration.as_secs_f64(), attempts))
+    let reduced = reduce_once(binary, case, &options, Duration::from_secs(opts.timeout_s))?;
+    let attempts = reduced.report["attempts"].as_u64().unwrap_or(0);
+    Ok((reduced.wall, attempts))
 }
 
 /// Runs every binary on every case `--reps` times and returns the Markdown table.

@@ -35,6 +35,7 @@ mod counting_alloc;
 mod overhead;
 mod peers;
 mod process;
+mod reduce_once;
 mod remote;
 // The private BuildGrid of the remote-execution tests, and how a missing one is reported.
 #[allow(dead_code)]

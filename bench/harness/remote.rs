@@ -12,16 +12,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Args;
-use repromin::runner::{CommandSpec, Termination};
 
 use crate::Res;
 use crate::cases::{Case, load_cases};
-use crate::peers::REDUCE_ARGS;
-use crate::process::copy_tree;
+use crate::reduce_once::reduce_once;
 use crate::test_buildgrid::BuildGrid;
 
 #[derive(Args, Clone)]
@@ -35,6 +32,11 @@ pub(crate) struct RemoteOpts {
     /// Wall-time limit per run, in seconds.
     #[arg(long, default_value_t = 900)]
     timeout_s: u64,
+    /// Every run stops after this many candidates (`--max-attempts`), so that all rows do
+    /// the same work: the same candidates in the same order. 0 runs each reduction to its
+    /// end.
+    #[arg(long, default_value_t = 300)]
+    max_attempts: u64,
 }
 
 /// `repromin worker` processes, ended when dropped.
@@ -76,46 +78,24 @@ struct Row {
 }
 
 /// Runs `binary` on `case` once in a fresh copy with `place` (the options that say where
-/// the commands run).
-fn run_once(binary: &Path, case: &Case, place: &[String], timeout: Duration) -> Res<Row> {
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("repromin-bench-remote-{}-", case.name))
-        .tempdir()?;
-    let work = tmp.path().join("work");
-    let private_tmp = tmp.path().join("tmp");
-    std::fs::create_dir_all(&private_tmp)?;
-    copy_tree(&case.dir.join("input"), &work.join("input"))?;
-    let mut argv: Vec<String> = std::iter::once(binary.to_string_lossy().into_owned())
-        .chain(REDUCE_ARGS.iter().map(|a| (*a).to_string()))
-        .collect();
-    argv.push("--no-trace".into());
-    argv.extend(place.iter().cloned());
-    argv.extend(["--".into(), "/bin/sh".into()]);
-    argv.push(case.oracle.to_string_lossy().into_owned());
-    let spec = CommandSpec {
-        argv,
-        env: Vec::new(),
-        memory: None,
-    };
-    let never = AtomicBool::new(false);
-    let outcome = repromin::runner::run(&spec, &work, &private_tmp, timeout, &never)?;
-    if outcome.termination != Termination::Exited(0) {
-        let text = String::from_utf8_lossy(&outcome.output);
-        let tail: Vec<&str> = text.lines().rev().take(3).collect();
-        return Err(format!(
-            "{} ({}): {}: {}",
-            case.name,
-            place.join(" "),
-            outcome.termination.describe(),
-            tail.join(" | ")
-        )
-        .into());
+/// the commands run), without the tracer and stopped after `max_attempts` candidates.
+fn run_once(
+    binary: &Path,
+    case: &Case,
+    place: &[String],
+    max_attempts: u64,
+    timeout: Duration,
+) -> Res<Row> {
+    let mut options = vec!["--no-trace".to_string()];
+    if max_attempts > 0 {
+        options.extend(["--max-attempts".into(), max_attempts.to_string()]);
     }
-    let report = std::fs::read_to_string(work.join("out.repromin/report.json"))?;
-    let report: serde_json::Value = serde_json::from_str(&report)?;
+    options.extend(place.iter().cloned());
+    let reduced = reduce_once(binary, case, &options, timeout)?;
+    let report = &reduced.report;
     Ok(Row {
         how: String::new(),
-        wall: outcome.duration.as_secs_f64(),
+        wall: reduced.wall,
         attempts: report["attempts"].as_u64().unwrap_or(0),
         executed: report["execution"]["remote"]["executed"].as_u64(),
         bytes: report["output"]["bytes"].as_u64().unwrap_or(0),
@@ -140,7 +120,7 @@ pub(crate) fn remote(cases_dir: &Path, binary: &Path, opts: &RemoteOpts) -> Res<
         for jobs in [1, 2] {
             eprintln!("{}: here, --jobs {jobs} ...", case.name);
             let place = vec!["--jobs".to_string(), jobs.to_string()];
-            let mut row = run_once(binary, &case, &place, timeout)?;
+            let mut row = run_once(binary, &case, &place, opts.max_attempts, timeout)?;
             row.how = format!("here, `--jobs {jobs}`");
             rows.push(row);
         }
@@ -157,7 +137,7 @@ pub(crate) fn remote(cases_dir: &Path, binary: &Path, opts: &RemoteOpts) -> Res<
                 "--remote-jobs".to_string(),
                 count.to_string(),
             ];
-            let mut row = run_once(binary, &case, &place, timeout)?;
+            let mut row = run_once(binary, &case, &place, opts.max_attempts, timeout)?;
             row.how = format!("{count} remote worker{}", if count == 1 { "" } else { "s" });
             one_worker.get_or_insert(row.wall);
             rows.push(row);
