@@ -18,8 +18,10 @@ use std::time::{Duration, Instant};
 
 /// A running BuildGrid.
 pub(crate) struct BuildGrid {
-    /// Its endpoint, `http://127.0.0.1:PORT`.
+    /// Its endpoint, `http://127.0.0.1:PORT` (`https://` with TLS).
     pub(crate) url: String,
+    /// With TLS, the PEM file of the certificate authority that signed its certificate.
+    pub(crate) ca: Option<PathBuf>,
     bgd: String,
     server: Child,
     postgres: Postgres,
@@ -108,6 +110,65 @@ impl Postgres {
     }
 }
 
+/// Makes a certificate authority (`ca.pem`) and a server key and certificate it signs for
+/// 127.0.0.1 and localhost, in `dir`, with `openssl`; returns the key and the certificate.
+fn make_certificates(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"]);
+    ca.extend(["-subj", "/CN=repromin test CA"]);
+    openssl(&ca);
+    let mut request = vec!["req"];
+    request.extend(ec);
+    request.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    request.extend(["-subj", "/CN=localhost"]);
+    openssl(&request);
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("write the certificate's extensions");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+    ]);
+    (dir.join("server.key"), dir.join("server.pem"))
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -118,7 +179,7 @@ fn free_port() -> u16 {
 const CONFIG: &str = r#"server:
   - !channel
     address: "127.0.0.1:PORT"
-    insecure-mode: true
+CHANNEL
 authorization:
   method: none
 connections:
@@ -167,6 +228,20 @@ impl BuildGrid {
     /// A database that cannot be made, or a server that does not answer within 60 s (the
     /// message holds its log).
     pub(crate) fn start() -> Option<BuildGrid> {
+        BuildGrid::start_with(false)
+    }
+
+    /// Starts one that speaks TLS only, with a certificate for 127.0.0.1 signed by a
+    /// certificate authority made for it ([`BuildGrid::ca`]).
+    #[allow(
+        dead_code,
+        reason = "the unit tests use it, the CLI tests and the harness do not"
+    )]
+    pub(crate) fn start_tls() -> Option<BuildGrid> {
+        BuildGrid::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Option<BuildGrid> {
         let bgd = std::env::var("REPROMIN_TEST_BGD");
         let postgres = std::env::var("REPROMIN_TEST_POSTGRES");
         let (bgd, postgres) = match (bgd, postgres) {
@@ -207,9 +282,20 @@ impl BuildGrid {
         let dir = tempfile::tempdir().expect("a temp dir");
         let port = free_port();
         let config = dir.path().join("config.yml");
+        let channel = if tls {
+            let (key, cert) = make_certificates(dir.path());
+            format!(
+                "    insecure-mode: false\n    credentials:\n      tls-server-key: {}\n      tls-server-cert: {}\n",
+                key.display(),
+                cert.display()
+            )
+        } else {
+            "    insecure-mode: true\n".to_string()
+        };
         std::fs::write(
             &config,
             CONFIG
+                .replace("CHANNEL", channel.trim_end_matches('\n'))
                 .replace("PORT", &port.to_string())
                 .replace("DATABASE", &connection),
         )
@@ -239,7 +325,8 @@ impl BuildGrid {
         }
         let server = command.spawn().expect("bgd server start runs");
         let mut grid = BuildGrid {
-            url: format!("http://127.0.0.1:{port}"),
+            url: format!("{}://127.0.0.1:{port}", if tls { "https" } else { "http" }),
+            ca: tls.then(|| dir.path().join("ca.pem")),
             bgd: bgd.clone(),
             server,
             postgres,
@@ -325,8 +412,12 @@ impl BuildGrid {
         let bgd = self.bgd.clone();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let answered = Command::new(&bgd)
-                .args(["capabilities", "--remote", &self.url])
+            let mut capabilities = Command::new(&bgd);
+            capabilities.args(["capabilities", "--remote", &self.url]);
+            if let Some(ca) = &self.ca {
+                capabilities.arg("--server-cert").arg(ca);
+            }
+            let answered = capabilities
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

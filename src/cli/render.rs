@@ -35,7 +35,7 @@ pub fn exit_for(err: &ReduceError) -> Exit {
         ReduceError::Interrupted | ReduceError::SessionInterrupted => Exit::Interrupted,
         ReduceError::Session(err) => session_exit(err),
         ReduceError::Container(err) => container_exit(err),
-        ReduceError::Remote(_) => Exit::Error,
+        ReduceError::Remote(err) => remote_exit(err),
     }
 }
 
@@ -141,7 +141,9 @@ fn oracle_exit(err: &OracleError) -> Exit {
 /// The exit code for an error of `worker`: 2 for a URL that is not one, 1 otherwise.
 pub fn remote_exit(err: &RemoteError) -> Exit {
     match err {
-        RemoteError::BadUrl { .. } => Exit::Usage,
+        RemoteError::BadUrl { .. } | RemoteError::BadHeader { .. } | RemoteError::Ca { .. } => {
+            Exit::Usage
+        }
         RemoteError::Connect { .. }
         | RemoteError::Runtime(_)
         | RemoteError::Rpc { .. }
@@ -168,6 +170,13 @@ pub use crate::with_causes;
 
 /// Prints an error with its causes and a hint where one helps.
 pub fn render_error(console: &Console, err: &ReduceError) {
+    // A remote option that cannot be used is the option's fault, not the cluster's.
+    if let ReduceError::Remote(remote) = err
+        && remote_exit(remote) == Exit::Usage
+    {
+        render_remote_error(console, remote);
+        return;
+    }
     let mut text = format!("error: {}", with_causes(err));
     let hint = match err {
         ReduceError::Oracle(OracleError::NoSignature { output_tail }) => Some(format!(

@@ -141,10 +141,11 @@ impl ContainerArgs {
 #[command(next_help_heading = "Remote execution")]
 pub struct RemoteArgs {
     /// Run every command on this Remote Execution API v2 endpoint instead of here
-    /// (`grpc://HOST:PORT` or `http://HOST:PORT`; BuildGrid, Buildbarn, NativeLink or a
-    /// hosted service). Each candidate's tree is uploaded as a Merkle tree (only the blobs
-    /// the cluster lacks); deterministic probes may be answered by its action cache,
-    /// holdout runs and the baseline's never are.
+    /// (`grpc://HOST:PORT` or `http://HOST:PORT` for plain HTTP/2, `grpcs://HOST:PORT` or
+    /// `https://HOST:PORT` for TLS; BuildGrid, Buildbarn, NativeLink or a hosted service).
+    /// Each candidate's tree is uploaded as a Merkle tree (only the blobs the cluster
+    /// lacks); deterministic probes may be answered by its action cache, holdout runs and
+    /// the baseline's never are.
     #[arg(long, value_name = "URL")]
     pub remote: Option<String>,
 
@@ -162,6 +163,17 @@ pub struct RemoteArgs {
     /// stops with an error naming the operation.
     #[arg(long, value_name = "DURATION", requires = "remote", value_parser = parse_duration, default_value = "15m")]
     pub remote_wait: Duration,
+
+    /// With a TLS endpoint, trust the certificate authorities in this PEM file instead of
+    /// the system's (a cluster with a certificate of its own).
+    #[arg(long, value_name = "FILE", requires = "remote")]
+    pub remote_ca: Option<std::path::PathBuf>,
+
+    /// Send this header with every call to the cluster, such as a hosted service's API key
+    /// (`x-buildbuddy-api-key=KEY`) or `authorization=Bearer TOKEN`. Repeatable. Never
+    /// written to a report.
+    #[arg(long, value_name = "NAME=VALUE", requires = "remote", value_parser = parse_header)]
+    pub remote_header: Vec<(String, String)>,
 }
 
 impl RemoteArgs {
@@ -171,7 +183,19 @@ impl RemoteArgs {
             url: self.remote.clone()?,
             instance: self.remote_instance.clone(),
             wait: self.remote_wait,
+            tls_ca: self.remote_ca.clone(),
+            headers: self.remote_header.clone(),
         })
+    }
+}
+
+/// Parses `NAME=VALUE` (split at the first `=`); the name must not be empty.
+pub(super) fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("`{text}` is not NAME=VALUE")),
     }
 }
 

@@ -176,9 +176,14 @@ pub enum InvalidOption {
         "--remote runs every command on the cluster: it cannot be combined with --runner docker"
     )]
     RemoteWithContainer,
-    /// `--remote` that is not a `grpc://` or `http://` endpoint.
+    /// `--remote-ca` with a plain endpoint.
     #[error(
-        "--remote `{0}` is not an endpoint: give grpc://HOST:PORT or http://HOST:PORT (plain HTTP/2; TLS is not supported)"
+        "--remote-ca is for a TLS endpoint: give --remote as grpcs://HOST:PORT or https://HOST:PORT"
+    )]
+    RemoteCaWithoutTls,
+    /// `--remote` that is not a `grpc://`, `http://`, `grpcs://` or `https://` endpoint.
+    #[error(
+        "--remote `{0}` is not an endpoint: give grpc://HOST:PORT or http://HOST:PORT (plain HTTP/2), or grpcs://HOST:PORT or https://HOST:PORT (TLS)"
     )]
     RemoteUrl(String),
 }

@@ -347,6 +347,8 @@ impl Place {
                 &crate::remote::RemoteConfig {
                     url: remote.url.clone(),
                     instance: remote.instance.clone(),
+                    tls_ca: remote.tls_ca.clone(),
+                    headers: remote.headers.clone(),
                     wait: remote.wait,
                 },
             )?));

@@ -276,6 +276,11 @@ pub struct RemoteOptions {
     /// How long a run may take beyond its timeout before it is given up as an error
     /// (`--remote-wait`).
     pub wait: std::time::Duration,
+    /// With TLS, the certificate authorities to trust in place of the system's
+    /// (`--remote-ca`).
+    pub tls_ca: Option<PathBuf>,
+    /// Metadata sent with every call (`--remote-header`); never written to a report.
+    pub headers: Vec<(String, String)>,
 }
 
 impl ReduceOptions {

@@ -43,11 +43,17 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         return Err(InvalidOption::NoCommand.into());
     }
     if let Some(remote) = &options.remote {
-        let endpoint = ["grpc://", "http://"]
+        let endpoint = ["grpc://", "http://", "grpcs://", "https://"]
             .iter()
             .find_map(|scheme| remote.url.strip_prefix(scheme));
         if endpoint.is_none_or(|rest| rest.is_empty() || rest.contains(['/', ' '])) {
             return Err(InvalidOption::RemoteUrl(remote.url.clone()).into());
+        }
+        if remote.tls_ca.is_some()
+            && !remote.url.starts_with("grpcs://")
+            && !remote.url.starts_with("https://")
+        {
+            return Err(InvalidOption::RemoteCaWithoutTls.into());
         }
         if options.container.is_some() {
             return Err(InvalidOption::RemoteWithContainer.into());

@@ -94,7 +94,7 @@ async fn or_stop<F: Future>(stop: &AtomicBool, work: F) -> Option<F::Output> {
 
 struct Bot<'a> {
     conn: Conn,
-    bots: BotsClient<tonic::transport::Channel>,
+    bots: BotsClient<super::conn::Channel>,
     session: rw::BotSession,
     stop: &'a AtomicBool,
     options: BotOptions,

@@ -20,7 +20,7 @@ const PER_BLOB: usize = 128;
 
 /// The storage of one instance over one channel.
 pub(super) struct Cas<'a> {
-    pub(super) channel: tonic::transport::Channel,
+    pub(super) channel: super::conn::Channel,
     pub(super) instance: &'a str,
     pub(super) batch_limit: usize,
 }
@@ -41,7 +41,7 @@ fn rpc(call: &'static str) -> impl FnOnce(tonic::Status) -> RemoteError {
 }
 
 impl Cas<'_> {
-    fn client(&self) -> ContentAddressableStorageClient<tonic::transport::Channel> {
+    fn client(&self) -> ContentAddressableStorageClient<super::conn::Channel> {
         ContentAddressableStorageClient::new(self.channel.clone())
             .max_decoding_message_size(usize::MAX)
     }

@@ -2,9 +2,14 @@
 //! name and the batch size the server allows, made after GetCapabilities says SHA-256
 //! digests and execution are there.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bazel_remote_apis::build::bazel::remote::execution::v2 as re;
+use tonic::Status;
+use tonic::metadata::{Ascii, MetadataKey, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, ClientTlsConfig};
 
 use super::error::RemoteError;
 
@@ -17,13 +22,20 @@ pub(super) const RESOURCE_EXHAUSTED: i32 = 8;
 /// gRPC's FAILED_PRECONDITION.
 pub(super) const FAILED_PRECONDITION: i32 = 9;
 
-/// Where the cluster is.
+/// Where the cluster is and how to talk to it.
 #[derive(Clone, Debug)]
 pub struct RemoteConfig {
-    /// The endpoint, `http://HOST:PORT` (plain HTTP/2: no TLS).
+    /// The endpoint: `grpc://HOST:PORT` or `http://HOST:PORT` for plain HTTP/2,
+    /// `grpcs://HOST:PORT` or `https://HOST:PORT` for TLS.
     pub url: String,
     /// The instance name; empty for the default instance.
     pub instance: String,
+    /// With TLS, a PEM file of the certificate authorities to trust in place of the
+    /// system's (a cluster with a certificate of its own).
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// Metadata sent with every call, such as a hosted service's API key
+    /// (`x-buildbuddy-api-key`) or `authorization: Bearer TOKEN`.
+    pub headers: Vec<(String, String)>,
     /// How long a run may take beyond its own timeout (waiting for a worker, a worker
     /// lost and its action handed out again) before it is cancelled as an error.
     pub wait: Duration,
@@ -39,15 +51,55 @@ impl RemoteConfig {
         RemoteConfig {
             url: url.to_string(),
             instance: instance.to_string(),
+            tls_ca: None,
+            headers: Vec::new(),
             wait: RemoteConfig::DEFAULT_WAIT,
         }
+    }
+}
+
+/// The channel every client uses: the connection with the configured metadata added to
+/// each call.
+pub(super) type Channel = InterceptedService<tonic::transport::Channel, Headers>;
+
+/// Adds the configured metadata to each call.
+#[derive(Clone)]
+pub(super) struct Headers(Arc<Vec<(MetadataKey<Ascii>, MetadataValue<Ascii>)>>);
+
+impl Headers {
+    fn parse(pairs: &[(String, String)]) -> Result<Headers, RemoteError> {
+        let mut parsed = Vec::new();
+        for (name, value) in pairs {
+            let bad = |why: &str| RemoteError::BadHeader {
+                name: name.clone(),
+                reason: why.to_string(),
+            };
+            if name.to_ascii_lowercase().ends_with("-bin") {
+                return Err(bad("binary (`-bin`) headers are not supported"));
+            }
+            let key = MetadataKey::<Ascii>::from_bytes(name.to_ascii_lowercase().as_bytes())
+                .map_err(|_| bad("not a header name (letters, digits, `-`, `_`, `.`)"))?;
+            let value = MetadataValue::<Ascii>::try_from(value.as_str())
+                .map_err(|_| bad("its value holds a character a header cannot carry"))?;
+            parsed.push((key, value));
+        }
+        Ok(Headers(Arc::new(parsed)))
+    }
+}
+
+impl tonic::service::Interceptor for Headers {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, Status> {
+        for (key, value) in self.0.iter() {
+            request.metadata_mut().insert(key.clone(), value.clone());
+        }
+        Ok(request)
     }
 }
 
 /// A connection: the runtime, the channel, the instance and the batch size.
 pub(super) struct Conn {
     pub(super) runtime: tokio::runtime::Runtime,
-    pub(super) channel: tonic::transport::Channel,
+    pub(super) channel: Channel,
     pub(super) instance: String,
     /// The most bytes of blobs one batch call carries.
     pub(super) batch_limit: usize,
@@ -66,17 +118,36 @@ impl Conn {
             .enable_all()
             .build()
             .map_err(RemoteError::Runtime)?;
-        // Bazel's spelling of a plain endpoint, `grpc://HOST:PORT`, is HTTP/2 without TLS.
-        let uri = match config.url.strip_prefix("grpc://") {
-            Some(rest) => format!("http://{rest}"),
-            None => config.url.clone(),
+        let headers = Headers::parse(&config.headers)?;
+        // Bazel's spellings: `grpc://HOST:PORT` is HTTP/2 without TLS, `grpcs://` with it.
+        let (uri, tls) = if let Some(rest) = config.url.strip_prefix("grpc://") {
+            (format!("http://{rest}"), false)
+        } else if let Some(rest) = config.url.strip_prefix("grpcs://") {
+            (format!("https://{rest}"), true)
+        } else {
+            (config.url.clone(), config.url.starts_with("https://"))
         };
-        let endpoint = tonic::transport::Endpoint::from_shared(uri)
-            .map_err(|source| RemoteError::BadUrl {
-                url: config.url.clone(),
-                source,
-            })?
+        let bad_url = |source| RemoteError::BadUrl {
+            url: config.url.clone(),
+            source,
+        };
+        let mut endpoint = tonic::transport::Endpoint::from_shared(uri)
+            .map_err(bad_url)?
             .connect_timeout(Duration::from_secs(10));
+        if tls {
+            let mut tls = ClientTlsConfig::new();
+            tls = match &config.tls_ca {
+                Some(path) => {
+                    let pem = std::fs::read(path).map_err(|source| RemoteError::Ca {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    tls.ca_certificate(Certificate::from_pem(pem))
+                }
+                None => tls.with_native_roots(),
+            };
+            endpoint = endpoint.tls_config(tls).map_err(bad_url)?;
+        }
         let channel =
             runtime
                 .block_on(endpoint.connect())
@@ -84,6 +155,7 @@ impl Conn {
                     url: config.url.clone(),
                     source,
                 })?;
+        let channel = InterceptedService::new(channel, headers);
         let mut capabilities = re::capabilities_client::CapabilitiesClient::new(channel.clone());
         let caps = runtime
             .block_on(capabilities.get_capabilities(re::GetCapabilitiesRequest {

@@ -22,8 +22,16 @@ struct Cluster {
 
 impl Cluster {
     fn start() -> Option<Cluster> {
-        let grid = BuildGrid::start()?;
-        let config = RemoteConfig::new(&grid.url, "");
+        Cluster::on(BuildGrid::start()?)
+    }
+
+    /// With a header sent on every call, as a hosted service's key would be.
+    fn on(grid: BuildGrid) -> Option<Cluster> {
+        let config = RemoteConfig {
+            tls_ca: grid.ca.clone(),
+            headers: vec![("x-repromin-test".into(), "a key".into())],
+            ..RemoteConfig::new(&grid.url, "")
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let bot = {
             let stop = stop.clone();
@@ -342,4 +350,63 @@ fn an_unreachable_cluster_is_a_clear_error() {
     );
     let err = Remote::connect(&RemoteConfig::new("not a url", "")).expect_err("not a URL");
     assert!(matches!(err, RemoteError::BadUrl { .. }), "{err:?}");
+}
+
+#[test]
+fn a_cluster_that_speaks_tls_runs_trees_for_a_client_that_trusts_its_authority() {
+    let Some(grid) = BuildGrid::start_tls() else {
+        return;
+    };
+    assert!(grid.url.starts_with("https://"), "{}", grid.url);
+    let url = grid.url.clone();
+    let ca = grid.ca.clone().expect("a TLS grid has an authority");
+    let cluster = Cluster::on(grid).expect("the cluster");
+    let t = tree(&[("f", file(b"over TLS\n"), 0o644)]);
+    let run = cluster.run(&t, "cat f", Duration::from_secs(60), CachePolicy::Skip);
+    assert_eq!(run.outcome.termination, Termination::Exited(0));
+    assert_eq!(run.outcome.output, b"over TLS\n");
+    // The system's authorities do not vouch for the test's own.
+    let err = Remote::connect(&RemoteConfig::new(&url, "")).expect_err("an unknown authority");
+    assert!(matches!(err, RemoteError::Connect { .. }), "{err:?}");
+    // Bazel's spelling of a TLS endpoint is the same endpoint.
+    let grpcs = url.replace("https://", "grpcs://");
+    let config = RemoteConfig {
+        tls_ca: Some(ca.clone()),
+        ..RemoteConfig::new(&grpcs, "")
+    };
+    Remote::connect(&config).expect("grpcs:// connects with the authority");
+    // A plain client cannot talk to it.
+    let plain = url.replace("https://", "http://");
+    assert!(Remote::connect(&RemoteConfig::new(&plain, "")).is_err());
+    // An authority file that cannot be read is named.
+    let config = RemoteConfig {
+        tls_ca: Some(ca.with_file_name("missing.pem")),
+        ..RemoteConfig::new(&url, "")
+    };
+    let err = Remote::connect(&config).expect_err("no such file");
+    assert!(
+        crate::with_causes(&err).starts_with("cannot read the certificate authorities in "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_header_grpc_cannot_carry_is_refused_before_connecting() {
+    for (name, value, says) in [
+        ("bad name", "v", "not a header name"),
+        ("x-key", "line\nbreak", "cannot carry"),
+        ("x-key-bin", "v", "binary"),
+    ] {
+        let config = RemoteConfig {
+            headers: vec![(name.into(), value.into())],
+            ..RemoteConfig::new("http://127.0.0.1:9", "")
+        };
+        let err = Remote::connect(&config).expect_err("a bad header");
+        let text = crate::with_causes(&err);
+        assert!(
+            text.starts_with(&format!("the header `{name}` cannot be sent: "))
+                && text.contains(says),
+            "{text}"
+        );
+    }
 }

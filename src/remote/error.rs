@@ -12,6 +12,23 @@ pub enum RemoteError {
         #[source]
         source: tonic::transport::Error,
     },
+    /// The `tls_ca` file could not be read.
+    #[error("cannot read the certificate authorities in {}", path.display())]
+    Ca {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A header to send is not one gRPC can carry.
+    #[error("the header `{name}` cannot be sent: {reason}")]
+    BadHeader {
+        /// Its name as given.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// No connection could be made.
     #[error("cannot reach the remote execution service at {url}")]
     Connect {

@@ -147,6 +147,28 @@ fn remote_options_that_cannot_work_are_refused() {
         (&["--remote", "127.0.0.1:50051"][..], "is not an endpoint"),
         (&["--remote", "ftp://host:1"][..], "is not an endpoint"),
         (
+            &["--remote", "http://127.0.0.1:9", "--remote-ca", "ca.pem"][..],
+            "--remote-ca is for a TLS endpoint",
+        ),
+        (
+            &[
+                "--remote",
+                "https://127.0.0.1:9",
+                "--remote-header",
+                "novalue",
+            ][..],
+            "`novalue` is not NAME=VALUE",
+        ),
+        (
+            &[
+                "--remote",
+                "https://127.0.0.1:9",
+                "--remote-ca",
+                "missing.pem",
+            ][..],
+            "cannot read the certificate authorities in missing.pem",
+        ),
+        (
             &["--remote", "http://127.0.0.1:9", "--memory", "64m"][..],
             "--memory is for runs on this machine",
         ),
