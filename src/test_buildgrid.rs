@@ -176,7 +176,8 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-const CONFIG: &str = r#"server:
+const CONFIG: &str = r#"thread-pool-size: 64
+server:
   - !channel
     address: "127.0.0.1:PORT"
 CHANNEL

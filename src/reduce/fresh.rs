@@ -1,5 +1,6 @@
 //! Runs of the command outside the session's workers: each in a fresh copy of the tree,
-//! as the baseline and the empty-tree check run before any worker exists.
+//! as the baseline and the empty-tree check run before any worker exists (or, with
+//! `--remote`, the baseline on the cluster, `--jobs` at a time).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -65,6 +66,7 @@ pub(super) fn baselines_at_once(
     scratch: &Path,
     timeout: Duration,
     interrupt: &AtomicBool,
+    remote: Option<&crate::remote::Remote>,
 ) -> Result<Vec<(RunOutcome, Normalizer)>, ReduceError> {
     let count = options.baseline_runs;
     let jobs = options.jobs.max(1);
@@ -76,9 +78,22 @@ pub(super) fn baselines_at_once(
             std::thread::scope(|scope| {
                 let handles: Vec<_> = (start..end)
                     .map(|i| {
-                        scope.spawn(move || {
-                            let name = format!("baseline{}", i + 1);
-                            run_fresh(tree, options, scratch, &name, timeout, interrupt, None)
+                        scope.spawn(move || match remote {
+                            // Independent runs: never an answer from the action cache.
+                            Some(remote) => remote
+                                .run(
+                                    tree,
+                                    &options.command,
+                                    timeout,
+                                    crate::remote::CachePolicy::Skip,
+                                    interrupt,
+                                )
+                                .map(|run| (run.outcome, Normalizer::new(&[])))
+                                .map_err(ReduceError::from),
+                            None => {
+                                let name = format!("baseline{}", i + 1);
+                                run_fresh(tree, options, scratch, &name, timeout, interrupt, None)
+                            }
                         })
                     })
                     .collect();

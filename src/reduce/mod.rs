@@ -414,12 +414,22 @@ fn preflight_in(
     let (tree, scan, source_kind) = crate::tree::scan_source(&options.source, &options.rules)?;
     let tree = Arc::new(tree);
     let baseline_timeout = options.timeout.unwrap_or(BASELINE_TIMEOUT);
-    // Without a journal to keep in order, fresh copies run the baseline `--jobs` at a time.
-    let at_once = durable.is_none() && matches!(place, Place::Fresh) && options.jobs > 1;
-    let mut runs = if at_once {
-        fresh::baselines_at_once(&tree, options, scratch, baseline_timeout, interrupt)?
-    } else {
-        Vec::new()
+    // Without a journal to keep in order, fresh copies and a cluster run the baseline
+    // `--jobs` at a time.
+    let at_once = durable.is_none() && options.jobs > 1;
+    let mut runs = match place {
+        Place::Fresh if at_once => {
+            fresh::baselines_at_once(&tree, options, scratch, baseline_timeout, interrupt, None)?
+        }
+        Place::Remote(remote) if at_once => fresh::baselines_at_once(
+            &tree,
+            options,
+            scratch,
+            baseline_timeout,
+            interrupt,
+            Some(remote),
+        )?,
+        _ => Vec::new(),
     };
     for i in runs.len()..options.baseline_runs {
         let recorded = match durable.as_deref_mut() {
