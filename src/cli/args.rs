@@ -531,7 +531,7 @@ pub(super) fn build_options(
     let mut options = ReduceOptions::new(source.clone(), output, command.to_vec());
     options.command.env = parse_env(&run.env)?;
     options.container = run.container.to_options()?;
-    options.remote = run.remote.to_options();
+    options.remote = run.remote.to_options()?;
     if options.remote.is_some() && options.container.is_some() {
         return Err(InvalidOption::RemoteWithContainer.into());
     }

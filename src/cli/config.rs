@@ -30,8 +30,10 @@ use schema::FIELDS;
 pub(super) const MAX_BYTES: u64 = 1024 * 1024;
 
 /// Arguments of `reduce` and `doctor` that are not semantic options: where the tree comes
-/// from and goes, where a session lives and whether it resumes, and what is shown. They stay
-/// on the command line beside `--config`; every other argument is owned by the file.
+/// from and goes, where a session lives and whether it resumes, what is shown, and the
+/// credentials for a remote cluster (a header may carry a key, which does not belong in a
+/// file that tends to be committed, and the authority file goes with it). They stay on the
+/// command line beside `--config`; every other argument is owned by the file.
 const PLACEMENT: &[&str] = &[
     "source",
     "output",
@@ -39,6 +41,8 @@ const PLACEMENT: &[&str] = &[
     "session",
     "resume",
     "no_progress",
+    "remote_ca",
+    "remote_header",
 ];
 
 /// Why a configuration file, or its combination with the command line, is refused.

@@ -166,26 +166,40 @@ pub struct RemoteArgs {
 
     /// With a TLS endpoint, trust the certificate authorities in this PEM file instead of
     /// the system's (a cluster with a certificate of its own).
-    #[arg(long, value_name = "FILE", requires = "remote")]
+    #[arg(long, value_name = "FILE")]
     pub remote_ca: Option<std::path::PathBuf>,
 
     /// Send this header with every call to the cluster, such as a hosted service's API key
     /// (`x-buildbuddy-api-key=KEY`) or `authorization=Bearer TOKEN`. Repeatable. Never
     /// written to a report.
-    #[arg(long, value_name = "NAME=VALUE", requires = "remote", value_parser = parse_header)]
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_header)]
     pub remote_header: Vec<(String, String)>,
 }
 
 impl RemoteArgs {
     /// The remote options these arguments ask for: none to run here.
-    pub(super) fn to_options(&self) -> Option<crate::reduce::RemoteOptions> {
-        Some(crate::reduce::RemoteOptions {
-            url: self.remote.clone()?,
+    ///
+    /// # Errors
+    /// A cluster's credentials (`--remote-ca`, `--remote-header`) with no cluster. They
+    /// may sit beside a `--config` whose file names the cluster, so clap cannot require
+    /// `--remote` beside them.
+    pub(super) fn to_options(&self) -> Result<Option<crate::reduce::RemoteOptions>, ReduceError> {
+        let Some(url) = self.remote.clone() else {
+            if self.remote_ca.is_some() {
+                return Err(InvalidOption::RemoteCredentials("--remote-ca").into());
+            }
+            if !self.remote_header.is_empty() {
+                return Err(InvalidOption::RemoteCredentials("--remote-header").into());
+            }
+            return Ok(None);
+        };
+        Ok(Some(crate::reduce::RemoteOptions {
+            url,
             instance: self.remote_instance.clone(),
             wait: self.remote_wait,
             tls_ca: self.remote_ca.clone(),
             headers: self.remote_header.clone(),
-        })
+        }))
     }
 }
 

@@ -176,6 +176,9 @@ pub enum InvalidOption {
         "--remote runs every command on the cluster: it cannot be combined with --runner docker"
     )]
     RemoteWithContainer,
+    /// A cluster's credentials with no cluster.
+    #[error("{0} is for a remote cluster: give --remote URL (or runner.remote in --config)")]
+    RemoteCredentials(&'static str),
     /// `--remote-ca` with a plain endpoint.
     #[error(
         "--remote-ca is for a TLS endpoint: give --remote as grpcs://HOST:PORT or https://HOST:PORT"

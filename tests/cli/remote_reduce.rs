@@ -169,6 +169,14 @@ fn remote_options_that_cannot_work_are_refused() {
             "cannot read the certificate authorities in missing.pem",
         ),
         (
+            &["--remote-header", "x-key=v"][..],
+            "--remote-header is for a remote cluster",
+        ),
+        (
+            &["--remote-ca", "ca.pem"][..],
+            "--remote-ca is for a remote cluster",
+        ),
+        (
             &["--remote", "http://127.0.0.1:9", "--memory", "64m"][..],
             "--memory is for runs on this machine",
         ),
@@ -384,4 +392,37 @@ fn an_interrupted_remote_reduction_cancels_its_operation() {
     });
     assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
     assert!(grid.unfinished().is_empty(), "{:?}", grid.unfinished());
+}
+
+#[test]
+fn remote_credentials_stay_on_the_command_line_beside_a_configuration_file() {
+    let area = Area::new();
+    let source = area.write("src", &[("a.txt", "x\n")]);
+    let config = area.path("reduce.json");
+    std::fs::write(
+        &config,
+        r#"{"schema_version": 1, "command": ["grep", "-q", "x", "a.txt"],
+            "runner": {"remote": "http://127.0.0.1:9"}}"#,
+    )
+    .unwrap();
+    let done = run(
+        &[
+            "reduce",
+            source.to_str().unwrap(),
+            area.path("out").to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--remote-header",
+            "x-api-key=secret",
+        ],
+        area.dir.path(),
+    );
+    // The file's cluster is tried (and is not there), with the header from the command line.
+    assert_eq!(done.status.code(), Some(1), "{}", stderr(&done));
+    assert!(
+        stderr(&done).contains("cannot reach the remote execution service at http://127.0.0.1:9"),
+        "{}",
+        stderr(&done)
+    );
+    assert!(!stderr(&done).contains("secret"), "{}", stderr(&done));
 }
