@@ -215,8 +215,9 @@ fn marked_tree(area: &Area) -> (std::path::PathBuf, std::path::PathBuf) {
     (source, area.path("marks"))
 }
 
-/// `reduce` of `marked_tree` on `url` with one remote slot, as a command to start.
-fn marked_reduce(source: &Path, out: &Path, marks: &Path, url: &str, wait: &str) -> Command {
+/// `reduce` of `marked_tree`, its runs placed by `place` (`--remote ...` or `--jobs 1`),
+/// as a command to start.
+fn marked_reduce(source: &Path, out: &Path, marks: &Path, place: &[&str]) -> Command {
     let mut command = Command::new(bin());
     clean_env(&mut command);
     command.args([
@@ -230,12 +231,8 @@ fn marked_reduce(source: &Path, out: &Path, marks: &Path, url: &str, wait: &str)
         "0.4",
         "--exit-code",
         "3",
-        "--remote",
-        url,
-        "--remote-jobs",
-        "1",
-        "--remote-wait",
-        wait,
+    ]);
+    command.args(place).args([
         "--env",
         &format!("MARKS={}", marks.display()),
         "--",
@@ -264,24 +261,63 @@ fn wait_for_runs(marks: &Path, runs: usize) {
     }
 }
 
-#[test]
-fn a_worker_killed_mid_probe_has_the_probe_run_by_another_and_the_result_is_unchanged() {
-    let Some(grid) = BuildGrid::start() else {
-        return;
-    };
+/// What [`kill_mid_probe`] leaves to look at.
+struct Killed {
+    area: Area,
+    grid: BuildGrid,
+    source: std::path::PathBuf,
+    out: std::path::PathBuf,
+    done: std::process::Output,
+}
+
+/// Reduces `marked_tree` on a fresh cluster with one worker and `--remote-wait wait`,
+/// kills that worker (SIGKILL) once the fourth run has started (the baseline and the
+/// empty tree are behind it: that run is a probe), and starts another when `take_over`.
+fn kill_mid_probe(wait: &str, take_over: bool) -> Option<Killed> {
+    let grid = BuildGrid::start()?;
     let area = Area::new();
     let (source, marks) = marked_tree(&area);
     let first = Worker::start(&grid.url);
     let out = area.path("out");
-    let reduction = marked_reduce(&source, &out, &marks, &grid.url, "5m");
+    let place = [
+        "--remote",
+        &grid.url,
+        "--remote-jobs",
+        "1",
+        "--remote-wait",
+        wait,
+    ];
+    let reduction = marked_reduce(&source, &out, &marks, &place);
     let done = std::thread::scope(|scope| {
         let reduction = scope.spawn(|| output_within(reduction, Duration::from_secs(300)));
-        // The baseline and the empty tree are behind it: this run is a probe.
         wait_for_runs(&marks, 4);
         first.kill();
-        let _second = Worker::start(&grid.url);
-        reduction.join().expect("the reduction thread")
+        let second = take_over.then(|| Worker::start(&grid.url));
+        let done = reduction.join().expect("the reduction thread");
+        drop(second);
+        done
     });
+    Some(Killed {
+        area,
+        grid,
+        source,
+        out,
+        done,
+    })
+}
+
+#[test]
+fn a_worker_killed_mid_probe_has_the_probe_run_by_another_and_the_result_is_unchanged() {
+    let Some(killed) = kill_mid_probe("5m", true) else {
+        return;
+    };
+    let Killed {
+        area,
+        grid,
+        source,
+        out,
+        done,
+    } = killed;
     assert!(
         done.status.success(),
         "{}\nBuildGrid's log:\n{}",
@@ -290,30 +326,13 @@ fn a_worker_killed_mid_probe_has_the_probe_run_by_another_and_the_result_is_unch
     );
     // The same result as here, where nothing was lost.
     let local = area.path("local");
-    let done_here = run(
-        &[
-            "reduce",
-            source.to_str().unwrap(),
-            local.to_str().unwrap(),
-            "--no-progress",
-            "--holdout-runs",
-            "4",
-            "--min-holdout-rate",
-            "0.4",
-            "--exit-code",
-            "3",
-            "--jobs",
-            "1",
-            "--no-trace",
-            "--env",
-            &format!("MARKS={}", area.path("local-marks").display()),
-            "--",
-            "sh",
-            "-c",
-            "echo run >> \"$MARKS\"; sleep 0.5; grep -q needle a.txt && exit 3; exit 0",
-        ],
-        area.dir.path(),
+    let here = marked_reduce(
+        &source,
+        &local,
+        &area.path("local-marks"),
+        &["--jobs", "1", "--no-trace"],
     );
+    let done_here = output_within(here, Duration::from_secs(120));
     assert!(done_here.status.success(), "{}", stderr(&done_here));
     assert_eq!(files(&out), files(&local));
     assert_eq!(report(&out)["edits"], report(&local)["edits"]);
@@ -323,20 +342,12 @@ fn a_worker_killed_mid_probe_has_the_probe_run_by_another_and_the_result_is_unch
 
 #[test]
 fn a_worker_killed_mid_probe_with_none_to_take_over_stops_the_reduction_unpublished() {
-    let Some(grid) = BuildGrid::start() else {
+    let Some(Killed {
+        grid, out, done, ..
+    }) = kill_mid_probe("3s", false)
+    else {
         return;
     };
-    let area = Area::new();
-    let (source, marks) = marked_tree(&area);
-    let only = Worker::start(&grid.url);
-    let out = area.path("out");
-    let reduction = marked_reduce(&source, &out, &marks, &grid.url, "3s");
-    let done = std::thread::scope(|scope| {
-        let reduction = scope.spawn(|| output_within(reduction, Duration::from_secs(120)));
-        wait_for_runs(&marks, 4);
-        only.kill();
-        reduction.join().expect("the reduction thread")
-    });
     assert_eq!(done.status.code(), Some(1), "{}", stderr(&done));
     let err = stderr(&done);
     assert!(
