@@ -239,6 +239,20 @@ impl BuildGrid {
         reason = "the unit tests use it, the CLI tests and the harness do not"
     )]
     pub(crate) fn start_tls() -> Option<BuildGrid> {
+        let openssl = Command::new("openssl")
+            .arg("version")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run openssl: {e}"))
+            .and_then(|out| {
+                out.status
+                    .success()
+                    .then_some(())
+                    .ok_or_else(|| "openssl version failed".to_string())
+            });
+        if !crate::test_skip::require_tool("openssl", openssl) {
+            return None;
+        }
         BuildGrid::start_with(true)
     }
 

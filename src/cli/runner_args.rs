@@ -194,11 +194,10 @@ impl RemoteArgs {
             return Ok(None);
         };
         Ok(Some(crate::reduce::RemoteOptions {
-            url,
-            instance: self.remote_instance.clone(),
             wait: self.remote_wait,
             tls_ca: self.remote_ca.clone(),
             headers: self.remote_header.clone(),
+            ..crate::reduce::RemoteOptions::new(&url, &self.remote_instance)
         }))
     }
 }

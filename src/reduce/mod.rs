@@ -343,15 +343,7 @@ impl Place {
     /// A container runner that cannot be used.
     pub fn fresh(options: &ReduceOptions) -> Result<Place, ReduceError> {
         if let Some(remote) = &options.remote {
-            return Ok(Place::Remote(crate::remote::Remote::connect(
-                &crate::remote::RemoteConfig {
-                    url: remote.url.clone(),
-                    instance: remote.instance.clone(),
-                    tls_ca: remote.tls_ca.clone(),
-                    headers: remote.headers.clone(),
-                    wait: remote.wait,
-                },
-            )?));
+            return Ok(Place::Remote(crate::remote::Remote::connect(remote)?));
         }
         Ok(match &options.container {
             None => Place::Fresh,

@@ -266,22 +266,10 @@ pub struct RemoteRecord {
     pub cache_hits: u64,
 }
 
-/// A Remote Execution API v2 cluster that runs the commands (`--remote`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RemoteOptions {
-    /// The endpoint, `grpc://HOST:PORT` or `http://HOST:PORT`.
-    pub url: String,
-    /// The instance name (may be empty).
-    pub instance: String,
-    /// How long a run may take beyond its timeout before it is given up as an error
-    /// (`--remote-wait`).
-    pub wait: std::time::Duration,
-    /// With TLS, the certificate authorities to trust in place of the system's
-    /// (`--remote-ca`).
-    pub tls_ca: Option<PathBuf>,
-    /// Metadata sent with every call (`--remote-header`); never written to a report.
-    pub headers: Vec<(String, String)>,
-}
+/// A Remote Execution API v2 cluster that runs the commands (`--remote`): where it is
+/// (`--remote`, `--remote-instance`), how long a run may wait there (`--remote-wait`) and
+/// the credentials (`--remote-ca`, `--remote-header`; headers never reach a report).
+pub type RemoteOptions = crate::remote::RemoteConfig;
 
 impl ReduceOptions {
     /// Defaults for everything but the source, output and command.

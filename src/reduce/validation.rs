@@ -49,10 +49,7 @@ pub fn validate(options: &ReduceOptions, for_export: bool) -> Result<(), ReduceE
         if endpoint.is_none_or(|rest| rest.is_empty() || rest.contains(['/', ' '])) {
             return Err(InvalidOption::RemoteUrl(remote.url.clone()).into());
         }
-        if remote.tls_ca.is_some()
-            && !remote.url.starts_with("grpcs://")
-            && !remote.url.starts_with("https://")
-        {
+        if remote.tls_ca.is_some() && !remote.is_tls() {
             return Err(InvalidOption::RemoteCaWithoutTls.into());
         }
         if options.container.is_some() {

@@ -316,15 +316,16 @@ async fn execute(
             source,
         })?
         .into_inner();
-    let (mut name, mut done, _) = follow(stream, String::new(), "Execute", named).await?;
+    let (mut done, _) = follow(stream, "Execute", named).await?;
     let mut waits = 0;
     while done.is_none() {
+        let name = named.borrow().clone();
         if name.is_empty() || waits == WAITS {
             return Err(RemoteError::Lost(name));
         }
         waits += 1;
         let stream = client
-            .wait_execution(re::WaitExecutionRequest { name: name.clone() })
+            .wait_execution(re::WaitExecutionRequest { name })
             .await
             .map_err(|source| RemoteError::Rpc {
                 call: "WaitExecution",
@@ -332,7 +333,7 @@ async fn execute(
             })?
             .into_inner();
         let news;
-        (name, done, news) = follow(stream, name, "WaitExecution", named).await?;
+        (done, news) = follow(stream, "WaitExecution", named).await?;
         if news {
             waits = 0;
         }
@@ -355,30 +356,28 @@ async fn execute(
     }
 }
 
-/// Reads operations until one is done or the stream ends: the operation's name (also
-/// written to `named`), the done one, and whether the stream brought any.
+/// Reads operations until one is done or the stream ends: the done one, and whether the
+/// stream brought any. `named` holds the operation's name once one came.
 async fn follow(
     mut stream: tonic::Streaming<Operation>,
-    mut name: String,
     call: &'static str,
     named: &RefCell<String>,
-) -> Result<(String, Option<Operation>, bool), RemoteError> {
+) -> Result<(Option<Operation>, bool), RemoteError> {
     let mut news = false;
     loop {
         match stream.message().await {
             Ok(Some(operation)) => {
                 news = true;
-                if !operation.name.is_empty() && operation.name != name {
-                    name.clone_from(&operation.name);
-                    named.replace(name.clone());
+                if !operation.name.is_empty() && *named.borrow() != operation.name {
+                    named.replace(operation.name.clone());
                 }
                 if operation.done {
-                    return Ok((name, Some(operation), news));
+                    return Ok((Some(operation), news));
                 }
             }
-            Ok(None) => return Ok((name, None, news)),
+            Ok(None) => return Ok((None, news)),
             // A stream cut off after the operation was named is followed again.
-            Err(_) if !name.is_empty() => return Ok((name, None, news)),
+            Err(_) if !named.borrow().is_empty() => return Ok((None, news)),
             Err(source) => return Err(RemoteError::Rpc { call, source }),
         }
     }

@@ -23,7 +23,7 @@ pub(super) const RESOURCE_EXHAUSTED: i32 = 8;
 pub(super) const FAILED_PRECONDITION: i32 = 9;
 
 /// Where the cluster is and how to talk to it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoteConfig {
     /// The endpoint: `grpc://HOST:PORT` or `http://HOST:PORT` for plain HTTP/2,
     /// `grpcs://HOST:PORT` or `https://HOST:PORT` for TLS.
@@ -55,6 +55,12 @@ impl RemoteConfig {
             headers: Vec::new(),
             wait: RemoteConfig::DEFAULT_WAIT,
         }
+    }
+
+    /// Whether the endpoint speaks TLS (`grpcs://` or `https://`).
+    #[must_use]
+    pub fn is_tls(&self) -> bool {
+        self.url.starts_with("grpcs://") || self.url.starts_with("https://")
     }
 }
 
@@ -120,12 +126,12 @@ impl Conn {
             .map_err(RemoteError::Runtime)?;
         let headers = Headers::parse(&config.headers)?;
         // Bazel's spellings: `grpc://HOST:PORT` is HTTP/2 without TLS, `grpcs://` with it.
-        let (uri, tls) = if let Some(rest) = config.url.strip_prefix("grpc://") {
-            (format!("http://{rest}"), false)
+        let uri = if let Some(rest) = config.url.strip_prefix("grpc://") {
+            format!("http://{rest}")
         } else if let Some(rest) = config.url.strip_prefix("grpcs://") {
-            (format!("https://{rest}"), true)
+            format!("https://{rest}")
         } else {
-            (config.url.clone(), config.url.starts_with("https://"))
+            config.url.clone()
         };
         let bad_url = |source| RemoteError::BadUrl {
             url: config.url.clone(),
@@ -134,19 +140,18 @@ impl Conn {
         let mut endpoint = tonic::transport::Endpoint::from_shared(uri)
             .map_err(bad_url)?
             .connect_timeout(Duration::from_secs(10));
-        if tls {
-            let mut tls = ClientTlsConfig::new();
-            tls = match &config.tls_ca {
+        if config.is_tls() {
+            let trust = match &config.tls_ca {
                 Some(path) => {
                     let pem = std::fs::read(path).map_err(|source| RemoteError::Ca {
                         path: path.clone(),
                         source,
                     })?;
-                    tls.ca_certificate(Certificate::from_pem(pem))
+                    ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
                 }
-                None => tls.with_native_roots(),
+                None => ClientTlsConfig::new().with_native_roots(),
             };
-            endpoint = endpoint.tls_config(tls).map_err(bad_url)?;
+            endpoint = endpoint.tls_config(trust).map_err(bad_url)?;
         }
         let channel =
             runtime
@@ -205,4 +210,42 @@ impl Conn {
 /// The `Any` type URL of a message of REAPI v2.
 pub(super) fn type_url(name: &str) -> String {
     format!("type.googleapis.com/build.bazel.remote.execution.v2.{name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use tonic::service::Interceptor as _;
+
+    use super::*;
+
+    #[test]
+    fn every_call_carries_the_configured_headers() {
+        let mut headers = Headers::parse(&[
+            ("X-Api-Key".into(), "a key".into()),
+            ("authorization".into(), "Bearer t".into()),
+        ])
+        .expect("valid headers");
+        let request = headers.call(tonic::Request::new(())).expect("added");
+        let metadata = request.metadata();
+        assert_eq!(
+            metadata.get("x-api-key").map(|v| v.to_str().ok()),
+            Some(Some("a key"))
+        );
+        assert_eq!(
+            metadata.get("authorization").map(|v| v.to_str().ok()),
+            Some(Some("Bearer t"))
+        );
+    }
+
+    #[test]
+    fn an_endpoint_speaks_tls_by_its_scheme() {
+        for (url, tls) in [
+            ("grpc://h:1", false),
+            ("http://h:1", false),
+            ("grpcs://h:1", true),
+            ("https://h:1", true),
+        ] {
+            assert_eq!(RemoteConfig::new(url, "").is_tls(), tls, "{url}");
+        }
+    }
 }

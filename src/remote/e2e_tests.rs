@@ -77,6 +77,18 @@ impl Drop for Cluster {
     }
 }
 
+/// Runs `spec` on `tree` once: at most 60 s, never from the cache, never interrupted.
+fn run_argv(remote: &Remote, tree: &Tree, spec: &CommandSpec) -> Result<RemoteRun, RemoteError> {
+    let never = AtomicBool::new(false);
+    remote.run(
+        tree,
+        spec,
+        Duration::from_secs(60),
+        CachePolicy::Skip,
+        &never,
+    )
+}
+
 fn tree(items: &[(&str, Node, u32)]) -> Tree {
     let mut entries = Entries::new();
     for (path, node, mode) in items {
@@ -189,17 +201,9 @@ fn clones_of_one_client_run_from_several_threads_at_once() {
                         env: Vec::new(),
                         memory: None,
                     };
-                    let run = remote
-                        .run(
-                            &t,
-                            &spec,
-                            Duration::from_secs(60),
-                            CachePolicy::Skip,
-                            &AtomicBool::new(false),
-                        )
-                        .unwrap_or_else(|e| {
-                            panic!("{}\n{}", crate::with_causes(&e), cluster.grid.log())
-                        });
+                    let run = run_argv(&remote, &t, &spec).unwrap_or_else(|e| {
+                        panic!("{}\n{}", crate::with_causes(&e), cluster.grid.log())
+                    });
                     assert_eq!(run.outcome.termination, Termination::Exited(0));
                     String::from_utf8_lossy(&run.outcome.output).into_owned()
                 })
@@ -252,16 +256,7 @@ fn an_input_root_with_a_symlink_out_of_it_is_refused_by_the_worker() {
         env: Vec::new(),
         memory: None,
     };
-    let err = cluster
-        .remote
-        .run(
-            &t,
-            &spec,
-            Duration::from_secs(60),
-            CachePolicy::Skip,
-            &AtomicBool::new(false),
-        )
-        .expect_err("the worker refuses the action");
+    let err = run_argv(&cluster.remote, &t, &spec).expect_err("the worker refuses the action");
     let text = crate::with_causes(&err);
     assert!(
         text.starts_with("the remote execution failed: status 9: ")
