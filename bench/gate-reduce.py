@@ -8,8 +8,8 @@ Usage:
 
 MIRRORS holds one git repository per case repository, named OWNER+NAME (as for
 bench/gate-corpus.py). --cases is a JSON list of cases with `id`, `repo`, `merge_base`,
-`head` and `expected_verdict` (default: ../shared/eval/gate-cases.json beside the
-repository); only the cases expected `reproduced` run. For each case and each binary, in
+`head` and `expected_verdict`, or an object with that list under `cases` as
+bench/gate-corpus.json (default: ../shared/eval/gate-cases.json beside the repository); only the cases expected `reproduced` run. For each case and each binary, in
 the order given, in a fresh clone checked out at the head, with no configuration:
 
     REPROMIN exec --side base   --out D --base B --head H
@@ -118,8 +118,12 @@ def main() -> int:
             return 2
         binaries.append((name, os.path.abspath(path)))
     only = [x for x in args.only.split(",") if x]
+    listed = json.loads(args.cases.read_text())
+    if isinstance(listed, dict):
+        # bench/gate-corpus.json keeps its list under "cases".
+        listed = listed.get("cases", [])
     cases = [
-        c for c in json.loads(args.cases.read_text())
+        c for c in listed
         if c.get("expected_verdict") == "reproduced" and (not only or c["id"] in only)
     ]
     if not cases:

@@ -180,19 +180,43 @@ fn run_reduce_side(
     // Making the scratch directory swept those of killed runs; forget their worktrees.
     repo.prune_worktrees();
     let result = (|| -> Result<ReduceOutcome, SideError> {
-        let mut prepared = Vec::new();
-        for (i, tree_dir) in tree_dirs.iter().enumerate() {
+        for tree_dir in &tree_dirs {
             repo.add_worktree(tree_dir, &options.base)?;
-            prepared.push(prepare_tree(
-                &repo,
-                options,
-                &planned,
-                tree_dir,
-                &scratch.path().join(format!("tmp-setup{i}")),
-                (interrupt, &Deadline(started + options.budget)),
-                container.as_ref(),
-            )?);
         }
+        // The worktrees install at the same time: an install waits on the network and
+        // the disk as much as it computes, and the reduction cannot start before all are
+        // ready.
+        let deadline = Deadline(started + options.budget);
+        let prepared = std::thread::scope(|scope| {
+            let installs: Vec<_> = tree_dirs
+                .iter()
+                .enumerate()
+                .map(|(i, tree_dir)| {
+                    let (repo, planned, deadline) = (&repo, &planned, &deadline);
+                    let tmp = scratch.path().join(format!("tmp-setup{i}"));
+                    let container = container.as_ref();
+                    scope.spawn(move || {
+                        prepare_tree(
+                            repo,
+                            options,
+                            planned,
+                            tree_dir,
+                            &tmp,
+                            (interrupt, deadline),
+                            container,
+                        )
+                    })
+                })
+                .collect();
+            installs
+                .into_iter()
+                .map(|install| {
+                    install
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect::<Result<Vec<_>, SideError>>()
+        })?;
         let unmanaged = prepared[0].1.clone();
         let tree_dir = tree_dirs[0].clone();
         let rules = crate::tree::IgnoreRules {
