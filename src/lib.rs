@@ -58,6 +58,7 @@ pub mod oracle;
 pub(crate) mod output_layout;
 pub mod overlay;
 pub(crate) mod owner;
+pub(crate) mod reaper;
 pub mod reduce;
 pub mod remote;
 pub mod report;

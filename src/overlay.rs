@@ -71,6 +71,8 @@ pub(crate) struct Layers {
     state: LayerState,
     /// The mount options beyond the layers: the first of [`EXTRA_OPTIONS`] the kernel took.
     extra: &'static str,
+    /// Removes each run's layer while the next run goes on.
+    reaper: crate::reaper::Reaper,
 }
 
 /// The options each run's overlay asks for beyond its layers, best first; the session
@@ -177,6 +179,7 @@ impl Layers {
             live: None,
             state: LayerState::Untried,
             extra: EXTRA_OPTIONS[0],
+            reaper: crate::reaper::Reaper::new(),
         }
     }
 
@@ -267,7 +270,7 @@ impl Layers {
         at: &Path,
     ) -> Result<Mount, TreeError> {
         if let Some(live) = self.live.take() {
-            remove_any(&live)?;
+            self.reaper.remove(live)?;
         }
         self.serial += 1;
         let layer = self.dir.join(self.serial.to_string());
@@ -291,15 +294,15 @@ impl Layers {
         })
     }
 
-    /// Removes the last run's layer and checks that the tree directory `at` is still empty
-    /// on this side of the mount.
+    /// Hands the last run's layer to the reaper (it is removed while the next run goes on)
+    /// and checks that the tree directory `at` is still empty on this side of the mount.
     ///
     /// # Errors
     /// I/O failures, and [`TreeError::Escaped`] when something was written at `at` itself
     /// (it is removed).
     pub(crate) fn clear(&mut self, at: &Path) -> Result<(), TreeError> {
         if let Some(live) = self.live.take() {
-            remove_any(&live)?;
+            self.reaper.remove(live)?;
         }
         let mut found = None;
         for item in fs::read_dir(at).map_err(io_err("list", at))? {
