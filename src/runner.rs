@@ -675,6 +675,41 @@ mod tests {
         run(&spec, dir, dir, Duration::from_secs(10), &never)
     }
 
+    /// The minor page faults of this thread so far.
+    fn minor_faults() -> i64 {
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_THREAD)
+            .unwrap()
+            .minor_page_faults()
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn a_start_in_a_cgroup_copies_nothing_of_the_memory_repromin_holds() {
+        // After a `fork`, every page the parent writes faults once more, to be copied; a
+        // start that shares the memory until `execve` leaves the parent's pages alone.
+        if containment() != Containment::Cgroup {
+            let why = "runs get no cgroup here (root and a writable cgroup2 are needed)";
+            crate::test_skip::require_tool("a cgroup per run", Err(why.into()));
+            return;
+        }
+        let mut held = vec![1u8; 64 << 20];
+        let touch = |held: &mut Vec<u8>| {
+            for i in (0..held.len()).step_by(4096) {
+                held[i] = held[i].wrapping_add(1);
+            }
+        };
+        touch(&mut held);
+        let _ = go("exit 0", Duration::from_secs(10));
+        touch(&mut held);
+        let before = minor_faults();
+        let out = go("exit 0", Duration::from_secs(10));
+        assert_eq!(out.termination, Termination::Exited(0));
+        touch(&mut held);
+        let faults = minor_faults() - before;
+        // 16,384 pages: a copy of the page tables makes each of them fault once.
+        assert!(faults < 2_000, "{faults} page faults after one start");
+    }
+
     #[test]
     fn exit_codes_signals_and_combined_output_are_reported() {
         let out = go("echo out; echo err >&2; exit 3", Duration::from_secs(10));

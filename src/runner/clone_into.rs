@@ -13,11 +13,23 @@
 //! under a seccomp filter that returns `ENOSYS`), runs get no cgroup. A start it refuses
 //! all the same goes through the standard library, in the run's process group alone.
 //!
-//! The child makes system calls only, on what was prepared before the fork, and allocates
-//! nothing, as a child forked from a process with other threads must. A step that fails
-//! sends its error number on a close-on-exec pipe and exits with 127; the parent reads
-//! that pipe to the end (an `execve` that succeeded closes it empty), reaps the child and
-//! returns the error, as the standard library does.
+//! On x86-64 the child shares repromin's memory until its `execve` (`CLONE_VM |
+//! CLONE_VFORK`, as `posix_spawn` starts a process): a `fork` copies the parent's page
+//! tables, which grow with the tree repromin holds, and makes every page the parent writes
+//! afterwards fault once to be copied. Measured with the `overhead` harness (see
+//! docs/benchmarks.md), that copy was most of what a probe's start cost above the floor on
+//! 10,000 files. The child runs on a stack of its own, allocated before the start, through
+//! a few instructions that call [`child`] there (the standard library's `clone` takes no
+//! `clone3` flags, and `CLONE_INTO_CGROUP` needs `clone3`); the parent's thread waits in
+//! the kernel until the child has called `execve` or exited, with every signal blocked, and
+//! the child sets every caught signal back to its default before it unblocks them, so that
+//! no handler of repromin's runs in it. Elsewhere the child is a `fork`.
+//!
+//! The child makes system calls only, on what was prepared before the start, and allocates
+//! nothing, as a child forked from a process with other threads (or sharing its memory)
+//! must. A step that fails sends its error number on a close-on-exec pipe and exits with
+//! 127; the parent reads that pipe to the end (an `execve` that succeeded closes it empty),
+//! reaps the child and returns the error, as the standard library does.
 
 use std::ffi::OsStr;
 use std::io;
@@ -26,6 +38,8 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::libc;
+#[cfg(target_arch = "x86_64")]
+use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::unistd::Pid;
 
 use super::spawn::{self, Child, Leader, Steps};
@@ -49,6 +63,11 @@ struct CloneArgs {
 
 /// Start the child in the cgroup of `cgroup` (`linux/sched.h`).
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// The stack the child runs on until its `execve` when it shares repromin's memory: the
+/// steps make system calls on prepared data and need a few KiB of it.
+#[cfg(target_arch = "x86_64")]
+const CHILD_STACK: usize = 64 * 1024;
 
 /// What a start came to.
 pub(super) enum Started {
@@ -143,13 +162,16 @@ fn spawn_into(
     let stdin = leader.stdin.try_clone_to_owned()?;
     let output = leader.output.try_clone_to_owned()?;
     let (report_read, report_write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    // SAFETY: the child runs only `child`, which makes system calls on what is prepared
-    // above and never returns.
-    #[expect(unsafe_code, reason = "the child of clone3 runs the leader's steps")]
-    let ret = unsafe { fork_into(cgroup) };
-    if ret == 0 {
-        child(&cwd, &stdin, &output, &report_write, &mut steps);
-    }
+    let ret = start_child(
+        cgroup,
+        &mut ChildArgs {
+            cwd: &cwd,
+            stdin: &stdin,
+            output: &output,
+            report: &report_write,
+            steps: &mut steps,
+        },
+    );
     if ret < 0 {
         // Refused before any child existed: the cgroup went, or the kernel changed its mind.
         return Ok(Started::Refused(Box::new(steps)));
@@ -180,20 +202,166 @@ fn spawn_into(
     Err(io::Error::from_raw_os_error(errno))
 }
 
-/// The child: its descriptors, its directory and process group, SIGPIPE's default, then
+/// What the child is given, prepared before the start.
+struct ChildArgs<'a> {
+    cwd: &'a std::ffi::CStr,
+    stdin: &'a OwnedFd,
+    output: &'a OwnedFd,
+    report: &'a OwnedFd,
+    steps: &'a mut Steps,
+}
+
+/// Starts the child in the cgroup of `cgroup`, sharing this memory until its `execve`
+/// where that is built (x86-64), as a `fork` elsewhere; returns as [`fork_into`] does in
+/// the parent, the child having called `execve` or exited when it shares the memory.
+#[cfg(target_arch = "x86_64")]
+fn start_child(cgroup: BorrowedFd<'_>, args: &mut ChildArgs<'_>) -> libc::c_long {
+    let mut stack: Vec<std::mem::MaybeUninit<u8>> = Vec::with_capacity(CHILD_STACK);
+    let clone = CloneArgs {
+        flags: CLONE_INTO_CGROUP | libc::CLONE_VM as u64 | libc::CLONE_VFORK as u64,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: stack.as_mut_ptr().expose_provenance() as u64,
+        stack_size: CHILD_STACK as u64,
+        cgroup: u64::try_from(cgroup.as_raw_fd()).unwrap_or(u64::MAX),
+        ..CloneArgs::default()
+    };
+    // Every signal stays blocked in this thread while the child shares its memory: the
+    // child inherits the mask and unblocks only once no handler of repromin's is left.
+    let mut old = SigSet::empty();
+    let _ = pthread_sigmask(
+        SigmaskHow::SIG_SETMASK,
+        Some(&SigSet::all()),
+        Some(&mut old),
+    );
+    // SAFETY: `clone` is a valid `clone_args` whose stack is `stack`, which outlives the
+    // child's use of it (the kernel returns here once the child has called `execve` or
+    // exited); the child runs only `child_entry` on it, with `args`, which makes system
+    // calls on prepared data and never returns.
+    #[expect(
+        unsafe_code,
+        reason = "clone3 with CLONE_VM and a stack of the child's own, which neither std nor \
+                  nix offer"
+    )]
+    let ret = unsafe { clone3_on_stack(&clone, child_entry, std::ptr::from_mut(args).cast()) };
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    drop(stack);
+    if ret < 0 {
+        // The raw system call returns the error negated; as `fork` does, -1 and errno.
+        Errno::set_raw(i32::try_from(-ret).unwrap_or(libc::EINVAL));
+        return -1;
+    }
+    ret
+}
+
+/// As [`fork_into`], the child running [`child`].
+#[cfg(not(target_arch = "x86_64"))]
+fn start_child(cgroup: BorrowedFd<'_>, args: &mut ChildArgs<'_>) -> libc::c_long {
+    // SAFETY: the child runs only `child`, which makes system calls on what is prepared
+    // before and never returns.
+    #[expect(unsafe_code, reason = "the child of clone3 runs the leader's steps")]
+    let ret = unsafe { fork_into(cgroup) };
+    if ret == 0 {
+        child(args, false);
+    }
+    ret
+}
+
+/// `clone3` with `clone`, whose flags hold `CLONE_VM` and whose stack is set: in the child,
+/// `entry(arg)` on that stack, which must never return; in the parent, the raw system
+/// call's result (the child's id, or the error negated).
+///
+/// # Safety
+/// `clone` must describe a stack the child may use until it calls `execve` or exits, and
+/// hold `CLONE_VFORK` so that this thread waits until then; `entry` must make system calls
+/// only on data that lives that long.
+#[cfg(target_arch = "x86_64")]
+#[expect(
+    unsafe_code,
+    reason = "the system call and the child's first call, in assembly"
+)]
+unsafe fn clone3_on_stack(
+    clone: &CloneArgs,
+    entry: extern "C" fn(*mut libc::c_void) -> !,
+    arg: *mut libc::c_void,
+) -> libc::c_long {
+    let ret: libc::c_long;
+    // SAFETY: as the function's contract. The child starts on its own stack with every
+    // register but rax, rcx and r11 as the parent had them, so `arg` and `entry` are in
+    // r12 and r13; it aligns the stack as the ABI wants at a call and calls `entry`.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "and rsp, -16",
+            "mov rdi, r12",
+            "call r13",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") std::ptr::from_ref(clone),
+            in("rsi") std::mem::size_of::<CloneArgs>(),
+            in("r12") arg,
+            in("r13") entry,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// The child sharing repromin's memory, on its own stack: `arg` is the [`ChildArgs`].
+#[cfg(target_arch = "x86_64")]
+extern "C" fn child_entry(arg: *mut libc::c_void) -> ! {
+    // SAFETY: `start_child` passes its `ChildArgs`, which lives until the child has called
+    // `execve` or exited (the parent's thread waits until then).
+    #[expect(unsafe_code, reason = "the argument the child was started with")]
+    let args = unsafe { &mut *arg.cast::<ChildArgs<'_>>() };
+    child(args, true)
+}
+
+/// Sets every signal that has a handler back to its default disposition, in a child that
+/// shares repromin's memory: a handler of repromin's must never run in it. The child has
+/// its own copy of the dispositions (no `CLONE_SIGHAND`).
+#[cfg(target_arch = "x86_64")]
+fn default_handlers() {
+    for signal in 1..=libc::SIGRTMAX() {
+        // SAFETY: `sigaction` reads and writes only the two locals it is given.
+        #[expect(
+            unsafe_code,
+            reason = "sigaction on raw structures, which allocates nothing"
+        )]
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &raw mut action) != 0 {
+                continue;
+            }
+            if action.sa_sigaction != libc::SIG_DFL && action.sa_sigaction != libc::SIG_IGN {
+                let mut default: libc::sigaction = std::mem::zeroed();
+                default.sa_sigaction = libc::SIG_DFL;
+                let _ = libc::sigaction(signal, &raw const default, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// The child: with `shared` (it runs in repromin's memory) every caught signal back to its
+/// default, then its descriptors, its directory and process group, SIGPIPE's default, and
 /// the leader's steps; sends the error that stopped it and exits.
-fn child(
-    cwd: &std::ffi::CStr,
-    stdin: &OwnedFd,
-    output: &OwnedFd,
-    report: &OwnedFd,
-    steps: &mut Steps,
-) -> ! {
-    let errno = setup(cwd, stdin, output)
+fn child(args: &mut ChildArgs<'_>, shared: bool) -> ! {
+    #[cfg(target_arch = "x86_64")]
+    if shared {
+        default_handlers();
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = shared;
+    let errno = setup(args.cwd, args.stdin, args.output)
         .err()
-        .unwrap_or_else(|| steps.run());
+        .unwrap_or_else(|| args.steps.run());
     let bytes = (errno as i32).to_ne_bytes();
-    let _ = nix::unistd::write(report, &bytes);
+    let _ = nix::unistd::write(args.report, &bytes);
     // SAFETY: `_exit` ends the forked child without running anything of the parent's.
     #[expect(unsafe_code, reason = "the forked child must end with _exit")]
     unsafe {

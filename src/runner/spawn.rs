@@ -12,17 +12,14 @@
 //! on data prepared before the fork: they allocate nothing and take no lock, as a child
 //! forked from a process with other threads must.
 //!
-//! Starting without copying repromin's page tables (`clone` with `CLONE_VM | CLONE_VFORK`,
-//! as `posix_spawn` does) makes each start cheaper, but not a reduction of a real tree
-//! faster by the 1 % that would pay for a hand-written spawner's `unsafe`. Measured on 6
-//! December 2026 on 2 cores loaded by other builds (docs/benchmarks.md, "Starting a
-//! command"): a start through `fork` took about 5 ms more (`cargo bench --bench harness --
-//! overhead`), 0.2 % of the wall time of a reduction of the cachetools tree and 0.3 % of
-//! one of semver, whose whole runs differed by less than their spread (`... -- compare`).
-//! The only `unsafe` left here is what `pre_exec` and `execve` need. A run with a cgroup of
-//! its own is started by `clone_into` instead, which forks by itself so that the leader is
-//! born in the cgroup (`clone3` has no place in the standard library's start), and takes
-//! the same [`Steps`].
+//! A run with a cgroup of its own (every run where repromin can make cgroups) is started by
+//! `clone_into` instead, which starts the leader itself so that it is born in the cgroup
+//! (`clone3` has no place in the standard library's start), and takes the same [`Steps`].
+//! On x86-64 that start shares repromin's memory until `execve` rather than copying its
+//! page tables, which cost most of a probe's start above the floor on a tree of 10,000
+//! files (docs/benchmarks.md, "Per-probe overhead"). A run without a cgroup goes through
+//! the standard library's `fork`: the only `unsafe` here is what `pre_exec` and `execve`
+//! need.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "output_layout",
             "overlay",
             "owner",
+            "reaper",
             "remote",
             "runner",
             "safe_fs",
