@@ -41,7 +41,7 @@ impl Reaper {
     /// here.
     pub(crate) fn remove(&mut self, path: PathBuf) -> Result<(), TreeError> {
         self.take_failure()?;
-        if self.send.is_none() && self.thread.is_none() {
+        if self.send.is_none() {
             self.start();
         }
         match &self.send {
@@ -96,12 +96,6 @@ impl Reaper {
             self.send = Some(send);
             self.thread = Some(thread);
         }
-    }
-}
-
-impl Default for Reaper {
-    fn default() -> Reaper {
-        Reaper::new()
     }
 }
 

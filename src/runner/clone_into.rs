@@ -212,8 +212,9 @@ struct ChildArgs<'a> {
 }
 
 /// Starts the child in the cgroup of `cgroup`, sharing this memory until its `execve`
-/// where that is built (x86-64), as a `fork` elsewhere; returns as [`fork_into`] does in
-/// the parent, the child having called `execve` or exited when it shares the memory.
+/// where that is built (x86-64), as a `fork` elsewhere; returns the child's id in the
+/// parent, or a negative value when the kernel refused, the child having called `execve`
+/// or exited by then when it shares the memory.
 #[cfg(target_arch = "x86_64")]
 fn start_child(cgroup: BorrowedFd<'_>, args: &mut ChildArgs<'_>) -> libc::c_long {
     let mut stack: Vec<std::mem::MaybeUninit<u8>> = Vec::with_capacity(CHILD_STACK);
@@ -245,11 +246,6 @@ fn start_child(cgroup: BorrowedFd<'_>, args: &mut ChildArgs<'_>) -> libc::c_long
     let ret = unsafe { clone3_on_stack(&clone, child_entry, std::ptr::from_mut(args).cast()) };
     let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
     drop(stack);
-    if ret < 0 {
-        // The raw system call returns the error negated; as `fork` does, -1 and errno.
-        Errno::set_raw(i32::try_from(-ret).unwrap_or(libc::EINVAL));
-        return -1;
-    }
     ret
 }
 
@@ -261,7 +257,7 @@ fn start_child(cgroup: BorrowedFd<'_>, args: &mut ChildArgs<'_>) -> libc::c_long
     #[expect(unsafe_code, reason = "the child of clone3 runs the leader's steps")]
     let ret = unsafe { fork_into(cgroup) };
     if ret == 0 {
-        child(args, false);
+        child(args);
     }
     ret
 }
@@ -319,7 +315,7 @@ extern "C" fn child_entry(arg: *mut libc::c_void) -> ! {
     // `execve` or exited (the parent's thread waits until then).
     #[expect(unsafe_code, reason = "the argument the child was started with")]
     let args = unsafe { &mut *arg.cast::<ChildArgs<'_>>() };
-    child(args, true)
+    child(args)
 }
 
 /// Sets every signal that has a handler back to its default disposition, in a child that
@@ -347,16 +343,12 @@ fn default_handlers() {
     }
 }
 
-/// The child: with `shared` (it runs in repromin's memory) every caught signal back to its
-/// default, then its descriptors, its directory and process group, SIGPIPE's default, and
+/// The child: where it runs in repromin's memory (x86-64), every caught signal back to its
+/// default; then its descriptors, its directory and process group, SIGPIPE's default, and
 /// the leader's steps; sends the error that stopped it and exits.
-fn child(args: &mut ChildArgs<'_>, shared: bool) -> ! {
+fn child(args: &mut ChildArgs<'_>) -> ! {
     #[cfg(target_arch = "x86_64")]
-    if shared {
-        default_handlers();
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = shared;
+    default_handlers();
     let errno = setup(args.cwd, args.stdin, args.output)
         .err()
         .unwrap_or_else(|| args.steps.run());
