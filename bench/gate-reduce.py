@@ -4,7 +4,7 @@ more repromin binaries side by side.
 
 Usage:
     bench/gate-reduce.py MIRRORS NAME=REPROMIN [NAME=REPROMIN ...] [--cases FILE]
-                         [--only ID,...] [--budget-ms N] [--work DIR]
+                         [--only ID,...] [--budget-ms N] [--work DIR] [--trace]
 
 MIRRORS holds one git repository per case repository, named OWNER+NAME (as for
 bench/gate-corpus.py). --cases is a JSON list of cases with `id`, `repo`, `merge_base`,
@@ -54,7 +54,7 @@ def clean_env() -> dict:
     }
 
 
-def run_case(case, source, name, repromin, work, budget_ms):
+def run_case(case, source, name, repromin, work, budget_ms, trace):
     clone = work / f"{case['id']}-{name}"
     out = work / f"{case['id']}-{name}.reports"
     for p in (clone, out):
@@ -67,7 +67,7 @@ def run_case(case, source, name, repromin, work, budget_ms):
     env = clean_env()
     log = open(work / f"{case['id']}-{name}.log", "wb")
 
-    def go(args):
+    def go(args, env=env):
         start = time.monotonic()
         proc = subprocess.run([repromin, *args], cwd=clone, env=env, stdout=subprocess.PIPE, stderr=log)
         return proc, time.monotonic() - start
@@ -77,7 +77,12 @@ def run_case(case, source, name, repromin, work, budget_ms):
     reduce_args = ["exec", "--side", "reduce", "--out", str(out), "--base-report", str(out / "base.report"), *shas]
     if budget_ms:
         reduce_args += ["--budget-ms", str(budget_ms)]
-    _, secs = go(reduce_args)
+    reduce_env = dict(env)
+    if trace:
+        # Every candidate of the reduce side, as docs/reduce.md describes REPROMIN_TRACE.
+        reduce_env["REPROMIN_TRACE"] = str(work / f"{case['id']}-{name}.trace.tsv")
+        Path(reduce_env["REPROMIN_TRACE"]).unlink(missing_ok=True)
+    _, secs = go(reduce_args, reduce_env)
     judge = [
         "judge",
         "--base-report", str(out / "base.report"),
@@ -108,6 +113,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated case ids")
     ap.add_argument("--budget-ms", type=int, default=0, help="the reduce side's --budget-ms (default: its own)")
     ap.add_argument("--work", type=Path)
+    ap.add_argument("--trace", action="store_true", help="write each reduce side's REPROMIN_TRACE to WORK/ID-NAME.trace.tsv")
     args = ap.parse_args()
     binaries = []
     for spec in args.binaries:
@@ -140,7 +146,7 @@ def main() -> int:
             print(f"| {case['id']} | - | no repository for {case['repo']} | | | | | |", flush=True)
             continue
         for name, path in binaries:
-            cert, secs, commands = run_case(case, source, name, path, work, args.budget_ms)
+            cert, secs, commands = run_case(case, source, name, path, work, args.budget_ms, args.trace)
 
             def size(k):
                 v = cert.get(k) or {}

@@ -271,6 +271,26 @@ fn a_stub_that_failed_is_answered_from_memory_in_the_next_search() {
     assert!(stub("recalled-fail") >= 1, "{log}");
     // Run in the first search, and in the confirming round, which recalls nothing.
     assert!(stub("fail") + stub("ahead-fail") >= 2, "{log}");
+    // The trace counts the failures before each run: the first run had none, the last
+    // one at least that first.
+    let failed_before: Vec<u32> = log
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| {
+            matches!(
+                f[..],
+                [
+                    "syntax",
+                    "fail" | "ahead-fail",
+                    "body at line 5 of a.py",
+                    ..
+                ]
+            )
+        })
+        .map(|f| f[3].parse().unwrap())
+        .collect();
+    assert_eq!(failed_before.first(), Some(&0), "{log}");
+    assert!(failed_before.last().is_some_and(|n| *n >= 1), "{log}");
 }
 
 #[test]
@@ -485,7 +505,7 @@ fn the_single_nodes_of_many_small_groups_share_one_window() {
         let fields: Vec<&str> = line.split('\t').collect();
         match fields.as_slice() {
             ["syntax", "window", _] => windows.push(Vec::new()),
-            ["syntax", _, label, cut] => {
+            ["syntax", _, label, _failed_before, cut] => {
                 if let Some(w) = windows.last_mut() {
                     w.push((*label).to_string());
                 }

@@ -325,6 +325,11 @@ impl Recall {
         self.failed.insert(cut.key, Failed { outside, times });
     }
 
+    /// How often `cut` failed before (0: never), for the trace.
+    pub(super) fn times_failed(&self, cut: &Cut) -> u32 {
+        self.failed.get(&cut.key).map_or(0, |f| f.times)
+    }
+
     /// Whether `cut` failed before and nothing since may have let it through: every name it
     /// holds still occurs outside it as often as when it failed, or more than
     /// [`FEW_OUTSIDE`] times. A name it holds now that it did not hold then (a rename) also

@@ -83,7 +83,7 @@ impl Session {
         if let Some(file) = self.trace.as_mut() {
             use std::io::Write;
             for (candidate, _) in candidates.iter().zip(&recalled).filter(|(_, r)| **r) {
-                let what = traced_cut(&self.current, candidate);
+                let what = traced_cut(&self.current, &self.recall, candidate);
                 let _ = writeln!(file, "{phase}\trecalled-fail\t{}\t{what}", candidate.label);
             }
         }
@@ -375,7 +375,7 @@ impl Session {
                 (_, Some(true), false) => "cached-pass",
                 _ => "cached-fail",
             };
-            let what = traced_cut(&self.current, candidate);
+            let what = traced_cut(&self.current, &self.recall, candidate);
             let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
         }
         let (early, ran_early) = ahead;
@@ -385,7 +385,7 @@ impl Session {
             } else {
                 "ahead-fail"
             };
-            let what = traced_cut(&self.current, candidate);
+            let what = traced_cut(&self.current, &self.recall, candidate);
             let _ = writeln!(file, "{phase}\t{how}\t{}\t{what}", candidate.label);
         }
     }
@@ -527,8 +527,11 @@ impl Session {
     }
 }
 
-/// What `candidate` cuts from `tree`, as the trace's last column: the start of the cut
-/// text, or nothing for a candidate that is no cut (a replacement, a stale one).
-fn traced_cut(tree: &Tree, candidate: &Candidate) -> String {
-    recall::cut_of(tree, &candidate.mutation).map_or_else(String::new, |cut| cut.excerpt(120))
+/// A candidate's cut for the trace: how often it failed before, a tab, and the start of
+/// what it takes (`0` and nothing for a candidate that is no cut of `tree`: a stale one).
+fn traced_cut(tree: &Tree, recall: &recall::Recall, candidate: &Candidate) -> String {
+    recall::cut_of(tree, &candidate.mutation).map_or_else(
+        || "0\t".to_string(),
+        |cut| format!("{}\t{}", recall.times_failed(&cut), cut.excerpt(120)),
+    )
 }
