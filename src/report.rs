@@ -223,7 +223,8 @@ pub struct ProbeTimeRecord {
 }
 
 impl ProbeTimeRecord {
-    fn of(time: crate::reduce::session::ProbeTime) -> ProbeTimeRecord {
+    /// The record of `time`, in whole milliseconds.
+    pub fn of(time: crate::reduce::session::ProbeTime) -> ProbeTimeRecord {
         use crate::reduce::millis;
         ProbeTimeRecord {
             prepare_ms: millis(time.prepare),

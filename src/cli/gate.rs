@@ -279,7 +279,8 @@ pub struct RunArgs {
     pub holdout_runs: u64,
 
     /// Keep every side's report in DIR (which must not exist): the encoded reports the judge
-    /// read, and the reduce side's `reduce-phases.json` with its per-pass statistics.
+    /// read, and the reduce side's `reduce-phases.json` with its per-pass statistics and
+    /// `reduce-time.json` with where its runs' time went.
     #[arg(long, value_name = "DIR")]
     pub reports: Option<PathBuf>,
 }

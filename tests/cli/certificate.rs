@@ -499,6 +499,19 @@ fn the_reduce_side_keeps_its_oracle_when_its_binary_is_removed_while_it_runs() {
     };
     assert_eq!(reduced.holdout.as_ref().map(|h| h.passes), Some(3));
     assert!(reduced.after.files < reduced.before.files, "{reduced:?}");
+    // Where the passes' time went, for people: the commands, and repromin around them.
+    let time: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("reduce-time.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(time["jobs"].as_u64().unwrap() >= 1, "{time}");
+    assert!(time["commands"].as_u64().unwrap() >= 2, "{time}");
+    assert!(time["reduce_ms"].as_u64().unwrap() > 0, "{time}");
+    let probe = &time["probe_time"];
+    assert!(probe["command_ms"].as_u64().unwrap() > 0, "{time}");
+    for key in ["prepare_ms", "clean_up_ms", "commit_ms"] {
+        assert!(probe[key].is_u64(), "{time}");
+    }
 }
 
 #[test]

@@ -32,6 +32,19 @@ use super::common::{Deadline, scratch_dir, side_sandbox};
 use super::error::{SideError, WriteReportError};
 use super::options::ExecOptions;
 
+/// `reduce-time.json`, for people: where the reduction's time went.
+#[derive(serde::Serialize)]
+struct ReduceTime {
+    /// The workers.
+    jobs: usize,
+    /// The commands the passes ran.
+    commands: u64,
+    /// The passes' wall time.
+    reduce_ms: u64,
+    /// The commands' time and repromin's work around them, summed over the workers.
+    probe_time: crate::report::ProbeTimeRecord,
+}
+
 /// What the reduce side keeps of its deadline to write its report once the holdout stops.
 const HOLDOUT_MARGIN: Duration = Duration::from_secs(5);
 
@@ -315,6 +328,17 @@ fn run_reduce_side(
         // to write it does not fail the side).
         if let Ok(text) = serde_json::to_string_pretty(&reduction.phases) {
             let _ = super::write::write_file(&side.options.out.join("reduce-phases.json"), &text);
+        }
+        // And where the passes' time went: the commands, and repromin's own work around
+        // them (the tool's share of a real tree's reduction).
+        let time = ReduceTime {
+            jobs,
+            commands: reduction.phases.iter().map(|p| p.oracle_samples).sum(),
+            reduce_ms: reduction.reduce_ms,
+            probe_time: crate::report::ProbeTimeRecord::of(reduction.probe_time),
+        };
+        if let Ok(text) = serde_json::to_string_pretty(&time) {
+            let _ = super::write::write_file(&side.options.out.join("reduce-time.json"), &text);
         }
         // The holdout: fixed tree, fixed oracle, planned once; it never steers anything.
         // Its runs are spread over the workers, each in its own prepared worktree. It stops
