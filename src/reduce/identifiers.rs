@@ -46,6 +46,76 @@ pub(crate) fn identifiers(data: &[u8]) -> HashMap<&str, usize> {
     out
 }
 
+/// Reserved words of the languages the syntax pass reads (Python, Rust, JavaScript and
+/// TypeScript, Java, Go, C and C++) that name no declaration there, nor commonly
+/// anywhere else: a word that a program cannot bind, so a use of it that goes frees
+/// nothing that declares it. Words that are keywords in one language but common names in
+/// another (`match`, `new`, `default`, `from`, `type`, `loop`, `func`, `var`, `do`, `map`)
+/// are not in it. Sorted, for the binary search of [`binds_nothing`].
+const UNBINDABLE: &[&str] = &[
+    "False",
+    "None",
+    "Self",
+    "True",
+    "async",
+    "await",
+    "break",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "def",
+    "elif",
+    "else",
+    "enum",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "fn",
+    "for",
+    "function",
+    "if",
+    "impl",
+    "import",
+    "in",
+    "instanceof",
+    "interface",
+    "lambda",
+    "let",
+    "mut",
+    "nil",
+    "null",
+    "package",
+    "private",
+    "protected",
+    "pub",
+    "public",
+    "raise",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "this",
+    "throw",
+    "trait",
+    "true",
+    "try",
+    "typeof",
+    "undefined",
+    "void",
+    "while",
+    "with",
+    "yield",
+];
+
+/// Whether `name` is a reserved word no program binds (see [`UNBINDABLE`]).
+pub(crate) fn binds_nothing(name: &str) -> bool {
+    UNBINDABLE.binary_search(&name).is_ok()
+}
+
 /// How often each identifier occurs in the regular files of `tree`.
 pub(crate) fn count_identifiers(tree: &Tree) -> HashMap<String, u64> {
     let mut counts = HashMap::new();
@@ -160,6 +230,19 @@ mod tests {
 
     use super::*;
     use crate::reduce::edits::tests::tree;
+
+    #[test]
+    fn the_unbindable_words_are_sorted_and_leave_common_names_alone() {
+        assert!(UNBINDABLE.windows(2).all(|w| w[0] < w[1]));
+        for word in ["self", "return", "def", "fn", "this", "None", "function"] {
+            assert!(binds_nothing(word), "{word}");
+        }
+        for name in [
+            "match", "new", "default", "from", "type", "func", "var", "helper",
+        ] {
+            assert!(!binds_nothing(name), "{name}");
+        }
+    }
 
     #[test]
     fn identifiers_are_words_not_numbers() {

@@ -554,3 +554,91 @@ fn a_bad_local_config_of_the_reduce_side_is_an_error_and_its_marker() {
     };
     assert!(stderr(&o).contains(&message), "{message}");
 }
+
+#[test]
+fn a_cut_that_makes_the_test_hang_costs_seconds_not_the_tests_whole_limit() {
+    use std::time::{Duration, Instant};
+    // The test's limit is ten minutes; a cut that drops the loop's step hangs the test.
+    let config = PYTEST_CONFIG.replace(
+        "\"report\": \"junit\"",
+        "\"report\": \"junit\",\n  \"timeouts\": { \"test\": 600 }",
+    );
+    let repo = GitRepo::new();
+    let looping = |last: &str| {
+        format!(
+            "def settle(n):\n    i = 0\n    while i < n:\n        i += 1\n        seen = i\n    {last}\n"
+        )
+    };
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", config.as_str()),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+            ("shop/__init__.py", ""),
+            (
+                "shop/settle.py",
+                &looping("raise ValueError(\"unsettled\", seen)"),
+            ),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("shop/settle.py", &looping("return seen")),
+            ("tests/test_settle.py", "from shop.settle import settle\n\n\ndef test_settle():\n    assert settle(3) == 3\n"),
+        ],
+        "fix",
+    );
+    let repo_path = repo.path().display().to_string();
+    let out = tempfile::tempdir().unwrap();
+    let out_path = out.path().display().to_string();
+    let o = run(
+        &[
+            "exec", "--side", "base", "--out", &out_path, "--base", &base, "--head", &head,
+            "--repo", &repo_path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trace = out.path().join("trace.tsv");
+    let mut command = std::process::Command::new(crate::util::bin());
+    command
+        .args([
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            &out_path,
+            "--base-report",
+        ])
+        .arg(out.path().join("base.report"))
+        .args(["--base", &base, "--head", &head, "--repo", &repo_path])
+        .args(["--holdout-runs", "3"])
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::null());
+    crate::util::clean_env(&mut command);
+    command.env("REPROMIN_TRACE", &trace);
+    let started = Instant::now();
+    let o = crate::util::output_within(command, Duration::from_secs(300));
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A cut that stops the loop's step ran and failed (it hung) ...
+    let log = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        log.lines().any(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            f.len() == 5 && f[1].ends_with("fail") && f[4].contains("i += 1")
+        }),
+        "{log}"
+    );
+    // ... and was stopped at the limit the runs taught (ten seconds here), far from the
+    // test's ten minutes.
+    assert!(took < Duration::from_secs(240), "{took:?}");
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let ReduceOutcome::Reduced(reduced) = decode(&text).unwrap().outcome else {
+        panic!("{text}");
+    };
+    assert_eq!(reduced.holdout.as_ref().map(|h| h.passes), Some(3));
+}

@@ -276,7 +276,11 @@ fn run_reduce_side(
         );
         reduce_options.rules = rules;
         reduce_options.jobs = jobs;
-        reduce_options.timeout = Some(Duration::from_secs(config.timeouts.test));
+        // A candidate's time limit follows the runs (three times the slowest baseline run,
+        // at least ten seconds, then the accepted runs), as a plain reduction's does: a cut
+        // that makes the test hang costs seconds, not the whole `timeouts.test`, which
+        // check-test still holds every test run to. The holdout gets that limit back.
+        reduce_options.timeout = None;
         let spent = started.elapsed();
         // The holdout runs after the passes; the passes stop early enough for it (twice the
         // last baseline run's duration per holdout run), and a minute stays for the rest.
@@ -345,6 +349,7 @@ fn run_reduce_side(
         // on SIGINT or SIGTERM and at the side's deadline (less a moment to write the
         // report): a holdout cut short is no holdout.
         let deadline = started + options.budget.saturating_sub(HOLDOUT_MARGIN);
+        session.limit_runs_to(Duration::from_secs(config.timeouts.test));
         let sampled = session.sample_current(side.holdout_runs, interrupt, Some(deadline))?;
         let interrupted = interrupt.load(std::sync::atomic::Ordering::SeqCst);
         let ended_by = match reduction.stopped {

@@ -267,6 +267,14 @@ impl Session {
         )
     }
 
+    /// Sets the time limit of the runs from now on, the adaptive limit's ceiling
+    /// included: the gate's holdout runs to the test's configured limit, not to the one
+    /// the reduction's runs learned.
+    pub fn limit_runs_to(&mut self, timeout: Duration) {
+        self.setup.timeout = timeout;
+        self.timeout = TimeoutPolicy::new(timeout);
+    }
+
     /// Runs the command `runs` times on the accepted tree, spread over every worker, and
     /// counts the runs the oracle accepted (holdout samples: outside every phase's
     /// accounting, and never steering anything). Each run starts from exactly the accepted
@@ -951,6 +959,24 @@ pub(crate) mod tests {
         // The slow run leaves the window after enough faster ones.
         session.learn_timeout(&[pass(5_000); ADAPT_WINDOW]);
         assert_eq!(session.timeout(), Duration::from_secs(15));
+    }
+
+    #[test]
+    fn the_holdout_runs_to_the_limit_it_is_given() {
+        // Each run takes 1.5 s: past a 1 s limit, inside a 10 s one.
+        let files = [("a.txt", "x\n")];
+        let scratch = tempfile::tempdir().unwrap();
+        let mut session = session_on(&files, "sleep 1.5", 1, scratch.path());
+        session.setup.timeout = Duration::from_secs(1);
+        session.setup.adaptive_timeout = true;
+        session.timeout = TimeoutPolicy::new(session.setup.timeout);
+        let interrupt = AtomicBool::new(false);
+        let short = session.sample_current(1, &interrupt, None).unwrap();
+        assert_eq!(short.passes, 0);
+        session.limit_runs_to(Duration::from_secs(10));
+        assert_eq!(session.timeout(), Duration::from_secs(10));
+        let long = session.sample_current(1, &interrupt, None).unwrap();
+        assert_eq!(long.passes, 1);
     }
 
     #[test]

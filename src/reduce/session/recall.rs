@@ -30,7 +30,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::reduce::edits::Mutation;
-use crate::reduce::identifiers::identifiers;
+use crate::reduce::identifiers::{binds_nothing, identifiers};
 use crate::tree::{Node, Tree};
 
 /// The most failed cuts remembered; past it the memory starts again (a simple bound).
@@ -332,8 +332,9 @@ impl Recall {
 
     /// Whether `cut` failed before and nothing since may have let it through: every name it
     /// holds still occurs outside it as often as when it failed, or more than
-    /// [`FEW_OUTSIDE`] times. A name it holds now that it did not hold then (a rename) also
-    /// counts as a change. A cut that failed [`FREED_AT_MOST`] times is recalled whatever
+    /// [`FEW_OUTSIDE`] times; a reserved word that binds nothing (`self`, `return`, see
+    /// [`binds_nothing`]) is no such name. A name it holds now that it did not hold then
+    /// (a rename) also counts as a change. A cut that failed [`FREED_AT_MOST`] times is recalled whatever
     /// its names do. `in_tree` gives how often a name occurs in the tree now.
     pub(super) fn recalls(&self, cut: &Cut, in_tree: impl Fn(&str) -> u64) -> bool {
         let Some(then) = self.failed.get(&cut.key) else {
@@ -342,12 +343,16 @@ impl Recall {
         if then.times >= FREED_AT_MOST {
             return true;
         }
-        cut.held().into_iter().all(|(name, n)| {
-            let now = in_tree(name).saturating_sub(n);
-            then.outside
-                .get(name)
-                .is_some_and(|&was| now >= was || now > FEW_OUTSIDE)
-        })
+        // A reserved word binds nothing: its lost uses free nothing.
+        cut.held()
+            .into_iter()
+            .filter(|(name, _)| !binds_nothing(name))
+            .all(|(name, n)| {
+                let now = in_tree(name).saturating_sub(n);
+                then.outside
+                    .get(name)
+                    .is_some_and(|&was| now >= was || now > FEW_OUTSIDE)
+            })
     }
 }
 
@@ -477,6 +482,29 @@ mod tests {
             pieces: vec![(Arc::from(&b"use z;\n"[..]), vec![0..7])],
         };
         assert!(!recall.recalls(&renamed, with_outside(FEW_OUTSIDE + 5)));
+    }
+
+    #[test]
+    fn a_reserved_word_that_loses_a_use_frees_nothing() {
+        let mut recall = Recall::default();
+        let cut = Cut {
+            key: [8; 32],
+            pieces: vec![(Arc::from(&b"def f(self):\n    return g\n"[..]), vec![0..26])],
+        };
+        // `self`, `def` and `return` occur twice outside the cut, `g` three times.
+        let counts = |reserved: u64, g: u64| {
+            move |n: &str| match n {
+                "self" | "def" | "return" => reserved + 1,
+                "g" => g + 1,
+                _ => 5,
+            }
+        };
+        recall.failed(&cut, counts(2, 3));
+        // A method that used `self` and returned went: still recalled.
+        assert!(recall.recalls(&cut, counts(1, 3)));
+        assert!(recall.recalls(&cut, counts(0, 3)));
+        // A use of `g` went: freed.
+        assert!(!recall.recalls(&cut, counts(2, 2)));
     }
 
     /// A cut known by `key` that takes the whole of `text`.
