@@ -608,33 +608,12 @@ fn slow_repo() -> (GitRepo, String, String) {
 /// two workers), started with `budget_ms`; the base side has run.
 fn reduce_side(budget_ms: &str) -> (GitRepo, tempfile::TempDir, Command) {
     let (repo, base, head) = slow_repo();
-    let out = tempfile::tempdir().unwrap();
-    let out_path = out.path().display().to_string();
-    let repo_path = repo.path().display().to_string();
-    let o = run(
-        &[
-            "exec", "--side", "base", "--out", &out_path, "--base", &base, "--head", &head,
-            "--repo", &repo_path,
-        ],
-        repo.path(),
+    let (out, command) = crate::util::base_then_reduce_side(
+        &crate::util::bin(),
+        &repo,
+        (&base, &head),
+        &["--holdout-runs", "60", "--budget-ms", budget_ms],
     );
-    assert!(o.status.success(), "{}", crate::util::stderr(&o));
-    let mut command = Command::new(crate::util::bin());
-    command
-        .args([
-            "exec",
-            "--side",
-            "reduce",
-            "--out",
-            &out_path,
-            "--base-report",
-        ])
-        .arg(out.path().join("base.report"))
-        .args(["--base", &base, "--head", &head, "--repo", &repo_path])
-        .args(["--holdout-runs", "60", "--budget-ms", budget_ms])
-        .current_dir(repo.path())
-        .stdin(Stdio::null());
-    clean_env(&mut command);
     (repo, out, command)
 }
 

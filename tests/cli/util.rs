@@ -85,6 +85,45 @@ pub(crate) fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output
     output_within(command, RUN_TIMEOUT)
 }
 
+/// Runs the base side of `repo` (`base` to `head`) into a new output directory, and
+/// returns that directory with the reduce side's command for it, run by `program` (the
+/// binary under test, or a copy of it) with `extra` arguments, in a clean environment.
+pub(crate) fn base_then_reduce_side(
+    program: &Path,
+    repo: &GitRepo,
+    (base, head): (&str, &str),
+    extra: &[&str],
+) -> (tempfile::TempDir, Command) {
+    let out = tempfile::tempdir().unwrap();
+    let out_path = out.path().display().to_string();
+    let repo_path = repo.path().display().to_string();
+    let o = run(
+        &[
+            "exec", "--side", "base", "--out", &out_path, "--base", base, "--head", head, "--repo",
+            &repo_path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut command = Command::new(program);
+    command
+        .args([
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            &out_path,
+            "--base-report",
+        ])
+        .arg(out.path().join("base.report"))
+        .args(["--base", base, "--head", head, "--repo", &repo_path])
+        .args(extra)
+        .current_dir(repo.path())
+        .stdin(Stdio::null());
+    clean_env(&mut command);
+    (out, command)
+}
+
 /// Removes from `command`'s environment what would change repromin's behaviour: its own
 /// variables (`REPROMIN…`, failpoints included), GitHub's and `CI`.
 pub(crate) fn clean_env(command: &mut Command) {
