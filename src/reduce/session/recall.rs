@@ -334,8 +334,9 @@ impl Recall {
     /// holds still occurs outside it as often as when it failed, or more than
     /// [`FEW_OUTSIDE`] times; a reserved word that binds nothing (`self`, `return`, see
     /// [`binds_nothing`]) is no such name. A name it holds now that it did not hold then
-    /// (a rename) also counts as a change. A cut that failed [`FREED_AT_MOST`] times is recalled whatever
-    /// its names do. `in_tree` gives how often a name occurs in the tree now.
+    /// (a rename) also counts as a change. A cut that failed [`FREED_AT_MOST`] times is
+    /// recalled whatever its names do. `in_tree` gives how often a name occurs in the tree
+    /// now.
     pub(super) fn recalls(&self, cut: &Cut, in_tree: impl Fn(&str) -> u64) -> bool {
         let Some(then) = self.failed.get(&cut.key) else {
             return false;
