@@ -281,10 +281,11 @@ fn named_files(tree: &Tree, output: &str) -> Vec<String> {
 }
 
 /// The tree with everything deleted that may be deleted: every entry that is neither kept
-/// nor an ancestor of a kept path, taken at its top-most point.
-fn empty_candidate(tree: &Tree, keep: &[String]) -> Mutation {
+/// nor an ancestor of a kept or pinned path, taken at its top-most point.
+fn empty_candidate(tree: &Tree, keep: &[String], pinned: &[String]) -> Mutation {
     let ctx = PassContext {
         keep: keep.to_vec(),
+        pinned: pinned.to_vec(),
         named: Vec::new(),
         minimiser: minimise::Minimiser::default(),
         syntax_guard: false,
@@ -508,7 +509,7 @@ fn preflight_in(
     let named = named_files(&tree, &String::from_utf8_lossy(&baseline_output));
 
     // The empty tree must not reproduce.
-    let empty = empty_candidate(&tree, &options.rules.keep);
+    let empty = empty_candidate(&tree, &options.rules.keep, &options.pinned);
     let (_, empty_tree) = EditSet::default()
         .apply(&tree, &tree, &empty)
         .map_err(|_| ReduceError::Internal("the empty candidate does not apply"))?;
@@ -682,6 +683,7 @@ pub fn run_reduction(
     session.set_durable(durable);
     let mut ctx = PassContext {
         keep: options.rules.keep.clone(),
+        pinned: options.pinned.clone(),
         named: preflight.named.clone(),
         minimiser: options.minimiser,
         syntax_guard: options.syntax_guard,
@@ -874,7 +876,7 @@ mod tests {
     use crate::tree::{Entry, Meta, Node};
 
     #[test]
-    fn the_empty_candidate_keeps_only_kept_paths_and_their_ancestors() {
+    fn the_empty_candidate_keeps_only_kept_paths_and_the_ancestors_of_kept_and_pinned_ones() {
         let meta = Meta {
             mode: 0o644,
             mtime_ns: 0,
@@ -897,11 +899,20 @@ mod tests {
             };
             tree.entries.insert(Arc::from(path), Entry { node, meta });
         }
-        let Mutation::Remove(paths) = empty_candidate(&tree, &["docs/keep.md".to_string()]) else {
+        let Mutation::Remove(paths) = empty_candidate(&tree, &["docs/keep.md".to_string()], &[])
+        else {
             panic!("not a removal");
         };
         let paths: Vec<&str> = paths.iter().map(|p| &**p).collect();
         assert_eq!(paths, ["docs/other.md", "docs/sub", "src", "top.txt"]);
+        // A file outside the model pins its directories (`srcx/` pins no `src`), not their
+        // other entries.
+        let pinned = ["src/_version.py".to_string(), "srcx/y".to_string()];
+        let Mutation::Remove(paths) = empty_candidate(&tree, &[], &pinned) else {
+            panic!("not a removal");
+        };
+        let paths: Vec<&str> = paths.iter().map(|p| &**p).collect();
+        assert_eq!(paths, ["docs", "src/a.py", "top.txt"]);
     }
 
     #[test]

@@ -186,6 +186,11 @@ pub struct ReduceOptions {
     pub oracle: OracleSpec,
     /// Which entries take part.
     pub rules: IgnoreRules,
+    /// Paths left out of the model that the run's directory holds in place, below the
+    /// tree's own directories (what an install wrote there, in an adopted directory such as
+    /// the gate's worktrees): no cut deletes or renames a directory that holds one, which
+    /// would take it away for good.
+    pub pinned: Vec<String>,
     /// Per-candidate timeout; derived from the baseline when `None`.
     pub timeout: Option<Duration>,
     /// Parallel jobs (at least 1).
@@ -284,6 +289,7 @@ impl ReduceOptions {
             },
             oracle: OracleSpec::default(),
             rules: IgnoreRules::default(),
+            pinned: Vec::new(),
             timeout: None,
             jobs: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             baseline_runs: 2,

@@ -62,6 +62,9 @@ pub(crate) struct PassContext {
     /// Relative paths that may never be deleted (kept paths and their ancestors and
     /// descendants are checked through [`PassContext::protected`]).
     pub keep: Vec<String>,
+    /// Paths outside the model whose directories may never be deleted (see
+    /// [`crate::reduce::ReduceOptions::pinned`]); what else those directories hold may go.
+    pub pinned: Vec<String>,
     /// Files the baseline output names, reduced first.
     pub named: Vec<String>,
     /// How deletion passes shrink their chunks.
@@ -88,11 +91,15 @@ pub(crate) struct PassContext {
 }
 
 impl PassContext {
-    /// Whether deleting `path` would delete a kept path.
+    /// Whether deleting `path` would delete a kept path, or a pinned one.
     pub(crate) fn protected(&self, path: &str) -> bool {
-        self.keep.iter().any(|k| {
-            k == path || k.starts_with(&format!("{path}/")) || path.starts_with(&format!("{k}/"))
-        })
+        let below = |k: &String| {
+            k.len() > path.len() + 1 && k.starts_with(path) && k.as_bytes()[path.len()] == b'/'
+        };
+        self.keep
+            .iter()
+            .any(|k| k == path || below(k) || path.starts_with(&format!("{k}/")))
+            || self.pinned.iter().any(below)
     }
 
     /// Current regular files, the ones named in the failure output first, then the largest.
@@ -848,6 +855,7 @@ pub(crate) mod tests {
     pub(crate) fn context(stubs: bool) -> PassContext {
         PassContext {
             keep: Vec::new(),
+            pinned: Vec::new(),
             named: Vec::new(),
             minimiser: Minimiser::Cdd,
             syntax_guard: false,

@@ -591,3 +591,63 @@ fn a_cut_that_makes_the_test_hang_costs_seconds_not_the_tests_whole_limit() {
     };
     assert_eq!(reduced.holdout.as_ref().map(|h| h.passes), Some(3));
 }
+
+#[test]
+fn a_file_the_install_writes_inside_the_tree_outlives_every_cut_of_its_directory() {
+    // The install writes the package's version file, as hatch-vcs or setuptools-scm do; the
+    // package cannot be imported without it, and git does not hold it.
+    let config = PYTEST_CONFIG.replace(
+        "\"report\": \"junit\"",
+        "\"report\": \"junit\",\n  \"install\": [\"printf 'VERSION = 1\\\\n' > shop/_version.py\"]",
+    );
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", config.as_str()),
+            ("tests/conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n"),
+            ("shop/__init__.py", ""),
+            ("shop/cart.py", "from shop._version import VERSION\n\n\ndef total(prices):\n    return -sum(prices) * VERSION\n"),
+            ("shop/unused.py", "def helper():\n    return 42\n"),
+            ("README.md", "# shop\n"),
+        ],
+        "base",
+    );
+    let head = repo.commit(
+        &[
+            ("shop/cart.py", "from shop._version import VERSION\n\n\ndef total(prices):\n    return sum(prices) * VERSION\n"),
+            ("tests/test_cart.py", "from shop.cart import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"),
+        ],
+        "fix",
+    );
+    let (out, command) = crate::util::base_then_reduce_side(
+        &crate::util::bin(),
+        &repo,
+        (&base, &head),
+        &["--holdout-runs", "3"],
+    );
+    let o = crate::util::output_within(command, crate::util::RUN_TIMEOUT);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let ReduceOutcome::Reduced(reduced) = decode(&text).unwrap().outcome else {
+        panic!("{text}");
+    };
+    // Every holdout run still imports the package: its version file was never taken away
+    // with the directory the files pass tried to delete ...
+    assert_eq!(
+        reduced.holdout.as_ref().map(|h| h.passes),
+        Some(3),
+        "{reduced:?}"
+    );
+    let deleted: Vec<&str> = reduced
+        .edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Delete { path } => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    // ... so the cuts after that attempt still pass.
+    assert!(deleted.contains(&"shop/unused.py"), "{deleted:?}");
+    assert!(deleted.contains(&"README.md"), "{deleted:?}");
+    assert!(!deleted.contains(&"shop"), "{deleted:?}");
+}

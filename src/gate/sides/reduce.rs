@@ -275,6 +275,13 @@ fn run_reduce_side(
             argv,
         );
         reduce_options.rules = rules;
+        // What the install wrote inside the tree's own directories (a version file in the
+        // package) stays in place through every run: no cut may take its directory away.
+        reduce_options.pinned = unmanaged
+            .iter()
+            .filter(|p| p.contains('/'))
+            .cloned()
+            .collect();
         reduce_options.jobs = jobs;
         // A candidate's time limit follows the runs (three times the slowest baseline run,
         // at least ten seconds, then the accepted runs), as a plain reduction's does: a cut
@@ -438,6 +445,11 @@ fn prepare_tree(
     // Only the top-most new paths are needed: nothing below them is looked at.
     let mut unmanaged = Vec::new();
     new_paths(tree_dir, "", &before_install, &mut unmanaged)?;
+    // The worktree's link to its repository stays too: a test may ask git (a version read
+    // from the tags), and the worktree is removed through it.
+    if std::fs::symlink_metadata(tree_dir.join(".git")).is_ok() {
+        unmanaged.push(".git".into());
+    }
     super::common::overlay_tree(repo, &options.head, &planned.plan, tree_dir)?;
     let rules = crate::tree::IgnoreRules {
         paths: unmanaged.clone(),
