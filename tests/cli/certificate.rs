@@ -593,7 +593,8 @@ fn a_cut_that_makes_the_test_hang_costs_seconds_not_the_tests_whole_limit() {
 }
 
 #[test]
-fn a_file_the_install_writes_inside_the_tree_outlives_every_cut_of_its_directory() {
+fn a_file_the_install_writes_inside_the_tree_outlives_every_cut_of_its_directory_and_the_test_file_every_cut()
+ {
     // The install writes the package's version file, as hatch-vcs or setuptools-scm do; the
     // package cannot be imported without it, and git does not hold it.
     let config = PYTEST_CONFIG.replace(
@@ -619,18 +620,29 @@ fn a_file_the_install_writes_inside_the_tree_outlives_every_cut_of_its_directory
         ],
         "fix",
     );
-    let (out, command) = crate::util::base_then_reduce_side(
+    let (out, mut command) = crate::util::base_then_reduce_side(
         &crate::util::bin(),
         &repo,
         (&base, &head),
         &["--holdout-runs", "3"],
     );
+    let trace = out.path().join("trace.tsv");
+    command.env("REPROMIN_TRACE", &trace);
     let o = crate::util::output_within(command, crate::util::RUN_TIMEOUT);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
     let ReduceOutcome::Reduced(reduced) = decode(&text).unwrap().outcome else {
         panic!("{text}");
     };
+    // No candidate deleted the test's file, which no run could pass without.
+    let log = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        !log.lines().any(|l| {
+            let label = l.split('\t').nth(2).unwrap_or("");
+            label == "delete tests" || label.starts_with("delete tests/test_cart.py")
+        }),
+        "{log}"
+    );
     // Every holdout run still imports the package: its version file was never taken away
     // with the directory the files pass tried to delete ...
     assert_eq!(

@@ -275,6 +275,12 @@ fn run_reduce_side(
             argv,
         );
         reduce_options.rules = rules;
+        // The test's file is never deleted: without it the test cannot run, so no such cut
+        // could pass, nor any chunk of the files pass that holds it. That file alone may
+        // fail the same way (a test that needs nothing of the tree): then it is the
+        // minimal tree, not a command that cannot tell.
+        reduce_options.rules.keep.push(file.clone());
+        reduce_options.allow_trivial = true;
         // What the install wrote inside the tree's own directories (a version file in the
         // package) stays in place through every run: no cut may take its directory away.
         reduce_options.pinned = unmanaged
