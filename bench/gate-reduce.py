@@ -14,7 +14,7 @@ the order given, in a fresh clone checked out at the head, with no configuration
 
     REPROMIN exec --side base   --out D --base B --head H
     REPROMIN exec --side head   --out D --base B --head H
-    REPROMIN exec --side reduce --out D --base-report D/base.report --base B --head H
+    REPROMIN exec --side reduce --out D --base-report D/base.report --head-report D/head.report --base B --head H
     REPROMIN judge --base-report ... --head-report ... --reduce-report ... --base B --head H
 
 The reduce side's wall time is the third command's. The table (Markdown, one row per case
@@ -74,7 +74,7 @@ def run_case(case, source, name, repromin, work, budget_ms, trace):
 
     go(["exec", "--side", "base", "--out", str(out), *shas])
     go(["exec", "--side", "head", "--out", str(out), *shas])
-    reduce_args = ["exec", "--side", "reduce", "--out", str(out), "--base-report", str(out / "base.report"), *shas]
+    reduce_args = ["exec", "--side", "reduce", "--out", str(out), "--base-report", str(out / "base.report"), "--head-report", str(out / "head.report"), *shas]
     if budget_ms:
         reduce_args += ["--budget-ms", str(budget_ms)]
     reduce_env = dict(env)

@@ -96,8 +96,9 @@ pub enum SideArg {
     /// For a pull request that changes tests alone and adds or changes a mutation spec: the
     /// merge base with the head's tests laid over it, mutated by each spec in turn.
     Mutants,
-    /// Reduce the base-plus-overlay tree for the first test that fails on base, then run a
-    /// holdout on the result (needs --base-report).
+    /// Reduce the base-plus-overlay tree for the first test that fails on base (and passes
+    /// on head, given --head-report), then run a holdout on the result (needs
+    /// --base-report).
     Reduce,
 }
 
@@ -152,6 +153,12 @@ pub struct ExecArgs {
     /// The base side's report (the reduce side picks its test from it).
     #[arg(long, value_name = "FILE", required_if_eq("side", "reduce"))]
     pub base_report: Option<PathBuf>,
+
+    /// The head side's report (reduce side, optional): the test reduced for is then the
+    /// first that fails on base and passes at head, so that a test failing on both sides
+    /// is never the one certified.
+    #[arg(long, value_name = "FILE")]
+    pub head_report: Option<PathBuf>,
 
     /// Holdout runs on the reduced tree (reduce side), at most 2000.
     #[arg(long, value_name = "N", default_value_t = crate::gate::certificate::HOLDOUT_RUNS,
@@ -417,8 +424,8 @@ pub(super) fn exec_command(args: &ExecArgs, interrupt: &std::sync::Arc<AtomicBoo
     Exit::Ok
 }
 
-/// `exec --side reduce`: reduces for the first selected test that failed on base and
-/// writes `reduce.report`.
+/// `exec --side reduce`: reduces for the first selected test that failed on base (and
+/// passed on head, given its report) and writes `reduce.report`.
 fn reduce_command(
     console: &Console,
     args: &ExecArgs,
@@ -430,6 +437,7 @@ fn reduce_command(
         &gate::sides::reduce::ReduceSide {
             options,
             base_report: &base_report,
+            head_report: args.head_report.as_deref(),
             holdout_runs: args.holdout_runs,
             test: None,
         },

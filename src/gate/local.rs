@@ -172,6 +172,7 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         &reduce::ReduceSide {
             options: &options,
             base_report: &base_report,
+            head_report: None,
             holdout_runs: input.holdout_runs,
             test: first_reproducing(&first.classified),
         },

@@ -663,3 +663,97 @@ fn a_file_the_install_writes_inside_the_tree_outlives_every_cut_of_its_directory
     assert!(deleted.contains(&"README.md"), "{deleted:?}");
     assert!(!deleted.contains(&"shop"), "{deleted:?}");
 }
+
+#[test]
+fn with_the_head_report_the_reduce_side_certifies_a_test_that_reproduces_not_one_failing_on_both_sides()
+ {
+    let repo = GitRepo::new();
+    let base = repo.commit(
+        &[
+            (".github/repromin.json", PYTEST_CONFIG),
+            (
+                "tests/conftest.py",
+                "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n",
+            ),
+            ("shop/__init__.py", ""),
+            (
+                "shop/cart.py",
+                "def total(prices):\n    return -sum(prices)\n",
+            ),
+        ],
+        "base",
+    );
+    // The first test in name order fails on both sides; the second one reproduces.
+    let head = repo.commit(
+        &[
+            ("shop/cart.py", "def total(prices):\n    return sum(prices)\n"),
+            (
+                "tests/test_cart.py",
+                "from shop.cart import total\n\n\ndef test_a_known_failure():\n    assert total([1]) == 2\n\n\ndef test_b_total():\n    assert total([1, 2]) == 3\n",
+            ),
+        ],
+        "fix",
+    );
+    let (out, mut command) = crate::util::base_then_reduce_side(
+        &crate::util::bin(),
+        &repo,
+        (&base, &head),
+        &["--holdout-runs", "2"],
+    );
+    let out_path = out.path().display().to_string();
+    let repo_path = repo.path().display().to_string();
+    let side = |side: &str| {
+        let o = run(
+            &[
+                "exec", "--side", side, "--out", &out_path, "--base", &base, "--head", &head,
+                "--repo", &repo_path,
+            ],
+            repo.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    side("head");
+    command
+        .arg("--head-report")
+        .arg(out.path().join("head.report"));
+    let o = crate::util::output_within(command, crate::util::RUN_TIMEOUT);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let ReduceOutcome::Reduced(reduced) = decode(&text).unwrap().outcome else {
+        panic!("{text}");
+    };
+    assert_eq!(reduced.name, "test_b_total");
+    assert_eq!(
+        reduced.holdout.as_ref().map(|h| h.passes),
+        Some(2),
+        "{reduced:?}"
+    );
+    // A report of another side in its place is an error that names it.
+    let o = run(
+        &[
+            "exec",
+            "--side",
+            "reduce",
+            "--out",
+            &out_path,
+            "--base-report",
+            &format!("{out_path}/base.report"),
+            "--head-report",
+            &format!("{out_path}/base.report"),
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--repo",
+            &repo_path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let outcome = format!("{:?}", decode(&text).unwrap().outcome);
+    assert!(
+        outcome.contains("it is the base report, not the head report"),
+        "{outcome}"
+    );
+}

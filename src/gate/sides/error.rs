@@ -153,6 +153,25 @@ pub(crate) enum SideError {
         #[source]
         source: std::io::Error,
     },
+    /// The head report (for the reduce side) could not be read.
+    #[error("cannot read the head report `{}`", path.display())]
+    HeadReport {
+        /// The report file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The head report given to the reduce side is of another commit.
+    #[error("the head report `{}` is of commit {found}, not of the head {expected}", path.display())]
+    HeadReportCommit {
+        /// The report file.
+        path: PathBuf,
+        /// The commit it names.
+        found: String,
+        /// The head.
+        expected: String,
+    },
     /// A report did not decode.
     #[error(transparent)]
     Decode(#[from] DecodeError),

@@ -48,10 +48,25 @@ struct ReduceTime {
 /// What the reduce side keeps of its deadline to write its report once the holdout stops.
 const HOLDOUT_MARGIN: Duration = Duration::from_secs(5);
 
-/// The first selected test, in path then name order, that failed on base.
-pub(crate) fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, String)> {
+/// The first selected test, in path then name order, that failed on base, and passed on
+/// head when the head side's report is given.
+pub(crate) fn pick_test(
+    plan: &Plan,
+    base: &SideReport,
+    head: Option<&SideReport>,
+) -> Option<(String, String)> {
     let Outcome::Report { report, .. } = &base.outcome else {
         return None;
+    };
+    let passed_on_head = |file: &str, name: &str| match head.map(|h| &h.outcome) {
+        None => true,
+        Some(Outcome::Report { report, .. }) => report.files.iter().any(|f| {
+            f.path == file
+                && f.tests
+                    .iter()
+                    .any(|t| t.name == name && t.status == Status::Passed)
+        }),
+        Some(_) => false,
     };
     let mut failing: Vec<(String, String)> = report
         .files
@@ -66,6 +81,7 @@ pub(crate) fn pick_test(plan: &Plan, base: &SideReport) -> Option<(String, Strin
                         .iter()
                         .any(|m| crate::gate::classify::names_missing_symbol(m))
                 })
+                .filter(|t| passed_on_head(&f.path, &t.name))
                 .map(|t| (f.path.clone(), t.name.clone()))
         })
         .collect();
@@ -79,6 +95,9 @@ pub(crate) struct ReduceSide<'a> {
     pub options: &'a ExecOptions,
     /// The base side's report.
     pub base_report: &'a Path,
+    /// The head side's report, if the caller has it: the test is then one that passed on
+    /// head too.
+    pub head_report: Option<&'a Path>,
     /// Holdout runs.
     pub holdout_runs: u64,
     /// The test to reduce for, when the caller has judged already (`run`: the first test
@@ -165,13 +184,39 @@ fn run_reduce_side(
     })?;
     let base_report =
         crate::gate::encode::decode(&text, "base", crate::gate::encode::TEST_REPORT_CAP)?;
+    let head_report = match side.head_report {
+        Some(path) => {
+            let text = crate::safe_fs::read_prefix_to_string(path, cap).map_err(|e| {
+                SideError::HeadReport {
+                    path: path.to_path_buf(),
+                    source: e.into(),
+                }
+            })?;
+            let report =
+                crate::gate::encode::decode(&text, "head", crate::gate::encode::TEST_REPORT_CAP)?;
+            if report.commit != options.head {
+                return Err(SideError::HeadReportCommit {
+                    path: path.to_path_buf(),
+                    found: report.commit,
+                    expected: options.head.clone(),
+                });
+            }
+            Some(report)
+        }
+        None => None,
+    };
     let picked = side
         .test
         .clone()
-        .or_else(|| pick_test(&planned.plan, &base_report));
+        .or_else(|| pick_test(&planned.plan, &base_report, head_report.as_ref()));
     let Some((file, name)) = picked else {
+        let reason = if head_report.is_some() {
+            "no selected test fails on base and passes on head"
+        } else {
+            "no selected test fails on base"
+        };
         return Ok(ReduceOutcome::Skipped {
-            reason: "no selected test fails on base".into(),
+            reason: reason.into(),
         });
     };
     let config = &planned.config;
