@@ -110,7 +110,7 @@ def main() -> int:
     ap.add_argument("mirrors", type=Path)
     ap.add_argument("binaries", nargs="+", help="NAME=PATH of a repromin binary")
     ap.add_argument("--cases", type=Path, default=HERE.parent.parent / "shared" / "eval" / "gate-cases.json")
-    ap.add_argument("--only", default="", help="comma-separated case ids")
+    ap.add_argument("--only", default="", help="comma-separated case ids, run in this order")
     ap.add_argument("--budget-ms", type=int, default=0, help="the reduce side's --budget-ms (default: its own)")
     ap.add_argument("--work", type=Path)
     ap.add_argument("--trace", action="store_true", help="write each reduce side's REPROMIN_TRACE to WORK/ID-NAME.trace.tsv")
@@ -132,6 +132,9 @@ def main() -> int:
         c for c in listed
         if c.get("expected_verdict") == "reproduced" and (not only or c["id"] in only)
     ]
+    if only:
+        # In the order --only lists them.
+        cases.sort(key=lambda c: only.index(c["id"]))
     if not cases:
         print("gate-reduce: no reproduced case matches", file=sys.stderr)
         return 2

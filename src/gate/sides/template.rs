@@ -19,6 +19,11 @@ pub(crate) use crate::text::shell_quote as quote;
 /// The nextest profile of `{nextest_config}`.
 const NEXTEST_PROFILE: &str = "repromin";
 
+/// The longest command a rerun selects tests by id with: the command is one argument of
+/// `sh -c`, and Linux refuses a single argument over 128 KiB (`E2BIG`, "Argument list too
+/// long"). Past it, the rerun runs the files.
+const MAX_COMMAND_BYTES: usize = 96 * 1024;
+
 /// The files one run's template refers to, in the run's own directory.
 pub(crate) struct RunFiles {
     /// Where the report is read from.
@@ -98,7 +103,8 @@ impl RunFiles {
     /// Expands `template` to run only the tests `ids` of the files `tests`, where the runner
     /// selects tests by id and the template says which runner it is: pytest's node ids
     /// (`FILE::NAME`) in place of `{tests}`, `go test -run '^(NAME|…)$'` (top-level names,
-    /// each with all its subtests). `None` for any other runner: its reruns run the files.
+    /// each with all its subtests). `None` for any other runner, and for a command longer
+    /// than [`MAX_COMMAND_BYTES`] (thousands of ids): its reruns run the files.
     pub(crate) fn expand_ids(
         &self,
         template: &str,
@@ -110,6 +116,18 @@ impl RunFiles {
         if !selects_by_id(template, format) {
             return None;
         }
+        self.expand_ids_unbounded(template, format, tests, ids, tree)
+            .filter(|command| command.len() <= MAX_COMMAND_BYTES)
+    }
+
+    fn expand_ids_unbounded(
+        &self,
+        template: &str,
+        format: ReportFormat,
+        tests: &[String],
+        ids: &[(&str, &str)],
+        tree: &Path,
+    ) -> Option<String> {
         match format {
             ReportFormat::Junit => {
                 let mut nodes: Vec<String> = Vec::new();
@@ -287,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn reruns_select_pytest_node_ids_and_go_test_names() {
+    fn reruns_select_pytest_node_ids_and_go_test_names_unless_the_command_grows_too_long() {
         let files = RunFiles::new(Path::new("/r"), ReportFormat::Junit);
         let tests = vec!["tests/test_a.py".to_string()];
         let ids = [
@@ -309,6 +327,24 @@ mod tests {
             Some(
                 "python -m pytest -q --junitxml=/r/report.xml 'tests/test_a.py::TestX::test_y[1-2]' 'tests/test_a.py::test z'"
             )
+        );
+        // Thousands of ids, a command `sh -c` could not take: the files.
+        let names: Vec<String> = (0..4000)
+            .map(|i| format!("test_spec[{i}-True-keep]"))
+            .collect();
+        let many: Vec<(&str, &str)> = names
+            .iter()
+            .map(|n| ("tests/test_a.py", n.as_str()))
+            .collect();
+        assert_eq!(
+            files.expand_ids(
+                "python -m pytest -q --junitxml={report} {tests}",
+                ReportFormat::Junit,
+                &tests,
+                &many,
+                nowhere
+            ),
+            None
         );
         // Another JUnit runner, and pytest without {tests}: the files.
         for template in ["jest {tests}", "python -m pytest"] {
