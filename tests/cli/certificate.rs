@@ -700,19 +700,8 @@ fn with_the_head_report_the_reduce_side_certifies_a_test_that_reproduces_not_one
         (&base, &head),
         &["--holdout-runs", "2"],
     );
-    let out_path = out.path().display().to_string();
-    let repo_path = repo.path().display().to_string();
-    let side = |side: &str| {
-        let o = run(
-            &[
-                "exec", "--side", side, "--out", &out_path, "--base", &base, "--head", &head,
-                "--repo", &repo_path,
-            ],
-            repo.path(),
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
-    };
-    side("head");
+    let o = crate::util::exec_side(&repo, "head", out.path(), (&base, &head), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
     command
         .arg("--head-report")
         .arg(out.path().join("head.report"));
@@ -729,25 +718,13 @@ fn with_the_head_report_the_reduce_side_certifies_a_test_that_reproduces_not_one
         "{reduced:?}"
     );
     // A report of another side in its place is an error that names it.
-    let o = run(
-        &[
-            "exec",
-            "--side",
-            "reduce",
-            "--out",
-            &out_path,
-            "--base-report",
-            &format!("{out_path}/base.report"),
-            "--head-report",
-            &format!("{out_path}/base.report"),
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &repo_path,
-        ],
-        repo.path(),
+    let base_report = out.path().join("base.report").display().to_string();
+    let o = crate::util::exec_side(
+        &repo,
+        "reduce",
+        out.path(),
+        (&base, &head),
+        &["--base-report", &base_report, "--head-report", &base_report],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();

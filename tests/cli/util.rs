@@ -85,6 +85,25 @@ pub(crate) fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output
     output_within(command, RUN_TIMEOUT)
 }
 
+/// Runs `exec --side SIDE` of `repo` (`base` to `head`) into `out` with `extra` arguments,
+/// and returns what it did.
+pub(crate) fn exec_side(
+    repo: &GitRepo,
+    side: &str,
+    out: &Path,
+    (base, head): (&str, &str),
+    extra: &[&str],
+) -> Output {
+    let out_path = out.display().to_string();
+    let repo_path = repo.path().display().to_string();
+    let mut args = vec![
+        "exec", "--side", side, "--out", &out_path, "--base", base, "--head", head, "--repo",
+        &repo_path,
+    ];
+    args.extend_from_slice(extra);
+    run(&args, repo.path())
+}
+
 /// Runs the base side of `repo` (`base` to `head`) into a new output directory, and
 /// returns that directory with the reduce side's command for it, run by `program` (the
 /// binary under test, or a copy of it) with `extra` arguments, in a clean environment.
@@ -97,13 +116,7 @@ pub(crate) fn base_then_reduce_side(
     let out = tempfile::tempdir().unwrap();
     let out_path = out.path().display().to_string();
     let repo_path = repo.path().display().to_string();
-    let o = run(
-        &[
-            "exec", "--side", "base", "--out", &out_path, "--base", base, "--head", head, "--repo",
-            &repo_path,
-        ],
-        repo.path(),
-    );
+    let o = exec_side(repo, "base", out.path(), (base, head), &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut command = Command::new(program);
     command

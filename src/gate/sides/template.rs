@@ -116,19 +116,7 @@ impl RunFiles {
         if !selects_by_id(template, format) {
             return None;
         }
-        self.expand_ids_unbounded(template, format, tests, ids, tree)
-            .filter(|command| command.len() <= MAX_COMMAND_BYTES)
-    }
-
-    fn expand_ids_unbounded(
-        &self,
-        template: &str,
-        format: ReportFormat,
-        tests: &[String],
-        ids: &[(&str, &str)],
-        tree: &Path,
-    ) -> Option<String> {
-        match format {
+        let command = match format {
             ReportFormat::Junit => {
                 let mut nodes: Vec<String> = Vec::new();
                 for (file, name) in ids {
@@ -139,7 +127,7 @@ impl RunFiles {
                 }
                 // NUL cannot be in a command: it marks where the node ids go.
                 let expanded = self.expand(&template.replace("{tests}", "\u{0}"), tests, tree);
-                Some(expanded.replace('\u{0}', &nodes.join(" ")))
+                expanded.replace('\u{0}', &nodes.join(" "))
             }
             ReportFormat::GoTestJson => {
                 let mut names: Vec<String> = Vec::new();
@@ -157,14 +145,15 @@ impl RunFiles {
                 } else {
                     " -count=1"
                 };
-                Some(format!(
+                format!(
                     "{} -run {}{uncached}",
                     self.expand(template, tests, tree),
                     quote(&pattern)
-                ))
+                )
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        (command.len() <= MAX_COMMAND_BYTES).then_some(command)
     }
 
     /// The reader and where its bytes are: the report file, or `None` for the command's
