@@ -52,37 +52,17 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
     let (repo, base, head) = repo_with_fix();
     let repo_path = repo.path().display().to_string();
     let out = tempfile::tempdir().unwrap();
-    let out_path = out.path().display().to_string();
     for side in ["base", "head"] {
-        let o = run(
-            &[
-                "exec", "--side", side, "--out", &out_path, "--base", &base, "--head", &head,
-                "--repo", &repo_path,
-            ],
-            repo.path(),
-        );
+        let o = crate::util::exec_side(&repo, side, out.path(), (&base, &head), &[]);
         assert!(o.status.success());
     }
     let report = |n: &str| out.path().join(format!("{n}.report")).display().to_string();
-    let o = run(
-        &[
-            "exec",
-            "--side",
-            "reduce",
-            "--out",
-            &out_path,
-            "--base-report",
-            &report("base"),
-            "--base",
-            &base,
-            "--head",
-            &head,
-            "--repo",
-            &repo_path,
-            "--holdout-runs",
-            "30",
-        ],
-        repo.path(),
+    let o = crate::util::exec_side(
+        &repo,
+        "reduce",
+        out.path(),
+        (&base, &head),
+        &["--base-report", &report("base"), "--holdout-runs", "30"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let judge = |reduce: &str| {
