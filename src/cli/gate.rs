@@ -181,6 +181,10 @@ pub struct CheckArgs {
     /// Time limit of the test run in milliseconds.
     #[arg(long, default_value_t = 900_000)]
     pub timeout_ms: u64,
+    /// A hang check: the test fails when its run is still going after MS milliseconds
+    /// (it runs alone where the runner selects tests by id); a run that ends passes.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub hang_after_ms: Option<u64>,
     /// Keep cargo's build directories under DIR between runs (the tree's own packages are
     /// cleaned before each run).
     #[arg(long, value_name = "DIR")]
@@ -794,6 +798,7 @@ pub(super) fn check_command(args: &CheckArgs) -> Exit {
         file: args.file.clone(),
         name: args.name.clone(),
         timeout: Duration::from_millis(args.timeout_ms),
+        hang: args.hang_after_ms.map(Duration::from_millis),
         cargo_target_root: args.cargo_target_root.clone(),
         container,
     });

@@ -5,6 +5,11 @@
 //! passed, exit 125 ("cannot tell") when the test did not run or the report cannot be read.
 //! The reducer's same-failure oracle then learns the message as the failure signature, so a
 //! cut is kept only when this test still fails the same way.
+//!
+//! For a test whose file hung on base, the check is a hang check ([`CheckSpec::hang`]): the
+//! test runs alone where the runner selects tests by id (its whole file elsewhere), and
+//! the failure is a run still going at the limit; a run that ends, whatever it reports, is
+//! not that failure.
 
 use std::path::PathBuf;
 
@@ -27,6 +32,9 @@ pub(crate) struct CheckSpec {
     pub name: String,
     /// Time limit.
     pub timeout: std::time::Duration,
+    /// A hang check: the failure is a run still going after this long (the run is stopped
+    /// there), and a run that ends is not it. `timeout` then plays no part.
+    pub hang: Option<std::time::Duration>,
     /// For cargo: a directory that keeps each worker's build directory between runs, so
     /// dependencies are built once. The packages of the tree itself are cleaned before
     /// every run, so nothing of an earlier tree is reused.
@@ -56,13 +64,26 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
     if let Err(err) = prepared {
         return cannot_tell(crate::with_causes(&err));
     }
-    let command = files.expand(&spec.command, std::slice::from_ref(&spec.file), &cwd);
+    let tests = std::slice::from_ref(&spec.file);
+    let command = match spec.hang {
+        Some(_) => files
+            .expand_ids(
+                &spec.command,
+                spec.format,
+                tests,
+                &[(spec.file.as_str(), spec.name.as_str())],
+                &cwd,
+            )
+            .unwrap_or_else(|| files.expand(&spec.command, tests, &cwd)),
+        None => files.expand(&spec.command, tests, &cwd),
+    };
+    let timeout = spec.hang.unwrap_or(spec.timeout);
     let mut env = crate::gate::sides::side_env();
     let never = std::sync::atomic::AtomicBool::new(false);
     let cargo = crate::gate::build_dir::Cargo {
         cwd: &cwd,
         tmp: &tmp,
-        timeout: spec.timeout,
+        timeout,
         never: &never,
     };
     let mut build_dir = None;
@@ -94,7 +115,7 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
         &run,
         &cwd,
         &tmp,
-        spec.timeout,
+        timeout,
         &never,
         confinement.as_ref().map(|c| c as &dyn runner::Confinement),
         None,
@@ -108,6 +129,19 @@ pub(crate) fn check(spec: &CheckSpec) -> (i32, String) {
             return cannot_tell(crate::with_causes(&err));
         }
     };
+    if let Some(limit) = spec.hang {
+        return if outcome.termination == Termination::TimedOut {
+            (
+                1,
+                format!(
+                    "repromin-check: the test failed to finish within {} ms\n",
+                    limit.as_millis()
+                ),
+            )
+        } else {
+            (0, "repromin-check: the test run ended\n".into())
+        };
+    }
     if !matches!(outcome.termination, Termination::Exited(_)) {
         return cannot_tell(format!("the test run {}", outcome.termination.describe()));
     }

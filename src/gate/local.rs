@@ -168,11 +168,12 @@ pub(crate) fn run(input: &RunInput, interrupt: &std::sync::Arc<AtomicBool>) -> J
         regressions: false,
     };
     let base_report = out.path().join("base.report");
+    let head_report = out.path().join("head.report");
     let reduced = reduce::reduce_side(
         &reduce::ReduceSide {
             options: &options,
             base_report: &base_report,
-            head_report: None,
+            head_report: Some(&head_report),
             holdout_runs: input.holdout_runs,
             test: first_reproducing(&first.classified),
         },

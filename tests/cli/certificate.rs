@@ -35,7 +35,7 @@ fn repo_with_fix() -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
-fn line_of(output: &std::process::Output) -> serde_json::Value {
+pub(crate) fn line_of(output: &std::process::Output) -> serde_json::Value {
     let text = stdout(output);
     let line = serde_json::from_str(
         text.trim()
@@ -711,6 +711,34 @@ fn with_the_head_report_the_reduce_side_certifies_a_test_that_reproduces_not_one
     let outcome = format!("{:?}", decode(&text).unwrap().outcome);
     assert!(
         outcome.contains("it is the base report, not the head report"),
+        "{outcome}"
+    );
+    // A base report of another commit is an error that names the file and both commits.
+    let cap = repromin::gate::encode::TEST_REPORT_CAP;
+    let mut other = repromin::gate::encode::decode(
+        &std::fs::read_to_string(out.path().join("base.report")).unwrap(),
+        "base",
+        cap,
+    )
+    .unwrap();
+    other.commit = head.clone();
+    let moved = out.path().join("other-base.report");
+    std::fs::write(&moved, repromin::gate::encode::encode(&other, cap).unwrap()).unwrap();
+    let o = crate::util::exec_side(
+        &repo,
+        "reduce",
+        out.path(),
+        (&base, &head),
+        &["--base-report", &moved.display().to_string()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.path().join("reduce.report")).unwrap();
+    let outcome = format!("{:?}", decode(&text).unwrap().outcome);
+    assert!(
+        outcome.contains(&format!(
+            "the base report `{}` is of commit {head}, not of the base {base}",
+            moved.display()
+        )),
         "{outcome}"
     );
 }

@@ -15,6 +15,7 @@ mod fixtures;
 mod flaky;
 mod frames;
 mod gate;
+mod hang_certificate;
 mod harness;
 mod help;
 mod kills;

@@ -144,32 +144,27 @@ pub(crate) enum SideError {
         #[source]
         source: Box<SideError>,
     },
-    /// The base report (for the reduce side) could not be read.
-    #[error("cannot read the base report `{}`", path.display())]
-    BaseReport {
+    /// A report given to the reduce side (`side`: base or head) could not be read.
+    #[error("cannot read the {side} report `{}`", path.display())]
+    Report {
+        /// Which side's report.
+        side: String,
         /// The report file.
         path: PathBuf,
         /// Why.
         #[source]
         source: std::io::Error,
     },
-    /// The head report (for the reduce side) could not be read.
-    #[error("cannot read the head report `{}`", path.display())]
-    HeadReport {
-        /// The report file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The head report given to the reduce side is of another commit.
-    #[error("the head report `{}` is of commit {found}, not of the head {expected}", path.display())]
-    HeadReportCommit {
+    /// A report given to the reduce side is of another commit than its side's.
+    #[error("the {side} report `{}` is of commit {found}, not of the {side} {expected}", path.display())]
+    ReportCommit {
+        /// Which side's report.
+        side: String,
         /// The report file.
         path: PathBuf,
         /// The commit it names.
         found: String,
-        /// The head.
+        /// The side's commit.
         expected: String,
     },
     /// A report did not decode.

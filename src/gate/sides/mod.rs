@@ -31,6 +31,7 @@
 mod base_head;
 pub(crate) mod common;
 pub(crate) mod error;
+mod hang;
 mod mutants;
 mod options;
 pub(crate) mod reduce;

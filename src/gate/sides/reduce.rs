@@ -175,41 +175,25 @@ fn run_reduce_side(
         &options.head,
         options.local_config.clone(),
     )?;
-    let cap = crate::gate::encode::TEST_REPORT_CAP as u64 + 2;
-    let text = crate::safe_fs::read_prefix_to_string(side.base_report, cap).map_err(|e| {
-        SideError::BaseReport {
-            path: side.base_report.to_path_buf(),
-            source: e.into(),
-        }
-    })?;
-    let base_report =
-        crate::gate::encode::decode(&text, "base", crate::gate::encode::TEST_REPORT_CAP)?;
+    let base_report = read_side_report(side.base_report, "base", &options.base)?;
     let head_report = match side.head_report {
-        Some(path) => {
-            let text = crate::safe_fs::read_prefix_to_string(path, cap).map_err(|e| {
-                SideError::HeadReport {
-                    path: path.to_path_buf(),
-                    source: e.into(),
-                }
-            })?;
-            let report =
-                crate::gate::encode::decode(&text, "head", crate::gate::encode::TEST_REPORT_CAP)?;
-            if report.commit != options.head {
-                return Err(SideError::HeadReportCommit {
-                    path: path.to_path_buf(),
-                    found: report.commit,
-                    expected: options.head.clone(),
-                });
-            }
-            Some(report)
-        }
+        Some(path) => Some(read_side_report(path, "head", &options.head)?),
         None => None,
     };
+    let mut hung = super::hang::pick_hang(&planned.plan, &base_report, head_report.as_ref());
     let picked = side
         .test
         .clone()
         .or_else(|| pick_test(&planned.plan, &base_report, head_report.as_ref()));
-    let Some((file, name)) = picked else {
+    // A test whose file hung on base (or, with no test that failed, the first file that
+    // hung) is certified as a hang: which of its tests hangs alone is found below.
+    hung.retain(|(path, _)| picked.as_ref().is_none_or(|(file, _)| file == path));
+    let hang = hung.into_iter().next();
+    let picked = picked.or_else(|| {
+        hang.as_ref()
+            .map(|(file, names)| (file.clone(), names[0].clone()))
+    });
+    let Some((file, mut name)) = picked else {
         let reason = if head_report.is_some() {
             "no selected test fails on base and passes on head"
         } else {
@@ -293,11 +277,19 @@ fn run_reduce_side(
             config.report.name().into(),
             "--file".into(),
             file.clone(),
-            "--name".into(),
-            name.clone(),
             "--timeout-ms".into(),
             (config.timeouts.test * 1000).to_string(),
         ];
+        let hang_limit = hang.as_ref().map(|_| {
+            super::hang::hang_limit(
+                head_report.as_ref(),
+                Duration::from_secs(config.flaky.hang_rerun_seconds),
+            )
+        });
+        if let Some(limit) = hang_limit {
+            argv.push("--hang-after-ms".into());
+            argv.push(limit.as_millis().to_string());
+        }
         if config.report == ReportFormat::Libtest
             || config.command.split_whitespace().any(|w| w == "cargo")
         {
@@ -314,6 +306,40 @@ fn run_reduce_side(
         }
         argv.push("--".into());
         argv.push(config.command.clone());
+        // With a sandbox, every run of the test code from here on (a hang's probes, the
+        // reducer's baseline, each candidate, the holdout) runs in it, its tree, its TMPDIR
+        // and the shared build directory handed to the sandbox user for the run.
+        let confinement: Option<Arc<dyn Confinement>> = sandbox.clone().map(|sandbox| {
+            // The oracle's program is read in the run's private /tmp.
+            let shown = exe.parent().map(Path::to_path_buf).into_iter().collect();
+            Arc::new(SandboxRuns::new(sandbox, shared).showing(shown)) as Arc<dyn Confinement>
+        });
+        if let (Some((_, names)), Some(limit)) = (&hang, hang_limit) {
+            let by_id = super::template::selects_by_id(&config.command, config.report);
+            let probe = (tree_dirs[0].as_path(), scratch.path().join("hang-probe"));
+            let found = super::hang::find_hanging(
+                &argv,
+                names,
+                by_id,
+                (probe.0, &probe.1),
+                limit,
+                confinement.as_deref(),
+                interrupt,
+            )?;
+            let Some(hanging) = found else {
+                return Ok(ReduceOutcome::Skipped {
+                    reason: format!(
+                        "the test file `{file}` hung on base, but none of its tests that passed \
+                         on head runs past {} s alone",
+                        limit.as_secs()
+                    ),
+                });
+            };
+            name = hanging;
+        }
+        // The test, before the command template (the last argument, after `--`).
+        let at = argv.len() - 2;
+        argv.splice(at..at, ["--name".to_string(), name.clone()]);
         let mut reduce_options = crate::reduce::ReduceOptions::new(
             tree_dir.clone(),
             scratch.path().join("unused"),
@@ -351,14 +377,6 @@ fn run_reduce_side(
         // In a container, strace would trace check-test and the engine's client, not the
         // test.
         reduce_options.trace = container.is_none();
-        // With a sandbox, every run of the reducer (the baseline, each candidate, the
-        // holdout) runs in it, its tree, its TMPDIR and the shared build directory handed
-        // to the sandbox user for the run.
-        let confinement: Option<Arc<dyn Confinement>> = sandbox.clone().map(|sandbox| {
-            // The oracle's program is read in the run's private /tmp.
-            let shown = exe.parent().map(Path::to_path_buf).into_iter().collect();
-            Arc::new(SandboxRuns::new(sandbox, shared).showing(shown)) as Arc<dyn Confinement>
-        });
         let mut workers = Vec::new();
         for (i, ((model, unmanaged), tree_dir)) in prepared.into_iter().zip(&tree_dirs).enumerate()
         {
@@ -407,7 +425,10 @@ fn run_reduce_side(
         // on SIGINT or SIGTERM and at the side's deadline (less a moment to write the
         // report): a holdout cut short is no holdout.
         let deadline = started + options.budget.saturating_sub(HOLDOUT_MARGIN);
-        session.limit_runs_to(Duration::from_secs(config.timeouts.test));
+        // A hang's runs end at its limit inside check-test: the holdout leaves them room.
+        let holdout_limit = Duration::from_secs(config.timeouts.test)
+            .max(hang_limit.map_or(Duration::ZERO, |limit| limit * 2));
+        session.limit_runs_to(holdout_limit);
         let sampled = session.sample_current(side.holdout_runs, interrupt, Some(deadline))?;
         let interrupted = interrupt.load(std::sync::atomic::Ordering::SeqCst);
         let ended_by = match reduction.stopped {
@@ -545,4 +566,25 @@ fn new_paths(root: &Path, rel: &str, known: &Tree, out: &mut Vec<String>) -> std
         }
     }
     Ok(())
+}
+
+/// The `side` report at `path`, which must be of `commit`: read within the test report's
+/// cap, decoded strictly.
+fn read_side_report(path: &Path, side: &str, commit: &str) -> Result<SideReport, SideError> {
+    let cap = crate::gate::encode::TEST_REPORT_CAP as u64 + 2;
+    let text = crate::safe_fs::read_prefix_to_string(path, cap).map_err(|e| SideError::Report {
+        side: side.to_string(),
+        path: path.to_path_buf(),
+        source: e.into(),
+    })?;
+    let report = crate::gate::encode::decode(&text, side, crate::gate::encode::TEST_REPORT_CAP)?;
+    if report.commit != commit {
+        return Err(SideError::ReportCommit {
+            side: side.to_string(),
+            path: path.to_path_buf(),
+            found: report.commit,
+            expected: commit.to_string(),
+        });
+    }
+    Ok(report)
 }
