@@ -299,6 +299,29 @@ pub fn rebuild(repo: &Repo, base: &str, head: &str, plan: &Plan) -> Result<Tree,
         tree.entries
             .insert(Arc::from(path.as_str()), Entry { node, meta });
     }
+    // A symlink that leads out of the tree is no entry the reduce side holds: it stayed in
+    // place there, outside the reduction.
+    let outside: Vec<Arc<str>> = tree
+        .entries
+        .iter()
+        .filter_map(|(path, entry)| match &entry.node {
+            Node::Symlink { target } => Some((path, target)),
+            _ => None,
+        })
+        .filter(|(path, target)| {
+            !crate::tree::link_resolves_inside(path, target, |p| match tree.entries.get(p) {
+                Some(Entry {
+                    node: Node::Symlink { target },
+                    ..
+                }) => Some(target.as_str()),
+                _ => None,
+            })
+        })
+        .map(|(path, _)| path.clone())
+        .collect();
+    for path in outside {
+        tree.entries.remove(&path);
+    }
     Ok(tree)
 }
 

@@ -742,3 +742,32 @@ fn with_the_head_report_the_reduce_side_certifies_a_test_that_reproduces_not_one
         "{outcome}"
     );
 }
+
+#[test]
+fn a_symlink_of_the_base_that_leads_out_of_the_tree_stays_in_place_and_the_judge_certifies() {
+    // A test fixture of the base links to an absolute path that does not exist, as
+    // fastify-static's `test/static/shallow/no-link` does.
+    let (repo, _, _) = repo_with_fix();
+    repo.git(&["checkout", "-q", "HEAD~1"]);
+    std::fs::create_dir_all(repo.path().join("docs/fixtures")).unwrap();
+    std::os::unix::fs::symlink("/none", repo.path().join("docs/fixtures/no-link")).unwrap();
+    let base = repo.commit(&[], "a dangling fixture");
+    let head = repo.commit(
+        &[
+            ("shop/cart.py", "from shop.money import cents\n\n\ndef total(prices):\n    return cents(sum(prices))\n"),
+            ("tests/test_cart.py", "from shop.cart import total\n\n\ndef test_total():\n    assert total([1.0, 2.5]) == 350\n"),
+        ],
+        "fix",
+    );
+    let repo_path = repo.path().display().to_string();
+    let o = run(
+        &[
+            "run", "--base", &base, "--head", &head, "--repo", &repo_path,
+        ],
+        repo.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = line_of(&o);
+    assert_eq!(line["verdict"], "reproduced", "{line}");
+    assert_eq!(line["certificate"]["verdict"], "certified", "{line}");
+}

@@ -500,8 +500,11 @@ fn prepare_tree(
     container: Option<&crate::container::Container>,
 ) -> Result<(Tree, Vec<String>), SideError> {
     let config = &planned.config;
-    // What git put there, before install adds anything.
-    let (before_install, _) = crate::tree::scan(tree_dir, &crate::tree::IgnoreRules::default())?;
+    // What git put there, before install adds anything. A symlink that leads out of the
+    // tree (a test fixture linking to `/none`) is no entry the reducer can hold: it stays
+    // in place, never cut, like the environment.
+    let mut outside = Vec::new();
+    let before_install = scan_leaving_outside_links(tree_dir, &mut outside)?;
     std::fs::create_dir_all(tmp)?;
     for command in config.install.iter().chain(config.build.iter()) {
         super::common::shell_step(
@@ -523,12 +526,36 @@ fn prepare_tree(
         unmanaged.push(".git".into());
     }
     super::common::overlay_tree(repo, &options.head, &planned.plan, tree_dir)?;
-    let rules = crate::tree::IgnoreRules {
-        paths: unmanaged.clone(),
-        ..crate::tree::IgnoreRules::default()
-    };
-    let (model, _) = crate::tree::scan(tree_dir, &rules)?;
+    let model = scan_leaving_outside_links(tree_dir, &mut unmanaged)?;
     Ok((model, unmanaged))
+}
+
+/// Scans `dir` without the `left` paths, adding to them each symlink that leads out of the
+/// tree (see [`crate::tree::link_resolves_inside`]) until none is left; the judge's
+/// rebuild of the tree from git leaves the same links out.
+fn scan_leaving_outside_links(dir: &Path, left: &mut Vec<String>) -> Result<Tree, SideError> {
+    loop {
+        let rules = crate::tree::IgnoreRules {
+            paths: left.clone(),
+            ..crate::tree::IgnoreRules::default()
+        };
+        match crate::tree::scan(dir, &rules) {
+            Ok((tree, _)) => return Ok(tree),
+            Err(crate::tree::TreeError::EscapingSymlink { path, target }) => {
+                let rel = path
+                    .strip_prefix(dir)
+                    .ok()
+                    .and_then(Path::to_str)
+                    .map(str::to_string)
+                    .filter(|rel| !left.contains(rel));
+                let Some(rel) = rel else {
+                    return Err(crate::tree::TreeError::EscapingSymlink { path, target }.into());
+                };
+                left.push(rel);
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
 }
 
 /// Collects the top-most paths under `dir` that `known` does not hold, without following
