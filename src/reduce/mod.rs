@@ -648,21 +648,21 @@ pub fn run_reduction(
         Place::Adopted(workers) => (Some(workers), None, None),
         Place::Remote(remote) => (None, None, Some(remote)),
     };
+    let jobs = adopted.as_ref().map_or(options.jobs, Vec::len).max(1);
     let deadline = options.max_duration.map(|d| {
         // Runs that come after the passes (a holdout) stay inside the budget.
         let per_run = preflight
             .baseline
             .last()
             .map_or(Duration::ZERO, |run| Duration::from_millis(run.duration_ms));
-        let runs = u32::try_from(options.reserve_runs).unwrap_or(u32::MAX);
-        started + d.saturating_sub(per_run.saturating_mul(runs).saturating_mul(2))
+        started + d.saturating_sub(reserve(per_run, options.reserve_runs, jobs))
     });
     let setup = Setup {
         command: options.command.clone(),
         oracle: preflight.oracle.clone(),
         timeout: preflight.timeout,
         adaptive_timeout: options.timeout.is_none(),
-        jobs: adopted.as_ref().map_or(options.jobs, Vec::len),
+        jobs,
         max_attempts: options.max_attempts,
         deadline,
         interrupt: interrupt.clone(),
@@ -870,10 +870,29 @@ pub fn run_reduction(
     Ok((reduction, session))
 }
 
+/// The time kept after the passes for `runs` later runs spread over `jobs` workers (a
+/// holdout): twice `per_run` for each round of them.
+fn reserve(per_run: Duration, runs: u64, jobs: usize) -> Duration {
+    let rounds = runs.div_ceil(jobs.max(1) as u64);
+    per_run
+        .saturating_mul(u32::try_from(rounds).unwrap_or(u32::MAX))
+        .saturating_mul(2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tree::{Entry, Meta, Node};
+
+    #[test]
+    fn the_holdout_reserve_counts_rounds_of_the_workers_not_runs() {
+        let second = Duration::from_secs(1);
+        assert_eq!(reserve(second, 30, 2), Duration::from_secs(30));
+        assert_eq!(reserve(second, 30, 4), Duration::from_secs(16));
+        assert_eq!(reserve(second, 30, 1), Duration::from_secs(60));
+        assert_eq!(reserve(second, 0, 2), Duration::ZERO);
+        assert_eq!(reserve(second, 3, 0), Duration::from_secs(6));
+    }
 
     #[test]
     fn the_empty_candidate_keeps_only_kept_paths_and_the_ancestors_of_kept_and_pinned_ones() {

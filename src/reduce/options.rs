@@ -241,8 +241,9 @@ pub struct ReduceOptions {
     /// Holdout confidence.
     pub holdout_confidence: f64,
     /// Runs of the command that must still fit in `max_duration` after the passes stop (a
-    /// later holdout): the passes' deadline moves earlier by this many times twice the last
-    /// baseline run's duration.
+    /// later holdout, spread over the jobs): the passes' deadline moves earlier by twice
+    /// the last baseline run's duration for each round of them (this many runs over the
+    /// jobs, rounded up).
     pub reserve_runs: u64,
     /// The durable session directory (`--session`), if any.
     pub session: Option<PathBuf>,
