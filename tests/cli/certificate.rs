@@ -35,6 +35,17 @@ fn repo_with_fix() -> (GitRepo, String, String) {
     (repo, base, head)
 }
 
+/// The paths an edit set deletes whole, in its order.
+pub(crate) fn deleted_paths(edits: &[Edit]) -> Vec<&str> {
+    edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Delete { path } => Some(path.as_str()),
+            Edit::DeleteBytes { .. } | Edit::Replace { .. } => None,
+        })
+        .collect()
+}
+
 pub(crate) fn line_of(output: &std::process::Output) -> serde_json::Value {
     let text = stdout(output);
     let line = serde_json::from_str(
@@ -104,14 +115,7 @@ fn a_reproducing_fix_gets_a_certified_minimal_tree_and_every_tampering_is_refuse
     let ReduceOutcome::Reduced(reduced) = &original.outcome else {
         panic!("{original:?}");
     };
-    let deleted: Vec<&str> = reduced
-        .edits
-        .iter()
-        .filter_map(|e| match e {
-            Edit::Delete { path } => Some(path.as_str()),
-            Edit::DeleteBytes { .. } | Edit::Replace { .. } => None,
-        })
-        .collect();
+    let deleted = deleted_paths(&reduced.edits);
     for gone in ["README.md", "docs", "shop/unused.py"] {
         assert!(deleted.contains(&gone), "{gone} kept: {deleted:?}");
     }
@@ -630,14 +634,7 @@ fn a_file_the_install_writes_inside_the_tree_outlives_every_cut_of_its_directory
         Some(3),
         "{reduced:?}"
     );
-    let deleted: Vec<&str> = reduced
-        .edits
-        .iter()
-        .filter_map(|e| match e {
-            Edit::Delete { path } => Some(path.as_str()),
-            _ => None,
-        })
-        .collect();
+    let deleted = deleted_paths(&reduced.edits);
     // ... so the cuts after that attempt still pass.
     assert!(deleted.contains(&"shop/unused.py"), "{deleted:?}");
     assert!(deleted.contains(&"README.md"), "{deleted:?}");

@@ -3,9 +3,8 @@
 //! test that does not end alone.
 
 use repromin::gate::certificate::{ReduceOutcome, decode};
-use repromin::reduce::edits::Edit;
 
-use crate::certificate::line_of;
+use crate::certificate::{deleted_paths, line_of};
 use crate::util::{GitRepo, PYTEST_CONFIG, run, stderr};
 
 #[test]
@@ -88,14 +87,7 @@ fn a_test_that_hangs_on_base_is_certified_as_a_hang_of_that_test_alone() {
         format!("{:?}", reduced.signature).contains("failed to finish within"),
         "{reduced:?}"
     );
-    let deleted: Vec<&str> = reduced
-        .edits
-        .iter()
-        .filter_map(|e| match e {
-            Edit::Delete { path } => Some(path.as_str()),
-            _ => None,
-        })
-        .collect();
+    let deleted = deleted_paths(&reduced.edits);
     assert!(deleted.contains(&"words/unused.py"), "{deleted:?}");
     assert_eq!(
         reduced.holdout.as_ref().map(|h| h.passes),
