@@ -102,12 +102,8 @@ pub(crate) fn find_hanging(
     let (dir, tmp) = dirs;
     for name in names {
         std::fs::create_dir_all(tmp)?;
-        let mut argv = check.to_vec();
-        // The command template comes last, after `--`.
-        let at = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
-        argv.splice(at..at, ["--name".to_string(), name.clone()]);
         let spec = CommandSpec {
-            argv,
+            argv: naming(check, name),
             env: Vec::new(),
             memory: None,
         };
@@ -122,6 +118,15 @@ pub(crate) fn find_hanging(
         }
     }
     Ok(None)
+}
+
+/// The check-test command `check` for the test `name`: `--name NAME` before the `--` that
+/// the command template follows.
+pub(crate) fn naming(check: &[String], name: &str) -> Vec<String> {
+    let mut argv = check.to_vec();
+    let at = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
+    argv.splice(at..at, ["--name".to_string(), name.to_string()]);
+    argv
 }
 
 #[cfg(test)]
@@ -232,6 +237,33 @@ mod tests {
         assert_eq!(
             pick_hang(&plan(&["p/a_test.go"]), &base, Some(&failed)),
             vec![]
+        );
+    }
+
+    #[test]
+    fn the_test_is_named_before_the_command_template() {
+        let check: Vec<String> = [
+            "repromin",
+            "check-test",
+            "--file",
+            "f",
+            "--",
+            "pytest --name x",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            naming(&check, "t"),
+            [
+                "repromin",
+                "check-test",
+                "--file",
+                "f",
+                "--name",
+                "t",
+                "--",
+                "pytest --name x"
+            ]
         );
     }
 

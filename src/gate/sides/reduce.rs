@@ -337,13 +337,10 @@ fn run_reduce_side(
             };
             name = hanging;
         }
-        // The test, before the command template (the last argument, after `--`).
-        let at = argv.len() - 2;
-        argv.splice(at..at, ["--name".to_string(), name.clone()]);
         let mut reduce_options = crate::reduce::ReduceOptions::new(
             tree_dir.clone(),
             scratch.path().join("unused"),
-            argv,
+            super::hang::naming(&argv, &name),
         );
         reduce_options.rules = rules;
         // The test's file is never deleted: without it the test cannot run, so no such cut
