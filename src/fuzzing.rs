@@ -14,7 +14,7 @@
 //! | [`junit`], [`js_json`], [`libtest`], [`go_test`], [`node_test`] | `gate::readers` | give normalised, unique, in-tree paths and trimmed, capped messages |
 //! | [`repo_config`] | `gate::config::RepoConfig::parse` | keep every documented rule and limit, and read back the same |
 //! | [`mutation_spec`] | `gate::mutants::parse_spec` | keep every documented rule of a spec |
-//! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses |
+//! | [`manifest`] | `reduce::manifest::candidates` | give well-formed ranges, each leaving a file that still parses, alone and merged with others of its level |
 //! | [`semantic_answer`] | `reduce::semantic::parse_answer` and `safe_path` | carry at most 64 edits, each path it calls safe made of normal components only |
 //! | [`frames`] | `oracle::frames::parse` and `Block::frames` (a failing command's output) | give ordered, disjoint blocks inside the output, each with at most three frames whose paths are relative, inside the tree and free of line numbers |
 //! | [`edits`] | `gate::certificate::apply_edits` (a reduce report's edit set) | stay within the bound, change only listed files, and give each the size its edits say |
@@ -469,7 +469,8 @@ pub fn manifest(data: &[u8]) -> Broken {
     let text = std::str::from_utf8(src)
         .map_err(|_| Violation::from("accepted a file that is not UTF-8"))?;
     check::shape(text, &levels)?;
-    check::each_applies(kind, text, &levels)
+    check::each_applies(kind, text, &levels)?;
+    check::runs_apply(kind, text, &levels)
 }
 
 /// A semantic backend's answer: the bytes are the HTTP body of a chat completion. An

@@ -661,6 +661,53 @@ fn manifests_lose_entries_through_their_parser_and_stay_valid() {
 }
 
 #[test]
+fn a_package_json_loses_its_unneeded_members_in_chunks_and_stays_valid() {
+    let area = Area::new();
+    // Sixteen members besides name and version; the failure needs only `exports`, in the
+    // middle, so the members after it go too, and with them the comma it had.
+    let mut members: Vec<String> = (1..=8).map(|i| format!("  \"before{i}\": {i}")).collect();
+    members.push("  \"exports\": \"./x.js\"".to_string());
+    members.push(
+        "  \"scripts\": {\n    \"test\": \"vitest\",\n    \"lint\": \"eslint\"\n  }".to_string(),
+    );
+    members.extend((1..=6).map(|i| format!("  \"after{i}\": [{i}, {i}]")));
+    let package = format!(
+        "{{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\",\n{}\n}}\n",
+        members.join(",\n")
+    );
+    let script = "import json\nd = json.load(open('package.json'))\nif d.get('exports') == './x.js':\n    raise SystemExit('boom: ' + d['name'])\n";
+    area.write("proj", &[("package.json", &package), ("main.py", script)]);
+    let o = run(
+        &[
+            "reduce",
+            "proj",
+            "out",
+            "--passes",
+            "manifests",
+            "--expect",
+            "boom: demo",
+            "--",
+            "python3",
+            "main.py",
+        ],
+        area.dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = files(&area.path("out"));
+    assert_eq!(
+        kept["package.json"],
+        "{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\",\n  \"exports\": \"./x.js\"\n}\n",
+    );
+    // Chunks, not one command per member: fewer commands than the 16 members.
+    let r = report(&area.path("out"));
+    let attempts = r["attempts"].as_u64().unwrap();
+    assert!(attempts < 16, "{attempts} attempts");
+    let (code, output) = sh_in(&area.path("out"), "python3 main.py");
+    assert_eq!(code, 1);
+    assert!(output.contains("boom: demo"), "{output}");
+}
+
+#[test]
 fn a_file_goes_together_with_the_lines_that_reference_it() {
     let area = Area::new();
     area.write(

@@ -185,6 +185,58 @@ pub(crate) fn each_applies(
     Ok(())
 }
 
+/// Deleting several candidates of one level together ([`super::merged_deletion`]) leaves a
+/// file that still parses as its kind: every run of consecutive candidates of a level, and
+/// each level's candidates but one (a list keeps that item, and with it a comma). Levels
+/// of more than 64 candidates are checked on their runs of up to 64.
+pub(crate) fn runs_apply(
+    kind: ManifestKind,
+    src: &str,
+    levels: &[Vec<ManifestEdit>],
+) -> Result<(), Violation> {
+    const LONGEST: usize = 64;
+    for level in levels {
+        let n = level.len();
+        let mut sets: Vec<Vec<&ManifestEdit>> = Vec::new();
+        for start in 0..n {
+            for end in start + 2..=n.min(start + LONGEST) {
+                sets.push(level[start..end].iter().collect());
+            }
+        }
+        if n <= LONGEST {
+            for skip in 0..n {
+                sets.push(
+                    level
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != skip)
+                        .map(|(_, e)| e)
+                        .collect(),
+                );
+            }
+        }
+        for set in sets {
+            let cut = super::merged_deletion(set.iter().copied());
+            let out = ManifestEdit {
+                label: String::new(),
+                delete: cut,
+                slot: None,
+            }
+            .apply(src.as_bytes());
+            let out = String::from_utf8(out).map_err(|_| {
+                Violation::from("a merged deletion leaves a file that is not UTF-8")
+            })?;
+            reparses(kind, src, &out).map_err(|e| {
+                let labels: Vec<&str> = set.iter().map(|e| e.label.as_str()).collect();
+                Violation::from(format!(
+                    "{kind:?}: {labels:?} together break the file: {e}\n{out}"
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// The verbs of a go.mod's directives: the first word of each line outside a block (a line
 /// inside `verb (` … `)` is an entry of that block, whatever its first word).
 fn top_level_verbs(lines: &[super::go_mod::GoLine]) -> Vec<&str> {

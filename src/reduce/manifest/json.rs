@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use super::types::{
-    Levels, ManifestEdit, ManifestError, ManifestKind, list_deletions, parse_error,
+    Levels, ManifestEdit, ManifestError, ManifestKind, list_deletions, list_slots, parse_error,
 };
 
 fn strict_json_options() -> jsonc_parser::ParseOptions {
@@ -51,10 +51,11 @@ pub(super) fn json_candidates(
         .map(|p| p.range.start..p.range.end)
         .collect();
     let deletions = list_deletions(b, &items, None);
-    for (prop, ranges) in root.properties.iter().zip(deletions) {
+    let slots = list_slots(b, &items, None);
+    for ((prop, ranges), slot) in root.properties.iter().zip(deletions).zip(slots) {
         let name = prop.name.as_str();
         if name != "name" && name != "version" {
-            levels.push(0, format!("member `{name}` of {file}"), ranges);
+            levels.push_item(0, format!("member `{name}` of {file}"), ranges, Some(slot));
         }
     }
     for prop in &root.properties {
@@ -81,7 +82,8 @@ fn json_children(
                 .map(|p| p.range.start..p.range.end)
                 .collect();
             let deletions = list_deletions(b, &items, None);
-            for (prop, ranges) in object.properties.iter().zip(deletions) {
+            let slots = list_slots(b, &items, None);
+            for ((prop, ranges), slot) in object.properties.iter().zip(deletions).zip(slots) {
                 let name = prop.name.as_str();
                 let label = match (level, path) {
                     (1, "dependencies" | "require") => format!("dependency `{name}` of {file}"),
@@ -95,7 +97,7 @@ fn json_children(
                     (1, "scripts") => format!("script `{name}` of {file}"),
                     _ => format!("member `{name}` of `{path}` in {file}"),
                 };
-                levels.push(level, label, ranges);
+                levels.push_item(level, label, ranges, Some(slot));
             }
             for prop in &object.properties {
                 let child = format!("{path}.{}", prop.name.as_str());
@@ -112,11 +114,13 @@ fn json_children(
                 })
                 .collect();
             let deletions = list_deletions(b, &items, None);
-            for (i, ranges) in deletions.into_iter().enumerate() {
-                levels.push(
+            let slots = list_slots(b, &items, None);
+            for ((i, ranges), slot) in deletions.into_iter().enumerate().zip(slots) {
+                levels.push_item(
                     level,
                     format!("item {} of `{path}` in {file}", i + 1),
                     ranges,
+                    Some(slot),
                 );
             }
             for (i, element) in array.elements.iter().enumerate() {
@@ -210,6 +214,51 @@ mod tests {
             applied(src, second),
             "{\n  \"require\": {   \"a/b\": \"1\"\n  }\n}\n"
         );
+    }
+
+    #[test]
+    fn the_last_members_go_together_with_the_comma_before_them() {
+        let src = "{\"name\":\"x\",\"a\":1,\"b\":[1,2,3],\"c\":3}";
+        let levels = levels_of(ManifestKind::PackageJson, src);
+        let text = |labels: &[&str]| {
+            let cut = super::super::merged_deletion(labels.iter().map(|l| find(&levels, l)));
+            let edit = ManifestEdit {
+                label: String::new(),
+                delete: cut,
+                slot: None,
+            };
+            String::from_utf8(edit.apply(src.as_bytes())).expect("UTF-8")
+        };
+        let (b, c) = ("member `b` of package.json", "member `c` of package.json");
+        assert_eq!(text(&[b, c]), "{\"name\":\"x\",\"a\":1}");
+        assert_eq!(
+            text(&["member `a` of package.json", b, c]),
+            "{\"name\":\"x\"}"
+        );
+        // Not the last one: each takes its own comma.
+        assert_eq!(
+            text(&["member `a` of package.json", b]),
+            "{\"name\":\"x\",\"c\":3}"
+        );
+        let (two, three) = (
+            "item 2 of `b` in package.json",
+            "item 3 of `b` in package.json",
+        );
+        assert_eq!(
+            text(&[two, three]),
+            "{\"name\":\"x\",\"a\":1,\"b\":[1],\"c\":3}"
+        );
+        // Their plain union leaves a comma before the bracket.
+        let union: Vec<Range<usize>> = [two, three]
+            .iter()
+            .flat_map(|l| find(&levels, l).delete.clone())
+            .collect();
+        let plain = ManifestEdit {
+            label: String::new(),
+            delete: crate::reduce::edits::normalise(union),
+            slot: None,
+        };
+        assert!(serde_json::from_slice::<serde_json::Value>(&plain.apply(src.as_bytes())).is_err());
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod xml;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use types::{ManifestEdit, ManifestError, ManifestKind};
+pub(crate) use types::{ManifestEdit, ManifestError, ManifestKind, merged_deletion};
 
 /// By file name: Cargo.toml, pyproject.toml, Pipfile, requirements*.txt / *.in (requirements files), package.json, composer.json,
 /// go.mod, go.work, pom.xml, *.csproj *.fsproj *.vbproj *.props *.targets, Gemfile.
@@ -79,8 +79,9 @@ pub(crate) fn manifest_kind(path: &str) -> Option<ManifestKind> {
 /// level are independent alternatives, each valid on its own, and disjoint with one exception: in a
 /// comma-separated list (JSON array or object, TOML array or inline table) the last item's deletion
 /// takes the comma before it, which the previous item's deletion also takes (n items have only n-1
-/// commas). Merging several candidates of one level is therefore not always valid JSON (for example
-/// it can leave a trailing comma), and the reducer's own check has to catch that.
+/// commas). The plain union of several candidates of one level can therefore leave a trailing
+/// comma; [`merged_deletion`] deletes them together, through each list item's
+/// [`ManifestEdit::slot`].
 ///
 /// Required keys are never offered: `[package]` `name` and
 /// `version` of Cargo.toml, `[project]` `name` of pyproject.toml, top-level `name` and `version` of
@@ -123,6 +124,10 @@ pub(crate) fn candidates(
         for edit in levels.iter_mut().flatten() {
             for range in &mut edit.delete {
                 *range = range.start + bom..range.end + bom;
+            }
+            if let Some(slot) = edit.slot.as_mut() {
+                slot.list += bom;
+                slot.comma_before = slot.comma_before.map(|c| c + bom);
             }
         }
     }

@@ -339,6 +339,9 @@ pub(super) fn check_all(kind: ManifestKind, src: &str) {
     assert!(!levels.is_empty(), "{kind:?} gives candidates");
     check_shape(src, &levels);
     check_each_applies(kind, src, &levels);
+    if let Err(e) = check::runs_apply(kind, src, &levels) {
+        panic!("{e}");
+    }
 }
 
 /// Applying any single candidate leaves a file that still parses as its kind.
@@ -388,6 +391,7 @@ fn no_candidate_applied_leaves_bytes_unchanged() {
         let none = ManifestEdit {
             label: String::new(),
             delete: Vec::new(),
+            slot: None,
         };
         assert_eq!(none.apply(src.as_bytes()), src.as_bytes());
         // Computing candidates is pure and repeatable.

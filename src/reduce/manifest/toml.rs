@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::types::{
     Levels, ManifestEdit, ManifestError, ManifestKind, extend_over_comments, line_end, line_number,
-    line_start, list_deletions, parse_error, skip_trivia,
+    line_start, list_deletions, list_slots, parse_error, skip_trivia,
 };
 
 struct TomlHeader {
@@ -228,11 +228,13 @@ fn toml_value_children(
             let items: Option<Vec<Range<usize>>> = array.iter().map(|v| v.span()).collect();
             let Some(items) = items else { return };
             let deletions = list_deletions(b, &items, Some(b'#'));
-            for (i, ranges) in deletions.into_iter().enumerate() {
-                levels.push(
+            let slots = list_slots(b, &items, Some(b'#'));
+            for ((i, ranges), slot) in deletions.into_iter().enumerate().zip(slots) {
+                levels.push_item(
                     level,
                     format!("item {} of `{path}` in {file}", i + 1),
                     ranges,
+                    Some(slot),
                 );
             }
             for (i, item) in array.iter().enumerate() {
@@ -271,8 +273,10 @@ fn toml_value_children(
                 cursor = if b.get(p) == Some(&b',') { p + 1 } else { p };
             }
             let deletions = list_deletions(b, &items, Some(b'#'));
-            for ((key, _, _), ranges) in members.iter().zip(deletions) {
-                levels.push(level, format!("key `{key}` of `{path}` in {file}"), ranges);
+            let slots = list_slots(b, &items, Some(b'#'));
+            for (((key, _, _), ranges), slot) in members.iter().zip(deletions).zip(slots) {
+                let label = format!("key `{key}` of `{path}` in {file}");
+                levels.push_item(level, label, ranges, Some(slot));
             }
             for (key, _, v) in &members {
                 toml_value_children(b, v, &format!("{path}.{key}"), level + 1, file, levels);

@@ -11,6 +11,58 @@ pub(crate) struct ManifestEdit {
     pub label: String,
     /// Byte ranges to delete: sorted, disjoint, non-empty, within the source and on UTF-8 character boundaries.
     pub delete: Vec<Range<usize>>,
+    /// Where the deleted item sits in a comma-separated list, if it is one: what deleting
+    /// several items together needs (see [`merged_deletion`]).
+    pub slot: Option<ListSlot>,
+}
+
+/// An item's place in a comma-separated list (a JSON array or object, a TOML array or
+/// inline table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListSlot {
+    /// The list, named by where its first item starts (no two lists of a file share it).
+    pub list: usize,
+    /// The item's position in the list, from 0, counting items that are never offered.
+    pub index: usize,
+    /// Whether it is the list's last item with no comma after it, whose deletion takes the
+    /// comma before it (a last item with a comma of its own, as TOML arrays allow, takes
+    /// that one, like any other item).
+    pub last: bool,
+    /// Where the comma between the item and the one before it is.
+    pub comma_before: Option<usize>,
+}
+
+/// What deleting the edits `chosen` of one file together deletes: their ranges, and, for
+/// each list whose last item goes, the comma before the run of items that goes with it.
+///
+/// Each item's own deletion takes one comma (the one after it, or the one before it for
+/// the last item), so the ranges of the last items of a list alone leave the comma after
+/// the item before them (`[1, 2, 3]` without 2 and 3 would be `[1, ]`): that comma goes
+/// too. The result is sorted and disjoint.
+pub(crate) fn merged_deletion<'a>(
+    chosen: impl IntoIterator<Item = &'a ManifestEdit>,
+) -> Vec<Range<usize>> {
+    let chosen: Vec<&ManifestEdit> = chosen.into_iter().collect();
+    let mut ranges: Vec<Range<usize>> = chosen
+        .iter()
+        .flat_map(|e| e.delete.iter().cloned())
+        .collect();
+    for tail in chosen.iter().filter_map(|e| e.slot).filter(|s| s.last) {
+        // Walk back over the items of the list that go with its last one.
+        let mut first = tail;
+        while let Some(before) = first.index.checked_sub(1).and_then(|index| {
+            chosen
+                .iter()
+                .filter_map(|e| e.slot)
+                .find(|s| s.list == tail.list && s.index == index)
+        }) {
+            first = before;
+        }
+        if let Some(comma) = first.comma_before {
+            ranges.push(comma..comma + 1);
+        }
+    }
+    crate::reduce::edits::normalise(ranges)
 }
 
 impl ManifestEdit {
@@ -142,7 +194,18 @@ impl<'a> Levels<'a> {
 
     /// Adds a candidate unless it is empty, out of bounds, off a character boundary, or touches a
     /// protected range.
-    pub(super) fn push(&mut self, level: usize, label: String, mut delete: Vec<Range<usize>>) {
+    pub(super) fn push(&mut self, level: usize, label: String, delete: Vec<Range<usize>>) {
+        self.push_item(level, label, delete, None);
+    }
+
+    /// [`Levels::push`] for an item of a comma-separated list, at `slot` in it.
+    pub(super) fn push_item(
+        &mut self,
+        level: usize,
+        label: String,
+        mut delete: Vec<Range<usize>>,
+        slot: Option<ListSlot>,
+    ) {
         delete.retain(|r| r.start < r.end);
         delete.sort_by_key(|r| r.start);
         let mut merged: Vec<Range<usize>> = Vec::with_capacity(delete.len());
@@ -170,6 +233,7 @@ impl<'a> Levels<'a> {
         self.levels[level].push(ManifestEdit {
             label,
             delete: merged,
+            slot,
         });
     }
 
@@ -272,13 +336,7 @@ pub(super) fn list_deletions(
 ) -> Vec<Vec<Range<usize>>> {
     let marker = comment.map(|c| [c]);
     let marker = marker.as_ref().map(|m| &m[..]);
-    let commas: Vec<Option<usize>> = items
-        .iter()
-        .map(|r| {
-            let p = skip_trivia(b, r.end, comment);
-            (b.get(p) == Some(&b',')).then_some(p)
-        })
-        .collect();
+    let commas = list_commas(b, items, comment);
     let n = items.len();
     let mut out = Vec::with_capacity(n);
     for (i, item) in items.iter().enumerate() {
@@ -327,6 +385,31 @@ pub(super) fn list_deletions(
         out.push(ranges);
     }
     out
+}
+
+/// Where the comma after each item of a list is (`None` for an item with none after it).
+fn list_commas(b: &[u8], items: &[Range<usize>], comment: Option<u8>) -> Vec<Option<usize>> {
+    items
+        .iter()
+        .map(|r| {
+            let p = skip_trivia(b, r.end, comment);
+            (b.get(p) == Some(&b',')).then_some(p)
+        })
+        .collect()
+}
+
+/// Each item's [`ListSlot`] in the list `items` (as for [`list_deletions`]).
+pub(super) fn list_slots(b: &[u8], items: &[Range<usize>], comment: Option<u8>) -> Vec<ListSlot> {
+    let commas = list_commas(b, items, comment);
+    let list = items.first().map_or(0, |r| r.start);
+    (0..items.len())
+        .map(|index| ListSlot {
+            list,
+            index,
+            last: index + 1 == items.len() && commas[index].is_none(),
+            comma_before: index.checked_sub(1).and_then(|i| commas[i]),
+        })
+        .collect()
 }
 
 pub(super) fn parse_error(

@@ -57,7 +57,7 @@ pub(crate) fn build(name: PassName) -> Box<dyn Pass> {
     match name {
         PassName::Prelude => Box::new(Prelude),
         PassName::Files => Box::<Files>::default(),
-        PassName::Manifests => Box::new(Manifests),
+        PassName::Manifests => Box::new(Manifests::default()),
         PassName::Syntax => Box::<Syntax>::default(),
         PassName::Declarations => Box::new(Declarations),
         PassName::Blocks => Box::<Blocks>::default(),
