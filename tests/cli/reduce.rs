@@ -629,22 +629,7 @@ fn manifests_lose_entries_through_their_parser_and_stay_valid() {
         "proj",
         &[("pyproject.toml", pyproject), ("main.py", script)],
     );
-    let o = run(
-        &[
-            "reduce",
-            "proj",
-            "out",
-            "--passes",
-            "manifests",
-            "--expect",
-            "boom: demo",
-            "--",
-            "python3",
-            "main.py",
-        ],
-        area.dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    reduce_manifests(&area);
     let kept = files(&area.path("out"));
     let toml = &kept["pyproject.toml"];
     assert_eq!(
@@ -655,9 +640,7 @@ fn manifests_lose_entries_through_their_parser_and_stay_valid() {
     let r = report(&area.path("out"));
     assert_eq!(r["phase_statistics"][0]["phase"], "manifests");
     // Still valid TOML, and the same failure.
-    let (code, output) = sh_in(&area.path("out"), "python3 main.py");
-    assert_eq!(code, 1);
-    assert!(output.contains("boom: demo"), "{output}");
+    still_fails(&area);
 }
 
 #[test]
@@ -677,6 +660,22 @@ fn a_package_json_loses_its_unneeded_members_in_chunks_and_stays_valid() {
     );
     let script = "import json\nd = json.load(open('package.json'))\nif d.get('exports') == './x.js':\n    raise SystemExit('boom: ' + d['name'])\n";
     area.write("proj", &[("package.json", &package), ("main.py", script)]);
+    reduce_manifests(&area);
+    let kept = files(&area.path("out"));
+    assert_eq!(
+        kept["package.json"],
+        "{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\",\n  \"exports\": \"./x.js\"\n}\n",
+    );
+    // Chunks, not one command per member: fewer commands than the 16 members.
+    let r = report(&area.path("out"));
+    let attempts = r["attempts"].as_u64().unwrap();
+    assert!(attempts < 16, "{attempts} attempts");
+    still_fails(&area);
+}
+
+/// Reduces `proj` to `out` with the manifests pass alone, against `python3 main.py`
+/// failing with `boom: demo`.
+fn reduce_manifests(area: &Area) {
     let o = run(
         &[
             "reduce",
@@ -693,15 +692,10 @@ fn a_package_json_loses_its_unneeded_members_in_chunks_and_stays_valid() {
         area.dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let kept = files(&area.path("out"));
-    assert_eq!(
-        kept["package.json"],
-        "{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\",\n  \"exports\": \"./x.js\"\n}\n",
-    );
-    // Chunks, not one command per member: fewer commands than the 16 members.
-    let r = report(&area.path("out"));
-    let attempts = r["attempts"].as_u64().unwrap();
-    assert!(attempts < 16, "{attempts} attempts");
+}
+
+/// The reduced tree `out` still parses and fails the same way.
+fn still_fails(area: &Area) {
     let (code, output) = sh_in(&area.path("out"), "python3 main.py");
     assert_eq!(code, 1);
     assert!(output.contains("boom: demo"), "{output}");
