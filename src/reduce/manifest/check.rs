@@ -217,12 +217,7 @@ pub(crate) fn runs_apply(
         }
         for set in sets {
             let cut = super::merged_deletion(set.iter().copied());
-            let out = ManifestEdit {
-                label: String::new(),
-                delete: cut,
-                slot: None,
-            }
-            .apply(src.as_bytes());
+            let out = super::types::without(src.as_bytes(), &cut);
             let out = String::from_utf8(out).map_err(|_| {
                 Violation::from("a merged deletion leaves a file that is not UTF-8")
             })?;

@@ -135,6 +135,7 @@ fn json_children(
 #[cfg(test)]
 mod tests {
     use super::super::tests::*;
+    use super::super::types::without;
     use super::*;
 
     #[test]
@@ -222,12 +223,7 @@ mod tests {
         let levels = levels_of(ManifestKind::PackageJson, src);
         let text = |labels: &[&str]| {
             let cut = super::super::merged_deletion(labels.iter().map(|l| find(&levels, l)));
-            let edit = ManifestEdit {
-                label: String::new(),
-                delete: cut,
-                slot: None,
-            };
-            String::from_utf8(edit.apply(src.as_bytes())).expect("UTF-8")
+            String::from_utf8(without(src.as_bytes(), &cut)).expect("UTF-8")
         };
         let (b, c) = ("member `b` of package.json", "member `c` of package.json");
         assert_eq!(text(&[b, c]), "{\"name\":\"x\",\"a\":1}");
@@ -253,12 +249,8 @@ mod tests {
             .iter()
             .flat_map(|l| find(&levels, l).delete.clone())
             .collect();
-        let plain = ManifestEdit {
-            label: String::new(),
-            delete: crate::reduce::edits::normalise(union),
-            slot: None,
-        };
-        assert!(serde_json::from_slice::<serde_json::Value>(&plain.apply(src.as_bytes())).is_err());
+        let plain = without(src.as_bytes(), &crate::reduce::edits::normalise(union));
+        assert!(serde_json::from_slice::<serde_json::Value>(&plain).is_err());
     }
 
     #[test]

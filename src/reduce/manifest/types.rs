@@ -68,17 +68,23 @@ pub(crate) fn merged_deletion<'a>(
 impl ManifestEdit {
     /// Returns a copy of `src` with this edit's ranges removed (ranges past the end are clamped).
     pub(crate) fn apply(&self, src: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(src.len());
-        let mut pos = 0;
-        for range in &self.delete {
-            let start = range.start.clamp(pos, src.len());
-            let end = range.end.clamp(start, src.len());
-            out.extend_from_slice(&src[pos..start]);
-            pos = end;
-        }
-        out.extend_from_slice(&src[pos..]);
-        out
+        without(src, &self.delete)
     }
+}
+
+/// A copy of `src` without the sorted ranges `delete` (ranges past the end are clamped):
+/// what an edit, or several merged by [`merged_deletion`], leaves.
+pub(crate) fn without(src: &[u8], delete: &[Range<usize>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(src.len());
+    let mut pos = 0;
+    for range in delete {
+        let start = range.start.clamp(pos, src.len());
+        let end = range.end.clamp(start, src.len());
+        out.extend_from_slice(&src[pos..start]);
+        pos = end;
+    }
+    out.extend_from_slice(&src[pos..]);
+    out
 }
 
 /// The kinds of manifest this module understands.
