@@ -165,13 +165,17 @@ impl Entries {
             return None;
         }
         let path = &self.path;
+        let entry = |i: usize| entry_label(&self.edits[self.alive[i]].label, self.kind);
         let label = match chunk {
-            [one] => format!("{} of {path}", self.edits[self.alive[*one]].label),
+            [one] => {
+                let (what, word) = entry(*one);
+                format!("{what} {word} {path}")
+            }
             [first, .., last] => format!(
                 "{} entries of {path}, {} to {}",
                 chunk.len(),
-                self.edits[self.alive[*first]].label,
-                self.edits[self.alive[*last]].label
+                entry(*first).0,
+                entry(*last).0
             ),
             [] => return None,
         };
@@ -253,9 +257,42 @@ impl Elements for Entries {
     }
 }
 
+/// An entry's label without the manifest's kind it ends with ("member `x` of
+/// package.json" is "member `x`", with "of"), so that a candidate names the file by its
+/// path alone: "member `x` of packages/a/package.json".
+fn entry_label(label: &str, kind: ManifestKind) -> (&str, &'static str) {
+    let name = kind.display_name();
+    for word in ["of", "in"] {
+        if let Some(what) = label
+            .strip_suffix(name)
+            .and_then(|rest| rest.strip_suffix(' '))
+            .and_then(|rest| rest.strip_suffix(word))
+            .and_then(|rest| rest.strip_suffix(' '))
+        {
+            return (what, word);
+        }
+    }
+    (label, "of")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_candidate_names_its_manifest_once_by_its_path() {
+        let json = ManifestKind::PackageJson;
+        assert_eq!(
+            entry_label("member `exports` of package.json", json),
+            ("member `exports`", "of")
+        );
+        assert_eq!(
+            entry_label("item 2 of `files` in package.json", json),
+            ("item 2 of `files`", "in")
+        );
+        // A label that does not end with the kind's name is kept whole.
+        assert_eq!(entry_label("member `x`", json), ("member `x`", "of"));
+    }
 
     #[test]
     fn the_difference_of_two_deletions_is_what_only_the_larger_takes() {
