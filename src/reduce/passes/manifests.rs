@@ -165,20 +165,11 @@ impl Entries {
             return None;
         }
         let path = &self.path;
-        let entry = |i: usize| entry_label(&self.edits[self.alive[i]].label, self.kind);
-        let label = match chunk {
-            [one] => {
-                let (what, word) = entry(*one);
-                format!("{what} {word} {path}")
-            }
-            [first, .., last] => format!(
-                "{} entries of {path}, {} to {}",
-                chunk.len(),
-                entry(*first).0,
-                entry(*last).0
-            ),
-            [] => return None,
-        };
+        let labels: Vec<&str> = chunk
+            .iter()
+            .map(|&i| self.edits[self.alive[i]].label.as_str())
+            .collect();
+        let label = candidate_label(self.kind, path, &labels)?;
         Some(Candidate {
             mutation: Mutation::Keep {
                 path: path.clone(),
@@ -257,6 +248,25 @@ impl Elements for Entries {
     }
 }
 
+/// The label of the candidate that deletes the entries labelled `labels` (in order) from
+/// the manifest of `kind` at `path`, which names the file once, by its path; `None` for
+/// no entry.
+fn candidate_label(kind: ManifestKind, path: &str, labels: &[&str]) -> Option<String> {
+    match labels {
+        [one] => {
+            let (what, word) = entry_label(one, kind);
+            Some(format!("{what} {word} {path}"))
+        }
+        [first, .., last] => Some(format!(
+            "{} entries of {path}, {} to {}",
+            labels.len(),
+            entry_label(first, kind).0,
+            entry_label(last, kind).0
+        )),
+        [] => None,
+    }
+}
+
 /// An entry's label without the manifest's kind it ends with ("member `x` of
 /// package.json" is "member `x`", with "of"), so that a candidate names the file by its
 /// path alone: "member `x` of packages/a/package.json".
@@ -282,16 +292,31 @@ mod tests {
     #[test]
     fn a_candidate_names_its_manifest_once_by_its_path() {
         let json = ManifestKind::PackageJson;
+        let path = "packages/res/package.json";
+        let label = |labels: &[&str]| candidate_label(json, path, labels);
         assert_eq!(
-            entry_label("member `exports` of package.json", json),
-            ("member `exports`", "of")
+            label(&["member `exports` of package.json"]).as_deref(),
+            Some("member `exports` of packages/res/package.json")
         );
         assert_eq!(
-            entry_label("item 2 of `files` in package.json", json),
-            ("item 2 of `files`", "in")
+            label(&["item 2 of `files` in package.json"]).as_deref(),
+            Some("item 2 of `files` in packages/res/package.json")
+        );
+        assert_eq!(
+            label(&[
+                "member `a` of package.json",
+                "member `b` of package.json",
+                "member `c` of package.json"
+            ])
+            .as_deref(),
+            Some("3 entries of packages/res/package.json, member `a` to member `c`")
         );
         // A label that does not end with the kind's name is kept whole.
-        assert_eq!(entry_label("member `x`", json), ("member `x`", "of"));
+        assert_eq!(
+            label(&["member `x`"]).as_deref(),
+            Some("member `x` of packages/res/package.json")
+        );
+        assert_eq!(label(&[]), None);
     }
 
     #[test]
